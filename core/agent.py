@@ -1,0 +1,91 @@
+"""Agents: logical ones (no body, e.g. a base station) and physical ones (a Bullet body).
+
+An agent object is a thin handle: its state lives in the world's arrays, read through properties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NewType
+
+import numpy as np
+
+from core.tasks import Task
+
+if TYPE_CHECKING:
+    from core.simulator import Simulator
+
+AgentId = NewType("AgentId", int)
+
+
+class Agent:
+    """A logical agent: an id, a role, periodic tasks, alive or killed (with cause and time)."""
+
+    role = "agent"
+
+    def __init__(self, sim: Simulator, agent_id: int, name: str | None = None) -> None:
+        self.sim = sim
+        self.id = AgentId(int(agent_id))
+        self.name = name or f"{self.role}-{self.id}"
+        self.alive = True
+        self.death_cause: str | None = None
+        self.death_time_s: float | None = None
+        self.transceiver: Any = None  # set by the comms dispatcher when the agent joins it
+        sim.add_agent(self)
+
+    def every(
+        self,
+        period_s: float,
+        fn: Callable[[], Any],
+        phase_s: float = 0.0,
+        deadline_s: float | None = None,
+        name: str | None = None,
+    ) -> Task:
+        """Run `fn()` periodically while this agent lives; an exception in it kills the agent."""
+        return self.sim.every(period_s, fn, phase_s, deadline_s, owner=self, name=name)
+
+    def on_killed(self, cause: str) -> None:
+        """Hook for subclasses: release resources when the agent is killed."""
+
+    @property
+    def position(self) -> np.ndarray | None:
+        """Logical agents have no pose unless a subclass gives them one."""
+        return None
+
+    def __repr__(self) -> str:
+        state = "alive" if self.alive else f"dead: {self.death_cause}"
+        return f"<{type(self).__name__} {self.id} ({state})>"
+
+
+class PhysicalAgent(Agent):
+    """An agent with a Bullet body; pose and velocity are views into the world's state arrays."""
+
+    role = "body"
+
+    def __init__(
+        self, sim: Simulator, agent_id: int, body_id: int, slot: int, name: str | None = None
+    ) -> None:
+        self.body_id = int(body_id)
+        self.slot = int(slot)
+        super().__init__(sim, agent_id, name)
+        sim.world.set_owner(self.body_id, self)
+
+    @property
+    def position(self) -> np.ndarray:
+        """(3,) m, world ENU."""
+        return self.sim.world.state.position[self.slot]
+
+    @property
+    def orientation(self) -> np.ndarray:
+        """(4,) quaternion x, y, z, w."""
+        return self.sim.world.state.orientation[self.slot]
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """(3,) m/s, world frame."""
+        return self.sim.world.state.linear_velocity[self.slot]
+
+    @property
+    def angular_velocity(self) -> np.ndarray:
+        """(3,) rad/s, world frame."""
+        return self.sim.world.state.angular_velocity[self.slot]

@@ -1,0 +1,172 @@
+"""The `skyswarm` command line.
+
+Exit codes: 0 success, 2 bad input (one line on stderr, no traceback), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from core.schema import ConfigError
+
+EXIT_BAD_INPUT = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        print(f"skyswarm: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="skyswarm", description="Quadrotor swarm simulator.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a scenario headless and write a results directory")
+    _scenario_args(run)
+    run.add_argument("--out", type=Path, help="results directory (default: results/<name>-<time>)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(func=cmd_run)
+
+    val = sub.add_parser("validate", help="check a scenario file and print the resolved config")
+    _scenario_args(val)
+    val.set_defaults(func=cmd_validate)
+
+    mis = sub.add_parser("missions", help="list installed mission plug-ins")
+    mis.set_defaults(func=cmd_missions)
+    return p
+
+
+def _scenario_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", type=Path, help="scenario TOML file")
+    p.add_argument("--seed", type=int, help="override simulation.seed")
+    p.add_argument("--duration", type=float, help="override simulation.duration_s (s)")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override any key, e.g. --set agents.count=20 (repeatable; value read as TOML)",
+    )
+
+
+def _load(args: argparse.Namespace):
+    from core.config import load_scenario
+
+    overrides = list(args.overrides)
+    if args.seed is not None:
+        overrides.append(f"simulation.seed={args.seed}")
+    if args.duration is not None:
+        overrides.append(f"simulation.duration_s={args.duration!r}")
+    return load_scenario(args.config, overrides)
+
+
+def default_results_dir(scenario) -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    name = Path(scenario.file).stem or "run"
+    return Path(scenario.results.dir) / f"{name}-seed{scenario.simulation.seed}-{stamp}"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from core.simulator import Simulator
+
+    scenario = _load(args)
+    out = args.out or default_results_dir(scenario)
+    sim = Simulator.from_scenario(scenario, out)
+    bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
+    interrupted = False
+    try:
+        sim.run(progress=bar.update if bar else None)
+    except KeyboardInterrupt:
+        interrupted = True
+        sim.stop_reason = "interrupted"
+    finally:
+        if bar:
+            bar.update(sim)
+            bar.close()
+    summary = sim.finish()
+    sim.close()
+    _print_summary(summary, out)
+    return 130 if interrupted else 0
+
+
+class _ProgressBar:
+    """tqdm over simulated seconds, with real-time factor and alive agents."""
+
+    def __init__(self, duration_s: float) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(
+            total=round(duration_s, 3),
+            unit="sim s",
+            file=sys.stderr,
+            bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} sim s [{elapsed}<{remaining}{postfix}]",
+        )
+        self.shown = 0.0
+
+    def update(self, sim) -> None:
+        t = round(sim.time_s, 3)
+        self.bar.update(t - self.shown)
+        self.shown = t
+        rtf = sim.time_s / sim.wall_s if sim.wall_s > 0 else 0.0
+        alive = sum(a.alive for a in sim.agents.values())
+        self.bar.set_postfix_str(f"RTF {rtf:.1f}x, alive {alive}/{len(sim.agents)}")
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    rtf = summary.get("real_time_factor")
+    print(
+        f"stopped: {summary['stop_reason']} at t = {summary['sim_time_s']:.2f} s "
+        f"({summary['ticks']} ticks, wall {summary['wall_time_s']:.2f} s, "
+        f"real-time factor {rtf:.1f}x)"
+        if rtf
+        else ""
+    )
+    print(
+        f"agents: {summary['alive']}/{summary['agents']} alive"
+        + (f", deaths {summary['deaths_by_cause']}" if summary["deaths_by_cause"] else "")
+    )
+    for key, value in summary["metrics"].items():
+        shown = f"{value:.6g}" if isinstance(value, float) else value
+        print(f"  {key}: {shown}")
+    print(f"results: {out}")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    import tomli_w
+
+    scenario = _load(args)
+    print(
+        f"# {scenario.file}: valid; mission {scenario.mission_class.__module__}."
+        f"{scenario.mission_class.__name__}, {len(scenario.agents.resolved())} agents"
+    )
+    print(tomli_w.dumps(scenario.as_dict()))
+    return 0
+
+
+def cmd_missions(args: argparse.Namespace) -> int:
+    from core.mission import available_missions, resolve_mission
+
+    for name, origin in sorted(available_missions().items()):
+        try:
+            doc = resolve_mission(name).description
+        except (ConfigError, ImportError) as exc:
+            doc = f"(cannot load: {exc})"
+        print(f"{name:20s} {origin:32s} {doc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+"""Scenario files: TOML -> validated frozen dataclasses.
+
+A scenario has core sections (`simulation`, `mission`, `agents`, `world`, `results`) plus the
+sections its mission plug-in declares (`Mission.sections`). Every bad input raises `ConfigError`
+naming the file, the key path, the value and what was expected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from core.schema import ConfigError, build, did_you_mean, param, to_plain
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    tick_s: float = param(0.0025, "physics tick, s", gt=0.0, le=0.1)
+    duration_s: float = param(60.0, "simulated time limit, s", gt=0.0)
+    seed: int = param(0, "root seed of every random stream", ge=0)
+    gravity: float = param(9.81, "gravitational acceleration, m/s^2", ge=0.0)
+    linear_damping: float = param(
+        0.0, "Bullet linear damping (0: drag is modelled explicitly)", ge=0.0, le=1.0
+    )
+    angular_damping: float = param(0.0, "Bullet angular damping", ge=0.0, le=1.0)
+    strict: bool = param(False, "re-raise behaviour exceptions instead of killing the agent")
+    speed: float = param(1.0, "viewed runs: simulated seconds per wall-clock second", gt=0.0)
+
+
+@dataclass(frozen=True)
+class MissionConfig:
+    type: str = param(doc="plug-in: 'missions.name', 'package.module:Class' or an entry-point name")
+    auto_start: bool = param(True, "start at once when viewed (the GUI waits for Start otherwise)")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    id: int = param(doc="agent id, unique in the run", ge=0)
+    position: tuple[float, ...] = param(doc="initial (x, y) or (x, y, z), m, ENU", length=(2, 3))
+    heading_deg: float = param(0.0, "initial compass heading, degrees (0 = north, 90 = east)")
+
+
+@dataclass(frozen=True)
+class AgentsConfig:
+    count: int = param(0, "number of agents of a generated layout (ignored with `list`)", ge=0)
+    layout: Literal["diagonal", "line", "grid"] = param(
+        "diagonal", "generated layout: diagonal (0,0),(s,s),...; line along x; square grid"
+    )
+    spacing_m: float = param(2.0, "generated layout spacing, m", gt=0.0)
+    origin: tuple[float, float, float] = param((0.0, 0.0, 0.0), "generated layout origin, m")
+    heading_deg: float = param(0.0, "generated layout heading, compass degrees")
+    first_id: int = param(1, "id of the first generated agent", ge=0)
+    list: tuple[AgentSpec, ...] = param((), "explicit agents ([[agents.list]] tables)")
+
+    def validate(self, path: str, file: str) -> None:
+        if self.list and self.count and self.count != len(self.list):
+            raise ConfigError(
+                file,
+                f"{path}.count",
+                self.count,
+                f"{len(self.list)} (the number of [[agents.list]] entries) or no count",
+            )
+        seen: set[int] = set()
+        for i, spec in enumerate(self.list):
+            if spec.id in seen:
+                raise ConfigError(file, f"{path}.list[{i}].id", spec.id, "an id not used before")
+            seen.add(spec.id)
+
+    def resolved(self) -> tuple[AgentSpec, ...]:
+        """The explicit list, or the generated layout as specs (position always 3D)."""
+        if self.list:
+            return tuple(
+                dataclasses.replace(
+                    s,
+                    position=(
+                        *s.position[:2],
+                        s.position[2] if len(s.position) == 3 else self.origin[2],
+                    ),
+                )
+                for s in self.list
+            )
+        ox, oy, oz = self.origin
+        side = max(1, int(round(self.count**0.5 + 0.4999)))
+        specs = []
+        for i in range(self.count):
+            if self.layout == "diagonal":
+                x, y = i * self.spacing_m, i * self.spacing_m
+            elif self.layout == "line":
+                x, y = i * self.spacing_m, 0.0
+            else:
+                x, y = (i % side) * self.spacing_m, (i // side) * self.spacing_m
+            specs.append(AgentSpec(self.first_id + i, (ox + x, oy + y, oz), self.heading_deg))
+        return tuple(specs)
+
+
+@dataclass(frozen=True)
+class ObstacleConfig:
+    type: Literal["box", "mesh"] = param(doc="a box, or an OBJ mesh")
+    center: tuple[float, float, float] = param((0.0, 0.0, 0.0), "box centre / mesh origin, m")
+    size: tuple[float, float, float] = param((1.0, 1.0, 1.0), "box full size (x, y, z), m")
+    yaw_deg: float = param(0.0, "box rotation about z, degrees counter-clockwise")
+    mesh: str = param("", "OBJ file, relative to the scenario file")
+    scale: float = param(1.0, "mesh scale factor", gt=0.0)
+
+
+@dataclass(frozen=True)
+class WorldConfig:
+    ground: bool = param(True, "an infinite ground plane at z = 0")
+    terrain: str = param("", "terrain OBJ mesh (relative to the scenario file); empty: none")
+    obstacles: tuple[ObstacleConfig, ...] = param((), "static obstacles ([[world.obstacles]])")
+
+
+@dataclass(frozen=True)
+class ResultsConfig:
+    dir: str = param("results", "parent folder of run directories (relative to the working dir)")
+    trajectory_hz: float = param(20.0, "trajectory sampling rate, Hz", gt=0.0)
+    timeseries_hz: float = param(10.0, "time-series sampling rate, Hz", gt=0.0)
+
+
+CORE_SECTIONS: dict[str, type] = {
+    "simulation": SimulationConfig,
+    "mission": MissionConfig,
+    "agents": AgentsConfig,
+    "world": WorldConfig,
+    "results": ResultsConfig,
+}
+
+
+@dataclass(frozen=True)
+class ScenarioConfig:
+    file: str
+    simulation: SimulationConfig
+    mission: MissionConfig
+    agents: AgentsConfig
+    world: WorldConfig
+    results: ResultsConfig
+    sections: Mapping[str, Any]  # the mission's own sections, validated
+    mission_class: type
+
+    @property
+    def base_dir(self) -> Path:
+        return Path(self.file).resolve().parent if self.file else Path.cwd()
+
+    def section(self, name: str) -> Any:
+        return self.sections[name]
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {name: to_plain(getattr(self, name)) for name in CORE_SECTIONS}
+        out.update({k: to_plain(v) for k, v in self.sections.items()})
+        return out
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(str(path), "(file)", str(path), "an existing scenario file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            str(path), "(file)", str(path), f"a readable UTF-8 file ({exc})"
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            str(path), "(syntax)", _first_line(text, exc), f"valid TOML: {exc}"
+        ) from None
+
+
+def _first_line(text: str, exc: Exception) -> str:
+    line = getattr(exc, "lineno", None)
+    if line is None:
+        import re
+
+        m = re.search(r"line (\d+)", str(exc))
+        line = int(m.group(1)) if m else None
+    if line and 0 < line <= len(text.splitlines()):
+        return text.splitlines()[line - 1].strip()
+    return ""
+
+
+def parse_override(item: str) -> tuple[str, Any]:
+    """`key.path=value`; the value is read as TOML (numbers, booleans, lists) or else a string."""
+    if "=" not in item:
+        raise ConfigError("--set", item, item, "key.path=value")
+    key, _, raw = item.partition("=")
+    key = key.strip()
+    if not key or any(not part for part in key.split(".")):
+        raise ConfigError("--set", key, raw, "a dotted key path such as simulation.seed")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    return key, value
+
+
+def apply_overrides(data: dict[str, Any], overrides: Iterable[str], file: str) -> None:
+    for item in overrides:
+        key, value = parse_override(item)
+        node = data
+        parts = key.split(".")
+        for i, part in enumerate(parts[:-1]):
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(file, ".".join(parts[: i + 1]), child, "a table to set a key in")
+            node = child
+        node[parts[-1]] = value
+
+
+def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> ScenarioConfig:
+    """Read, override and validate a scenario file; resolves the mission plug-in."""
+    data = read_toml(path)
+    apply_overrides(data, overrides, str(path))
+    return validate_scenario(data, str(path))
+
+
+def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
+    from core.mission import resolve_mission  # the mission module decides its own sections
+
+    if "mission" not in data:
+        raise ConfigError(file, "mission", dataclasses.MISSING, "a [mission] table with a type")
+    core = {name: build(cls, data.get(name, {}), name, file) for name, cls in CORE_SECTIONS.items()}
+    mission_class = resolve_mission(core["mission"].type, file)
+    declared: Mapping[str, Any] = getattr(mission_class, "sections", {})
+    known = set(CORE_SECTIONS) | set(declared)
+    for key in data:
+        if key not in known:
+            raise ConfigError(
+                file,
+                key,
+                data[key],
+                f"a known section{did_you_mean(key, known)}: {', '.join(sorted(known))}",
+            )
+    from core.schema import convert
+
+    sections = {
+        name: convert(tp, data.get(name, _default_of(tp)), name, file, {})
+        for name, tp in declared.items()
+    }
+    return ScenarioConfig(file=file, mission_class=mission_class, sections=sections, **core)
+
+
+def _default_of(tp: Any) -> Any:
+    return {} if dataclasses.is_dataclass(tp) else []

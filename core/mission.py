@@ -1,0 +1,137 @@
+"""Mission plug-ins: the base class whose hooks do nothing, and finding a mission by name.
+
+A scenario names its mission as `missions.hover` (a module holding one Mission subclass, or a
+`MISSION` attribute), `package.module:Class`, or a name registered by a third-party package under
+the entry-point group `skyswarm.missions`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import pkgutil
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from core.schema import ConfigError
+
+if TYPE_CHECKING:
+    from core.config import ScenarioConfig
+    from core.simulator import Simulator
+    from core.world import World
+
+ENTRY_POINT_GROUP = "skyswarm.missions"
+
+
+class Mission:
+    """Base of every mission. Hooks do nothing by default; override what you need.
+
+    - `sections`: extra config sections the mission owns, name -> dataclass (or tuple of one).
+    - `setup()`: create agents, install tasks and listeners.
+    - `pre_tick(world)` / `post_tick(world)`: installed as listeners only when overridden.
+    - `is_done()`: the run stops early when it returns True.
+    - `metrics()`: numbers for summary.json; `sample()`: numbers for each time-series row.
+    - `teardown()`: after the last tick.
+    """
+
+    sections: ClassVar[Mapping[str, Any]] = {}
+    description: ClassVar[str] = ""
+
+    def __init__(self, sim: Simulator, config: ScenarioConfig) -> None:
+        self.sim = sim
+        self.config = config
+
+    def setup(self) -> None:
+        pass
+
+    def pre_tick(self, world: World) -> None:
+        pass
+
+    def post_tick(self, world: World) -> None:
+        pass
+
+    def is_done(self) -> bool:
+        return False
+
+    def metrics(self) -> dict[str, Any]:
+        return {}
+
+    def sample(self) -> dict[str, float]:
+        return {}
+
+    def teardown(self) -> None:
+        pass
+
+    def overrides(self, hook: str) -> bool:
+        return getattr(type(self), hook) is not getattr(Mission, hook)
+
+
+def resolve_mission(spec: str, file: str = "") -> type[Mission]:
+    """The Mission class named by `spec`; a ConfigError at key mission.type otherwise."""
+    key = "mission.type"
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        module = _import(module_name, spec, file)
+        cls = getattr(module, attr, None)
+        if not (inspect.isclass(cls) and issubclass(cls, Mission)):
+            raise ConfigError(file, key, spec, f"a Mission subclass named {attr} in {module_name}")
+        return cls
+    if "." in spec:
+        return _mission_in(_import(spec, spec, file), spec, file)
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == spec:
+            obj = ep.load()
+            return obj if inspect.isclass(obj) else _mission_in(obj, spec, file)
+    shipped = f"missions.{spec}"
+    if spec in available_missions():
+        return _mission_in(_import(shipped, spec, file), spec, file)
+    names = ", ".join(sorted(available_missions()))
+    raise ConfigError(file, key, spec, f"an installed mission ({names}) or a module path")
+
+
+def _import(module_name: str, spec: str, file: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            names = ", ".join(sorted(available_missions()))
+            raise ConfigError(
+                file, "mission.type", spec, f"an importable mission module (installed: {names})"
+            ) from None
+        raise
+
+
+def _mission_in(module: Any, spec: str, file: str) -> type[Mission]:
+    cls = getattr(module, "MISSION", None)
+    if inspect.isclass(cls) and issubclass(cls, Mission):
+        return cls
+    found = [
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and issubclass(obj, Mission)
+        and obj is not Mission
+        and obj.__module__ == module.__name__
+    ]
+    if len(found) != 1:
+        raise ConfigError(
+            file,
+            "mission.type",
+            spec,
+            "a module defining exactly one Mission subclass (or a MISSION attribute)",
+        )
+    return found[0]
+
+
+def available_missions() -> dict[str, str]:
+    """Shipped missions (modules of the `missions` package) and entry points: name -> origin."""
+    package = importlib.import_module("missions")  # the plug-in folder, looked up by name
+    found = {
+        info.name: f"missions.{info.name}"
+        for info in pkgutil.iter_modules(package.__path__)
+        if not info.name.startswith("_")
+    }
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep.value)
+    return found

@@ -1,0 +1,211 @@
+"""Results of a run, written as the run goes.
+
+One directory per run:
+- `config.toml`       the resolved scenario (defaults filled in, overrides applied);
+- `timeseries.csv`    one row per sample: time, alive agents, the mission's `sample()` numbers;
+- `events.csv`        deaths and other events, one row each;
+- `trajectory.bin`    fixed-size little-endian records (dtype `TRAJECTORY_DTYPE`) of every live
+                      physical agent at `results.trajectory_hz`, described by `trajectory.json`;
+- `summary.json`      written last: seed, versions, ticks, wall time, real-time factor, task
+                      statistics, deaths by cause, mission metrics.
+Every sample is flushed to the OS, so a killed process leaves valid files up to the last sample.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import platform
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from core.config import ScenarioConfig
+    from core.faults import DeathEvent
+    from core.simulator import Simulator
+    from core.world import World
+
+TRAJECTORY_DTYPE = np.dtype(
+    [
+        ("tick", "<i8"),
+        ("agent_id", "<i8"),
+        ("position", "<f8", (3,)),  # m, world ENU
+        ("orientation", "<f8", (4,)),  # quaternion x, y, z, w
+        ("velocity", "<f8", (3,)),  # m/s, world
+    ]
+)
+EVENT_COLUMNS = ("time_s", "tick", "kind", "agent_id", "cause", "x", "y", "z", "detail")
+
+
+class Recorder:
+    """A post-tick listener that samples the run into the results directory."""
+
+    def __init__(self, out_dir: Path, sim: Simulator, scenario: ScenarioConfig) -> None:
+        import tomli_w
+
+        self.dir = out_dir
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.sim = sim
+        world = sim.world
+        res = scenario.results
+        self.traj_every = max(1, world.ticks_for_until(1.0 / res.trajectory_hz))
+        self.ts_every = max(1, world.ticks_for_until(1.0 / res.timeseries_hz))
+        (out_dir / "config.toml").write_text(tomli_w.dumps(scenario.as_dict()), encoding="utf-8")
+        for name in ("summary.json",):
+            (out_dir / name).unlink(missing_ok=True)
+        self._traj = open(out_dir / "trajectory.bin", "wb")
+        self._events_file = open(out_dir / "events.csv", "w", newline="", encoding="utf-8")
+        self._events = csv.writer(self._events_file)
+        self._events.writerow(EVENT_COLUMNS)
+        self._events_file.flush()
+        self._ts_file = open(out_dir / "timeseries.csv", "w", newline="", encoding="utf-8")
+        self._ts: csv.writer | None = None
+        self._ts_columns: list[str] = []
+        self._cache_key: tuple[int, int] = (-1, -1)
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._slots = np.zeros(0, dtype=np.intp)
+        self._write_header(scenario)
+        self.closed = False
+        self.post_tick(world, initial=True)
+
+    def _write_header(self, scenario: ScenarioConfig) -> None:
+        agents = [
+            {"id": int(a.id), "role": a.role, "name": a.name} for a in self.sim.physical_agents
+        ]
+        header = {
+            "format": "skyswarm trajectory v1",
+            "dtype": [
+                [n, TRAJECTORY_DTYPE[n].base.str, list(TRAJECTORY_DTYPE[n].shape)]
+                for n in TRAJECTORY_DTYPE.names
+            ],
+            "record_bytes": TRAJECTORY_DTYPE.itemsize,
+            "tick_s": self.sim.world.tick_s,
+            "sample_every_ticks": self.traj_every,
+            "agents": agents,
+            "scenario": scenario.file,
+        }
+        (self.dir / "trajectory.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
+
+    # -- sampling -------------------------------------------------------------------------
+    def post_tick(self, world: World, initial: bool = False) -> None:
+        tick = world.tick
+        if tick % self.traj_every == 0:
+            self._write_trajectory(tick)
+        if tick % self.ts_every == 0:
+            self._write_sample(tick)
+
+    def _tracked(self) -> tuple[np.ndarray, np.ndarray]:
+        key = (len(self.sim.agents), len(self.sim.deaths))
+        if key != self._cache_key:
+            live = [a for a in self.sim.physical_agents if a.alive]
+            self._ids = np.array([a.id for a in live], dtype=np.int64)
+            self._slots = np.array([a.slot for a in live], dtype=np.intp)
+            self._cache_key = key
+        return self._ids, self._slots
+
+    def _write_trajectory(self, tick: int) -> None:
+        ids, slots = self._tracked()
+        st = self.sim.world.state
+        rec = np.empty(len(ids), dtype=TRAJECTORY_DTYPE)
+        rec["tick"] = tick
+        rec["agent_id"] = ids
+        rec["position"] = st.position[slots]
+        rec["orientation"] = st.orientation[slots]
+        rec["velocity"] = st.linear_velocity[slots]
+        self._traj.write(rec.tobytes())
+        self._traj.flush()
+
+    def _write_sample(self, tick: int) -> None:
+        row: dict[str, Any] = {
+            "time_s": round(tick * self.sim.world.tick_s, 9),
+            "tick": tick,
+            "alive": sum(1 for a in self.sim.agents.values() if a.alive),
+        }
+        if self.sim.dispatcher is not None and hasattr(self.sim.dispatcher, "sample"):
+            row.update(self.sim.dispatcher.sample())
+        if self.sim.mission is not None:
+            row.update(self.sim.mission.sample())
+        if self._ts is None:
+            self._ts_columns = list(row)
+            self._ts = csv.writer(self._ts_file)
+            self._ts.writerow(self._ts_columns)
+        elif list(row) != self._ts_columns:
+            changed = sorted(set(row) ^ set(self._ts_columns))
+            raise ValueError(f"time-series columns changed at tick {tick}: {changed}")
+        self._ts.writerow([_fmt(row[c]) for c in self._ts_columns])
+        self._ts_file.flush()
+
+    def event(
+        self,
+        kind: str,
+        agent_id: int | None,
+        cause: str = "",
+        position: Any = None,
+        detail: str = "",
+    ) -> None:
+        x, y, z = position if position is not None else ("", "", "")
+        world = self.sim.world
+        self._events.writerow(
+            [
+                round(world.time_s, 9),
+                world.tick,
+                kind,
+                "" if agent_id is None else agent_id,
+                cause,
+                _fmt(x),
+                _fmt(y),
+                _fmt(z),
+                detail,
+            ]
+        )
+        self._events_file.flush()
+
+    def death(self, event: DeathEvent) -> None:
+        self.event("death", event.agent_id, event.cause, event.position, event.detail)
+
+    # -- end ------------------------------------------------------------------------------
+    def close(self, summary: dict[str, Any] | None) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for f in (self._traj, self._events_file, self._ts_file):
+            f.close()
+        if summary is not None:
+            summary = dict(summary, versions=versions())
+            text = json.dumps(summary, indent=2, default=_json_default)
+            (self.dir / "summary.json").write_text(text, encoding="utf-8")
+
+
+def _fmt(v: Any) -> Any:
+    if isinstance(v, float | np.floating):
+        return repr(float(v))  # shortest round-trip text: bit-identical when read back
+    return v
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    raise TypeError(f"not JSON serialisable: {type(v).__name__}")
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for dist in ("skyswarm", "numpy", "pybullet", "trimesh"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def read_trajectory(results_dir: Path | str) -> np.ndarray:
+    """All complete trajectory records of a run (a truncated last record is ignored)."""
+    path = Path(results_dir) / "trajectory.bin"
+    raw = path.read_bytes()
+    n = len(raw) // TRAJECTORY_DTYPE.itemsize
+    return np.frombuffer(raw[: n * TRAJECTORY_DTYPE.itemsize], dtype=TRAJECTORY_DTYPE)

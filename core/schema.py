@@ -1,0 +1,217 @@
+"""Turning TOML tables into frozen dataclasses, with errors that name file, key, value, expectation.
+
+A config section is a frozen dataclass whose fields are declared with `param()`: a default, a
+one-line doc with the unit, and optional bounds or choices. `build()` checks every key (unknown
+keys get a "did you mean"), type and bound, and returns the dataclass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+T = TypeVar("T")
+_MISSING = dataclasses.MISSING
+
+
+class ConfigError(ValueError):
+    """A bad input: one line naming the file, the key path, the value and what was expected."""
+
+    def __init__(self, file: str, key: str, value: Any, expected: str) -> None:
+        self.file, self.key, self.value, self.expected = str(file), key, value, expected
+        shown = "(missing)" if value is _MISSING else _short(value)
+        where = f"{self.file}: " if self.file else ""
+        super().__init__(f"{where}{key} = {shown}: expected {expected}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def param(
+    default: Any = _MISSING,
+    doc: str = "",
+    *,
+    gt: float | None = None,
+    ge: float | None = None,
+    lt: float | None = None,
+    le: float | None = None,
+    length: int | tuple[int, int] | None = None,
+) -> Any:
+    """A config field: default, doc (with unit), numeric bounds, expected sequence length."""
+    meta = {"doc": doc, "gt": gt, "ge": ge, "lt": lt, "le": le, "length": length}
+    if isinstance(default, list | dict):  # never a shared mutable default
+        raise TypeError("use a tuple default")
+    if default is _MISSING:
+        return dataclasses.field(metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def did_you_mean(key: str, known: typing.Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def build(cls: type[T], data: Any, path: str, file: str) -> T:
+    """Validate `data` (a TOML table) against dataclass `cls`; `path` is its key path."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(file, path or "(top level)", data, "a table")
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    hints = get_type_hints(cls)
+    for key in data:
+        if key not in fields:
+            known = ", ".join(sorted(fields))
+            raise ConfigError(
+                file,
+                _join(path, key),
+                data[key],
+                f"no such key{did_you_mean(key, fields)}; known keys: {known}",
+            )
+    kwargs = {}
+    for name, f in fields.items():
+        key = _join(path, name)
+        if name in data:
+            kwargs[name] = convert(hints[name], data[name], key, file, f.metadata)
+        elif f.default is _MISSING and f.default_factory is _MISSING:
+            raise ConfigError(file, key, _MISSING, f"a value ({describe(hints[name])})")
+    obj = cls(**kwargs)
+    check = getattr(obj, "validate", None)
+    if check is not None:
+        check(path, file)
+    return obj
+
+
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def describe(tp: Any) -> str:
+    origin, args = get_origin(tp), get_args(tp)
+    if tp is float:
+        return "a number"
+    if tp is int:
+        return "an integer"
+    if tp is bool:
+        return "true or false"
+    if tp is str:
+        return "a string"
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if origin in (Union, types.UnionType):
+        inner = [describe(a) for a in args if a is not type(None)]
+        return " or ".join(inner)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return f"a list of {describe(args[0]).removeprefix('a ').removeprefix('an ')}s"
+        return f"a list of {len(args)} values"
+    if dataclasses.is_dataclass(tp):
+        return "a table"
+    return getattr(tp, "__name__", str(tp))
+
+
+def convert(tp: Any, value: Any, key: str, file: str, meta: Mapping[str, Any]) -> Any:
+    """Convert one TOML value to type `tp`, checking bounds from `meta`."""
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for alt in (a for a in args if a is not type(None)):
+            try:
+                return convert(alt, value, key, file, meta)
+            except ConfigError as exc:
+                errors.append(exc)
+        raise ConfigError(file, key, value, describe(tp))
+    if origin is Literal:
+        if value not in args:
+            close = difflib.get_close_matches(str(value), [str(a) for a in args], n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(file, key, value, describe(tp) + hint)
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(file, key, value, "true or false")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(file, key, value, "an integer")
+        return _bounded(value, key, file, meta)
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(file, key, value, "a number")
+        if value != value or value in (float("inf"), float("-inf")):
+            if meta.get("lt") is not None or meta.get("le") is not None or value != value:
+                raise ConfigError(file, key, value, "a finite number")
+        return _bounded(float(value), key, file, meta)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(file, key, value, "a string")
+        return value
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise ConfigError(file, key, value, describe(tp))
+        if len(args) == 2 and args[1] is Ellipsis:
+            length = meta.get("length")
+            lo, hi = (length, length) if isinstance(length, int) else (length or (0, None))
+            if len(value) < lo or (hi is not None and len(value) > hi):
+                want = f"{lo}" if lo == hi else f"{lo} to {hi if hi is not None else 'any'}"
+                raise ConfigError(file, key, value, f"a list of {want} values")
+            return tuple(
+                convert(args[0], v, _join(key, i), file, meta) for i, v in enumerate(value)
+            )
+        if len(value) != len(args):
+            raise ConfigError(file, key, value, f"a list of {len(args)} values")
+        return tuple(
+            convert(a, v, _join(key, i), file, meta) for i, (a, v) in enumerate(zip(args, value))
+        )
+    if dataclasses.is_dataclass(tp):
+        return build(tp, value, key, file)
+    if tp is Any:
+        return value
+    raise TypeError(f"unsupported config type {tp!r} at {key}")
+
+
+def _bounded(value: float, key: str, file: str, meta: Mapping[str, Any]) -> Any:
+    gt, ge, lt, le = meta.get("gt"), meta.get("ge"), meta.get("lt"), meta.get("le")
+    if gt is not None and not value > gt:
+        raise ConfigError(file, key, value, f"a value > {gt}")
+    if ge is not None and not value >= ge:
+        raise ConfigError(file, key, value, f"a value >= {ge}")
+    if lt is not None and not value < lt:
+        raise ConfigError(file, key, value, f"a value < {lt}")
+    if le is not None and not value <= le:
+        raise ConfigError(file, key, value, f"a value <= {le}")
+    return value
+
+
+def to_plain(obj: Any) -> Any:
+    """A dataclass tree as plain TOML-writable data (None values dropped)."""
+    if dataclasses.is_dataclass(obj):
+        out = {}
+        for f in dataclasses.fields(obj):
+            v = to_plain(getattr(obj, f.name))
+            if v is not None:
+                out[f.name] = v
+        return out
+    if isinstance(obj, tuple | list):
+        return [to_plain(v) for v in obj]
+    if isinstance(obj, Mapping):
+        return {k: to_plain(v) for k, v in obj.items() if v is not None}
+    return obj
+
+
+def field_docs(cls: type) -> list[tuple[str, str, Any, str]]:
+    """(name, type description, default, doc) of each field, for the README's config reference."""
+    hints = get_type_hints(cls)
+    rows = []
+    for f in dataclasses.fields(cls):
+        default = f.default if f.default is not _MISSING else "(required)"
+        rows.append((f.name, describe(hints[f.name]), default, f.metadata.get("doc", "")))
+    return rows

@@ -1,0 +1,251 @@
+"""The Simulator: world + agents + tasks + (later) dispatcher and faults, ticked in fixed phases."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core import faults
+from core.agent import Agent, AgentId, PhysicalAgent
+from core.config import ScenarioConfig, SimulationConfig, WorldConfig
+from core.tasks import Task, TaskScheduler
+from core.world import World
+
+if TYPE_CHECKING:
+    from core.mission import Mission
+    from core.recorder import Recorder
+
+STREAMS = ("mission", "comms", "faults", "environment", "sensors")
+
+
+class RandomStreams:
+    """One numpy Generator per subsystem, all spawned from the run's seed.
+
+    Nothing in skyswarm calls `np.random.*` module functions: a subsystem draws only from its own
+    stream, so adding draws in one subsystem never shifts another's numbers.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = int(seed)
+        children = np.random.SeedSequence(self.seed).spawn(len(STREAMS))
+        for name, child in zip(STREAMS, children):
+            setattr(self, name, np.random.Generator(np.random.PCG64(child)))
+
+    mission: np.random.Generator
+    comms: np.random.Generator
+    faults: np.random.Generator
+    environment: np.random.Generator
+    sensors: np.random.Generator
+
+
+class Simulator:
+    """Container of the world and every agent; `step()` runs one tick in DESIGN.md §2's order.
+
+    Extension points for later subsystems: `dispatcher` (phase 1, an object with
+    `deliver(tick)`), `controllers` (phase 3) and `environment` (phase 4), lists of callables
+    taking the simulator.
+    """
+
+    def __init__(
+        self,
+        settings: SimulationConfig | None = None,
+        world: WorldConfig | None = None,
+        base_dir: Path | str | None = None,
+    ) -> None:
+        self.settings = settings or SimulationConfig()
+        self.world = World(self.settings.tick_s, self.settings.gravity)
+        self.rng = RandomStreams(self.settings.seed)
+        self.tasks = TaskScheduler(self.world.ticks_for)
+        self.tasks.on_error = self._task_failed
+        self.agents: dict[AgentId, Agent] = {}
+        self.dispatcher: Any = None
+        self.controllers: list[Callable[[Simulator], None]] = []
+        self.environment: list[Callable[[Simulator], None]] = []
+        self.death_listeners: list[Callable[[faults.DeathEvent], None]] = []
+        self.deaths: list[faults.DeathEvent] = []
+        self.mission: Mission | None = None
+        self.recorder: Recorder | None = None
+        self.stop_reason = ""
+        self._stop_requested = False
+        self.wall_s = 0.0
+        self._base_dir = Path(base_dir) if base_dir else Path.cwd()
+        if world is not None:
+            self._build_scenery(world)
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_scenario(
+        cls, scenario: ScenarioConfig, results_dir: Path | str | None = None
+    ) -> Simulator:
+        """Build the world, the mission and its agents, and (optionally) the results recorder."""
+        sim = cls(scenario.simulation, scenario.world, scenario.base_dir)
+        sim.scenario = scenario
+        mission = scenario.mission_class(sim, scenario)
+        sim.mission = mission
+        mission.setup()
+        if results_dir is not None:
+            from core.recorder import Recorder
+
+            sim.recorder = Recorder(Path(results_dir), sim, scenario)
+            sim.world.add_post_tick_listener(sim.recorder)
+        if mission.overrides("pre_tick"):
+            sim.world.add_pre_tick_listener(mission.pre_tick)
+        if mission.overrides("post_tick"):
+            sim.world.add_post_tick_listener(mission.post_tick)
+        return sim
+
+    def _build_scenery(self, cfg: WorldConfig) -> None:
+        if cfg.ground:
+            self.world.add_ground()
+        if cfg.terrain:
+            self.world.add_mesh(self._base_dir / cfg.terrain)
+        for ob in cfg.obstacles:
+            if ob.type == "box":
+                self.world.add_box(ob.center, ob.size, np.radians(ob.yaw_deg))
+            else:
+                self.world.add_mesh(self._base_dir / ob.mesh, ob.center, ob.scale)
+
+    def add_agent(self, agent: Agent) -> None:
+        if agent.id in self.agents:
+            raise ValueError(f"agent id {agent.id} is already used in this run")
+        self.agents[agent.id] = agent
+
+    @property
+    def physical_agents(self) -> list[PhysicalAgent]:
+        return [a for a in self.agents.values() if isinstance(a, PhysicalAgent)]
+
+    @property
+    def alive_agents(self) -> list[Agent]:
+        return [a for a in self.agents.values() if a.alive]
+
+    def every(
+        self,
+        period_s: float,
+        fn: Callable[[], Any],
+        phase_s: float = 0.0,
+        deadline_s: float | None = None,
+        owner: Any = None,
+        name: str | None = None,
+    ) -> Task:
+        """A periodic task; first run at the first tick >= now that matches the phase."""
+        return self.tasks.every(
+            period_s, fn, phase_s, deadline_s, now_tick=self.world.tick, owner=owner, name=name
+        )
+
+    # -- time -----------------------------------------------------------------------------
+    @property
+    def tick(self) -> int:
+        return self.world.tick
+
+    @property
+    def time_s(self) -> float:
+        return self.world.time_s
+
+    # -- the tick -------------------------------------------------------------------------
+    def step(self) -> None:
+        """One tick: comms, behaviour, control, physics, state read, monitors (DESIGN.md §2)."""
+        tick = self.world.tick
+        if self.dispatcher is not None:
+            self.dispatcher.deliver(tick)  # 1. messages due this tick
+        self.tasks.run_due(tick)  # 2. behaviour tasks, then pre-tick listeners
+        self.world.fire_pre_tick()
+        for control in self.controllers:  # 3. all UAVs, vectorised
+            control(self)
+        for force in self.environment:  # 4. wind, drag ...
+            force(self)
+        self.world.step_physics()
+        self.world.read_state()  # 5. every body once, plus the one contact query
+        self.world.fire_post_tick()  # 6. monitors, recorder, mission metrics
+
+    def run(
+        self,
+        until_s: float | None = None,
+        progress: Callable[[Simulator], None] | None = None,
+        progress_every_s: float = 0.5,
+    ) -> str:
+        """Step until `until_s` (default: the configured duration) or the mission is done.
+
+        Returns why it stopped: "duration", "mission done" or "stopped".
+        """
+        end_s = self.settings.duration_s if until_s is None else until_s
+        end_tick = self.world.ticks_for_until(end_s)
+        mission_done = self.mission.is_done if self.mission is not None else None
+        clock = time.perf_counter
+        start = clock()
+        next_report = start + progress_every_s
+        reason = "duration"
+        while self.world.tick < end_tick:
+            if self._stop_requested:
+                reason = "stopped"
+                break
+            self.step()
+            if mission_done is not None and mission_done():
+                reason = "mission done"
+                break
+            if progress is not None and clock() >= next_report:
+                self.wall_s += clock() - start
+                start = clock()
+                next_report = start + progress_every_s
+                progress(self)
+        self.wall_s += clock() - start
+        self._stop_requested = False
+        self.stop_reason = reason
+        return reason
+
+    def request_stop(self) -> None:
+        self._stop_requested = True
+
+    # -- faults ---------------------------------------------------------------------------
+    def kill(self, agent: Agent, cause: str, detail: str = "") -> bool:
+        """Kill an agent (see core.faults.kill); False if it was already dead."""
+        return faults.kill(self, agent, cause, detail)
+
+    def _task_failed(self, task: Task, exc: BaseException) -> None:
+        owner = task.owner
+        if self.settings.strict or not isinstance(owner, Agent):
+            raise exc
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        self.kill(owner, f"software fault: {type(exc).__name__}: {exc}", detail=tb)
+
+    # -- end ------------------------------------------------------------------------------
+    def finish(self) -> dict[str, Any]:
+        """Mission teardown, summary written (if recording); returns the summary."""
+        if self.mission is not None:
+            self.mission.teardown()
+        summary = self.summary()
+        if self.recorder is not None:
+            self.recorder.close(summary)
+        return summary
+
+    def summary(self) -> dict[str, Any]:
+        sim_s = self.time_s
+        deaths: dict[str, int] = {}
+        for d in self.deaths:
+            deaths[d.kind] = deaths.get(d.kind, 0) + 1
+        out = {
+            "seed": self.rng.seed,
+            "ticks": self.world.tick,
+            "tick_s": self.world.tick_s,
+            "sim_time_s": sim_s,
+            "wall_time_s": self.wall_s,
+            "real_time_factor": sim_s / self.wall_s if self.wall_s > 0 else None,
+            "stop_reason": self.stop_reason,
+            "agents": len(self.agents),
+            "alive": sum(a.alive for a in self.agents.values()),
+            "deaths_by_cause": deaths,
+            "tasks": self.tasks.summary(),
+            "metrics": self.mission.metrics() if self.mission is not None else {},
+        }
+        if self.dispatcher is not None and hasattr(self.dispatcher, "summary"):
+            out["comms"] = self.dispatcher.summary()
+        return out
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close(None)
+        self.world.close()

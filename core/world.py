@@ -1,0 +1,376 @@
+"""The Bullet world: one pybullet client, a fixed tick, listeners, terrain, body state, contacts.
+
+Every pybullet call of the project that is not about a specific airframe goes through here, so
+pybullet's camelCase and its client id stay at this boundary.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import chain
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pybullet as pb
+
+Listener = Callable[["World"], None] | Any
+
+
+class PreTickListener(Protocol):
+    def pre_tick(self, world: World) -> None: ...
+
+
+class PostTickListener(Protocol):
+    def post_tick(self, world: World) -> None: ...
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One contact pair of the tick (deduplicated over contact points)."""
+
+    body_a: int
+    body_b: int
+    normal_force: float  # N, largest over the pair's contact points
+
+
+class BodyState:
+    """Struct-of-arrays state of every body registered for reading, indexed by slot.
+
+    Slots are never reused within a run. Each tick the world reads every live body once; the raw
+    pybullet tuples are turned into the arrays on first access, so a tick nobody looks at costs
+    nothing beyond the reads themselves.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._position = np.full((capacity, 3), np.nan)  # m, world ENU
+        self._orientation = np.zeros((capacity, 4))  # quaternion x, y, z, w
+        self._orientation[:, 3] = 1.0
+        self._linear_velocity = np.zeros((capacity, 3))  # m/s, world frame
+        self._angular_velocity = np.zeros((capacity, 3))  # rad/s, world frame
+        self.size = 0
+        self._slots = np.zeros(0, dtype=np.intp)  # live slots, in read order
+        self._raw_poses: list | None = None
+        self._raw_velocities: list | None = None
+
+    def _grow(self, need: int) -> None:
+        cap = len(self._position)
+        if need <= cap:
+            return
+        new_cap = max(need, 2 * cap)
+        for name in ("_position", "_orientation", "_linear_velocity", "_angular_velocity"):
+            old = getattr(self, name)
+            new = np.zeros((new_cap, old.shape[1]))
+            new[:cap] = old
+            setattr(self, name, new)
+        self._position[cap:] = np.nan
+        self._orientation[cap:, 3] = 1.0
+
+    def add(self, count: int) -> np.ndarray:
+        """Reserve `count` new slots; returns their indices."""
+        self._grow(self.size + count)
+        slots = np.arange(self.size, self.size + count)
+        self.size += count
+        return slots
+
+    def set_raw(self, slots: np.ndarray, poses: list, velocities: list) -> None:
+        self._slots = slots
+        self._raw_poses = poses
+        self._raw_velocities = velocities
+
+    def materialise(self) -> None:
+        n = len(self._slots)
+        if self._raw_poses is not None:
+            flat = np.fromiter(
+                chain.from_iterable(chain.from_iterable(self._raw_poses)), float, 7 * n
+            )
+            flat = flat.reshape(n, 7)
+            self._position[self._slots] = flat[:, :3]
+            self._orientation[self._slots] = flat[:, 3:]
+            self._raw_poses = None
+        if self._raw_velocities is not None:
+            flat = np.fromiter(
+                chain.from_iterable(chain.from_iterable(self._raw_velocities)), float, 6 * n
+            ).reshape(n, 6)
+            self._linear_velocity[self._slots] = flat[:, :3]
+            self._angular_velocity[self._slots] = flat[:, 3:]
+            self._raw_velocities = None
+
+    @property
+    def position(self) -> np.ndarray:
+        """(capacity, 3) positions in m; rows of removed bodies keep their last value."""
+        self.materialise()
+        return self._position
+
+    @property
+    def orientation(self) -> np.ndarray:
+        """(capacity, 4) quaternions (x, y, z, w)."""
+        self.materialise()
+        return self._orientation
+
+    @property
+    def linear_velocity(self) -> np.ndarray:
+        """(capacity, 3) linear velocities in m/s, world frame."""
+        self.materialise()
+        return self._linear_velocity
+
+    @property
+    def angular_velocity(self) -> np.ndarray:
+        """(capacity, 3) angular velocities in rad/s, world frame."""
+        self.materialise()
+        return self._angular_velocity
+
+
+class World:
+    """Owns a pybullet client in DIRECT mode and advances it one fixed tick at a time.
+
+    Time is the integer `tick`; `time_s = tick * tick_s` is derived, never accumulated.
+    Listeners are called in registration order; a listener is a callable taking the world or an
+    object with a `pre_tick(world)` / `post_tick(world)` method.
+    """
+
+    def __init__(self, tick_s: float = 0.0025, gravity: float = 9.81) -> None:
+        if not tick_s > 0:
+            raise ValueError(f"tick_s must be positive, got {tick_s!r}")
+        self.tick_s = float(tick_s)
+        self.tick = 0
+        self.client = pb.connect(pb.DIRECT)
+        self._cid = {"physicsClientId": self.client}
+        pb.setGravity(0.0, 0.0, -gravity, **self._cid)
+        pb.setTimeStep(self.tick_s, **self._cid)
+        pb.setPhysicsEngineParameter(numSubSteps=0, deterministicOverlappingPairs=1, **self._cid)
+        self.state = BodyState()
+        self._pre: list[Callable[[World], None]] = []
+        self._post: list[Callable[[World], None]] = []
+        self._pre_keys: list[Any] = []
+        self._post_keys: list[Any] = []
+        self._read_ids: list[int] = []  # bodies read each tick, in slot order
+        self._read_slots: list[int] = []
+        self._read_slots_arr = np.zeros(0, dtype=np.intp)
+        self.owner_of_body: dict[int, Any] = {}  # Bullet body id -> agent (or other owner)
+        self.static_bodies: set[int] = set()  # ground, terrain, obstacles
+        self.ground_id: int | None = None
+        self._get_pose = partial(pb.getBasePositionAndOrientation, physicsClientId=self.client)
+        self._get_vel = partial(pb.getBaseVelocity, physicsClientId=self.client)
+        self._raw_contacts: tuple = ()
+        self._contacts: list[Contact] | None = []
+        self._closed = False
+
+    # -- time -----------------------------------------------------------------------------
+    @property
+    def time_s(self) -> float:
+        return self.tick * self.tick_s
+
+    def ticks_for(self, seconds: float, what: str = "period") -> int:
+        """Whole number of ticks in `seconds`; anything else is a configuration error."""
+        n = round(seconds / self.tick_s)
+        if n < 0 or abs(n * self.tick_s - seconds) > 1e-9 * max(1.0, abs(seconds)):
+            raise ValueError(f"{what} {seconds!r} s is not a whole number of {self.tick_s} s ticks")
+        return n
+
+    def ticks_for_until(self, seconds: float) -> int:
+        """The tick at which `seconds` of simulated time have elapsed (rounded up)."""
+        return max(0, math.ceil(seconds / self.tick_s - 1e-9))
+
+    # -- listeners ------------------------------------------------------------------------
+    def add_pre_tick_listener(self, listener: Listener) -> None:
+        self._pre_keys.append(listener)
+        self._pre.append(_as_callable(listener, "pre_tick"))
+
+    def add_post_tick_listener(self, listener: Listener) -> None:
+        self._post_keys.append(listener)
+        self._post.append(_as_callable(listener, "post_tick"))
+
+    def remove_pre_tick_listener(self, listener: Listener) -> None:
+        i = self._pre_keys.index(listener)
+        del self._pre_keys[i], self._pre[i]
+
+    def remove_post_tick_listener(self, listener: Listener) -> None:
+        i = self._post_keys.index(listener)
+        del self._post_keys[i], self._post[i]
+
+    def fire_pre_tick(self) -> None:
+        for fn in self._pre:
+            fn(self)
+
+    def fire_post_tick(self) -> None:
+        for fn in self._post:
+            fn(self)
+
+    # -- physics --------------------------------------------------------------------------
+    def step_physics(self) -> None:
+        """Advance Bullet by one tick; external forces applied this tick are then cleared."""
+        pb.stepSimulation(**self._cid)
+        self.tick += 1
+
+    def read_state(self) -> None:
+        """Read every live body's pose and velocity once (two calls per body) and the world's
+        contacts (one query). Arrays and contact pairs are built on first use."""
+        ids = self._read_ids
+        self.state.set_raw(
+            self._read_slots_arr, list(map(self._get_pose, ids)), list(map(self._get_vel, ids))
+        )
+        self._raw_contacts = pb.getContactPoints(**self._cid)
+        self._contacts = None
+
+    @property
+    def contacts(self) -> list[Contact]:
+        """This tick's contact pairs, deduplicated over points, bodies ordered a < b."""
+        if self._contacts is None:
+            pairs: dict[tuple[int, int], float] = {}
+            for pt in self._raw_contacts or ():
+                a, b, force = pt[1], pt[2], pt[9]
+                key = (a, b) if a < b else (b, a)
+                if force >= pairs.get(key, -1.0):
+                    pairs[key] = force
+            self._contacts = [Contact(a, b, f) for (a, b), f in sorted(pairs.items())]
+        return self._contacts
+
+    # -- bodies ---------------------------------------------------------------------------
+    def create_bodies(
+        self,
+        mass: float,
+        collision_shape: int,
+        positions: Sequence[Sequence[float]],
+        orientations: Sequence[Sequence[float]] | None = None,
+        inertia: Sequence[float] | None = None,
+        visual_shape: int = -1,
+    ) -> list[int]:
+        """Create one body per position in one batched call; returns Bullet body ids.
+
+        Damping is set to zero: drag is an explicit environment force in skyswarm, never
+        pybullet's hidden default of 0.04.
+        """
+        positions = [list(map(float, p)) for p in positions]
+        if not positions:
+            return []
+        ids = pb.createMultiBody(
+            baseMass=mass,
+            baseCollisionShapeIndex=collision_shape,
+            baseVisualShapeIndex=visual_shape,
+            batchPositions=positions,
+            **self._cid,
+        )
+        ids = [ids] if isinstance(ids, int) else list(ids)
+        pb.syncBodyInfo(**self._cid)
+        for i, body in enumerate(ids):
+            if orientations is not None:
+                pb.resetBasePositionAndOrientation(
+                    body, positions[i], list(orientations[i]), **self._cid
+                )
+            kw: dict[str, Any] = {"linearDamping": 0.0, "angularDamping": 0.0}
+            if inertia is not None:
+                kw["localInertiaDiagonal"] = list(map(float, inertia))
+            pb.changeDynamics(body, -1, **kw, **self._cid)
+        return ids
+
+    def track(self, body_ids: Iterable[int], owner: Any = None) -> np.ndarray:
+        """Register bodies to be read every tick; returns their state slots."""
+        body_ids = list(body_ids)
+        slots = self.state.add(len(body_ids))
+        for body, slot in zip(body_ids, slots):
+            self._read_ids.append(body)
+            self._read_slots.append(int(slot))
+            if owner is not None:
+                self.owner_of_body[body] = owner
+        self._refresh_read_order()
+        # Fill the slots now so state is valid before the first tick.
+        self.read_state()
+        return slots
+
+    def set_owner(self, body_id: int, owner: Any) -> None:
+        self.owner_of_body[body_id] = owner
+
+    def remove_body(self, body_id: int) -> None:
+        """Take a body out of the Bullet world and stop reading it; its slot is not reused."""
+        if body_id in self._read_ids:
+            i = self._read_ids.index(body_id)
+            self.state.materialise()  # the slot keeps the body's last state
+            del self._read_ids[i], self._read_slots[i]
+            self._refresh_read_order()
+        pb.removeBody(body_id, **self._cid)
+        self.static_bodies.discard(body_id)
+
+    def _refresh_read_order(self) -> None:
+        self._read_slots_arr = np.asarray(self._read_slots, dtype=np.intp)
+
+    @property
+    def num_bodies(self) -> int:
+        return pb.getNumBodies(**self._cid)
+
+    # -- forces ---------------------------------------------------------------------------
+    def apply_force(self, body_id: int, force: Sequence[float], at: Sequence[float]) -> None:
+        """World-frame force (N) at a world-frame point (m); cleared after the next step."""
+        pb.applyExternalForce(body_id, -1, force, at, pb.WORLD_FRAME, **self._cid)
+
+    def apply_torque(self, body_id: int, torque: Sequence[float]) -> None:
+        """World-frame torque (N m); cleared after the next step.
+
+        pybullet's LINK_FRAME flag for torques is applied in the world frame by some versions, so
+        skyswarm always rotates body torques to the world frame itself.
+        """
+        pb.applyExternalTorque(body_id, -1, torque, pb.WORLD_FRAME, **self._cid)
+
+    # -- static scenery -------------------------------------------------------------------
+    def add_ground(self, friction: float = 1.0) -> int:
+        shape = pb.createCollisionShape(pb.GEOM_PLANE, **self._cid)
+        self.ground_id = pb.createMultiBody(0.0, shape, **self._cid)
+        pb.changeDynamics(self.ground_id, -1, lateralFriction=friction, **self._cid)
+        self.static_bodies.add(self.ground_id)
+        return self.ground_id
+
+    def add_box(self, center: Sequence[float], size: Sequence[float], yaw_rad: float = 0.0) -> int:
+        """A static box obstacle: centre (m), full size (m), yaw about z (rad)."""
+        half = [float(s) / 2 for s in size]
+        shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, **self._cid)
+        orn = pb.getQuaternionFromEuler([0.0, 0.0, yaw_rad])
+        body = pb.createMultiBody(0.0, shape, -1, list(map(float, center)), orn, **self._cid)
+        self.static_bodies.add(body)
+        return body
+
+    def add_mesh(
+        self, path: str | Path, position: Sequence[float] = (0, 0, 0), scale: float = 1.0
+    ) -> int:
+        """A static triangle mesh (terrain, building) from an OBJ file, loaded with trimesh."""
+        vertices, indices = load_mesh(path, scale)
+        shape = pb.createCollisionShape(
+            pb.GEOM_MESH,
+            vertices=vertices.tolist(),
+            indices=indices.ravel().tolist(),
+            flags=pb.GEOM_FORCE_CONCAVE_TRIMESH,
+            **self._cid,
+        )
+        body = pb.createMultiBody(0.0, shape, -1, list(map(float, position)), **self._cid)
+        self.static_bodies.add(body)
+        return body
+
+    def close(self) -> None:
+        if not self._closed:
+            pb.disconnect(**self._cid)
+            self._closed = True
+
+    def __del__(self) -> None:  # a World that is dropped must not leak its Bullet client
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def load_mesh(path: str | Path, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(V, 3) float vertices in m and (F, 3) int triangle indices of an OBJ file."""
+    import trimesh  # deferred: only scenes with meshes pay for the import
+
+    mesh = trimesh.load(Path(path), force="mesh", process=False)
+    return np.asarray(mesh.vertices, dtype=float) * scale, np.asarray(mesh.faces, dtype=np.int64)
+
+
+def _as_callable(listener: Listener, method: str) -> Callable[[World], None]:
+    fn = getattr(listener, method, None)
+    if callable(fn):
+        return fn
+    if callable(listener):
+        return listener
+    raise TypeError(f"listener {listener!r} is neither callable nor has a {method}() method")
