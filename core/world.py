@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-import pybullet as pb
+
+from core._quiet import import_pybullet
+
+pb = import_pybullet()
 
 Listener = Callable[["World"], None] | Any
 
@@ -34,7 +37,7 @@ class Contact:
 
     body_a: int
     body_b: int
-    normal_force: float  # N, largest over the pair's contact points
+    normal_force: float  # N, summed over the pair's contact points
 
 
 class BodyState:
@@ -224,8 +227,7 @@ class World:
             for pt in self._raw_contacts or ():
                 a, b, force = pt[1], pt[2], pt[9]
                 key = (a, b) if a < b else (b, a)
-                if force >= pairs.get(key, -1.0):
-                    pairs[key] = force
+                pairs[key] = pairs.get(key, 0.0) + force
             self._contacts = [Contact(a, b, f) for (a, b), f in sorted(pairs.items())]
         return self._contacts
 

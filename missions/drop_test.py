@@ -35,7 +35,7 @@ class DropTest(Mission):
         self.cfg = cfg
         world = self.sim.world
         specs = self.config.agents.resolved()
-        starts = np.array([s.position for s in specs], dtype=float)
+        starts = np.array([s.position for s in specs], dtype=float).reshape(-1, 3)
         starts[:, 2] += cfg.height_m
         half = cfg.size_m / 2
         shape = pb.createCollisionShape(
@@ -74,6 +74,8 @@ class DropTest(Mission):
         self.landed_s[falling & touching] = world.time_s
 
     def is_done(self) -> bool:
+        if not self.boxes:
+            return False
         return (
             bool(np.all(np.isfinite(self.landed_s)))
             and self.sim.time_s >= np.max(self.landed_s) + 0.5
