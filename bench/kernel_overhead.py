@@ -46,7 +46,9 @@ def bare_loop(sim: Simulator, ticks: int) -> float:
     cid = sim.world.client
     ids = [a.body_id for a in sim.physical_agents]
     gp, gv, step, contacts = (
-        pb.getBasePositionAndOrientation, pb.getBaseVelocity, pb.stepSimulation,
+        pb.getBasePositionAndOrientation,
+        pb.getBaseVelocity,
+        pb.stepSimulation,
         pb.getContactPoints,
     )
     t0 = time.perf_counter()
@@ -76,7 +78,11 @@ def kernel_arrays_loop(sim: Simulator, ticks: int) -> float:
     return time.perf_counter() - t0
 
 
-VARIANTS = {"bare pybullet": bare_loop, "kernel": kernel_loop, "kernel + arrays": kernel_arrays_loop}
+VARIANTS = {
+    "bare pybullet": bare_loop,
+    "kernel": kernel_loop,
+    "kernel + arrays": kernel_arrays_loop,
+}
 
 
 def measure(n: int, ground: bool, ticks: int, rounds: int) -> dict[str, float]:
@@ -104,18 +110,30 @@ def main() -> None:
             r = measure(n, ground, args.ticks, args.rounds)
             base = r["bare pybullet"]
             for name, rate in r.items():
-                rows.append({
-                    "agents": n, "scene": "resting on ground" if ground else "free fall",
-                    "variant": name, "ticks_per_s": rate, "real_time_factor": rate * 0.0025,
-                    "ratio_to_bare": rate / base,
-                })
+                rows.append(
+                    {
+                        "agents": n,
+                        "scene": "resting on ground" if ground else "free fall",
+                        "variant": name,
+                        "ticks_per_s": rate,
+                        "real_time_factor": rate * 0.0025,
+                        "ratio_to_bare": rate / base,
+                    }
+                )
     print(f"{'agents':>6}  {'scene':<18} {'variant':<16} {'ticks/s':>9} {'RTF':>7} {'ratio':>6}")
     for r in rows:
-        print(f"{r['agents']:>6}  {r['scene']:<18} {r['variant']:<16} {r['ticks_per_s']:>9.1f} "
-              f"{r['real_time_factor']:>7.2f} {r['ratio_to_bare']:>6.3f}")
+        print(
+            f"{r['agents']:>6}  {r['scene']:<18} {r['variant']:<16} {r['ticks_per_s']:>9.1f} "
+            f"{r['real_time_factor']:>7.2f} {r['ratio_to_bare']:>6.3f}"
+        )
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"python": platform.python_version(), "machine": platform.machine(),
-            "ticks": args.ticks, "rounds": args.rounds, "statistic": "median over rounds"}
+    meta = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "ticks": args.ticks,
+        "rounds": args.rounds,
+        "statistic": "median over rounds",
+    }
     OUT.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     print(f"wrote {OUT}")
 

@@ -31,6 +31,7 @@ class Agent:
         self.death_cause: str | None = None
         self.death_time_s: float | None = None
         self.transceiver: Any = None  # set by the comms dispatcher when the agent joins it
+        self.faults: list[str] = []  # faults it suffered and survived so far (physical mode)
         sim.add_agent(self)
 
     def every(
@@ -61,6 +62,8 @@ class PhysicalAgent(Agent):
     """An agent with a Bullet body; pose and velocity are views into the world's state arrays."""
 
     role = "body"
+    crashable = False  # collisions kill it (UAVs); boxes of a drop test may touch freely
+    fault_prone = False  # random faults are injected into it
 
     def __init__(
         self, sim: Simulator, agent_id: int, body_id: int, slot: int, name: str | None = None

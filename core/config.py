@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from core.channels import CommsConfig
+from core.faults import FaultsConfig
 from core.schema import ConfigError, build, did_you_mean, param, to_plain
 
 if sys.version_info >= (3, 11):
@@ -127,11 +129,13 @@ class ResultsConfig:
 
 
 CORE_SECTIONS: dict[str, type] = {
+    "faults": FaultsConfig,
     "simulation": SimulationConfig,
     "mission": MissionConfig,
     "agents": AgentsConfig,
     "world": WorldConfig,
     "results": ResultsConfig,
+    "comms": CommsConfig,
 }
 
 
@@ -143,8 +147,10 @@ class ScenarioConfig:
     agents: AgentsConfig
     world: WorldConfig
     results: ResultsConfig
+    faults: FaultsConfig
     sections: Mapping[str, Any]  # the mission's own sections, validated
     mission_class: type
+    comms: CommsConfig = dataclasses.field(default_factory=CommsConfig)
 
     @property
     def base_dir(self) -> Path:

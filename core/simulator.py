@@ -12,6 +12,8 @@ import numpy as np
 
 from core import faults
 from core.agent import Agent, AgentId, PhysicalAgent
+from core.collisions import CollisionMonitor
+from core.comms import comms_from_scenario
 from core.config import ScenarioConfig, SimulationConfig, WorldConfig
 from core.tasks import Task, TaskScheduler
 from core.world import World
@@ -85,9 +87,11 @@ class Simulator:
         """Build the world, the mission and its agents, and (optionally) the results recorder."""
         sim = cls(scenario.simulation, scenario.world, scenario.base_dir)
         sim.scenario = scenario
+        comms_from_scenario(sim, scenario)  # dispatcher + base stations, before the mission
         mission = scenario.mission_class(sim, scenario)
         sim.mission = mission
         mission.setup()
+        sim.install_faults(scenario.faults)
         if results_dir is not None:
             from core.recorder import Recorder
 
@@ -204,6 +208,17 @@ class Simulator:
     def kill(self, agent: Agent, cause: str, detail: str = "") -> bool:
         """Kill an agent (see core.faults.kill); False if it was already dead."""
         return faults.kill(self, agent, cause, detail)
+
+    def install_faults(self, config: faults.FaultsConfig) -> None:
+        """The collision monitor and the fault injector, as post-tick listeners (in that order),
+        watching every fault-prone agent that exists now (`fault_injector.watch` adds more)."""
+        self.collision_monitor = CollisionMonitor(self, config.collisions)
+        self.world.add_post_tick_listener(self.collision_monitor)
+        self.fault_injector = faults.FaultInjector(self, config)
+        self.fault_injector.watch(
+            [a for a in self.agents.values() if getattr(a, "fault_prone", False)]
+        )
+        self.world.add_post_tick_listener(self.fault_injector)
 
     def _task_failed(self, task: Task, exc: BaseException) -> None:
         owner = task.owner

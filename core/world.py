@@ -153,6 +153,7 @@ class World:
         self._read_ids: list[int] = []  # bodies read each tick, in slot order
         self._read_slots: list[int] = []
         self._read_slots_arr = np.zeros(0, dtype=np.intp)
+        self._body_of_slot: dict[int, int] = {}
         self.owner_of_body: dict[int, Any] = {}  # Bullet body id -> agent (or other owner)
         self.static_bodies: set[int] = set()  # ground, terrain, obstacles
         self.ground_id: int | None = None
@@ -274,6 +275,7 @@ class World:
         body_ids = list(body_ids)
         slots = self.state.add(len(body_ids))
         for body, slot in zip(body_ids, slots):
+            self._body_of_slot[int(slot)] = body
             self._read_ids.append(body)
             self._read_slots.append(int(slot))
             if owner is not None:
@@ -282,6 +284,14 @@ class World:
         # Fill the slots now so state is valid before the first tick.
         self.read_state()
         return slots
+
+    @property
+    def tracked_slots(self) -> np.ndarray:
+        """State slots of the bodies read every tick (live bodies), in read order."""
+        return self._read_slots_arr
+
+    def owner_of_slot(self, slot: int) -> Any:
+        return self.owner_of_body.get(self._body_of_slot.get(slot, -1))
 
     def set_owner(self, body_id: int, owner: Any) -> None:
         self.owner_of_body[body_id] = owner

@@ -45,7 +45,8 @@ BAD = [
     (
         "duplicate ids",
         GOOD.replace("count = 2", "")
-        + "[[agents.list]]\nid = 4\nposition = [0, 0]\n[[agents.list]]\nid = 4\nposition = [1, 1]\n",
+        + "[[agents.list]]\nid = 4\nposition = [0, 0]\n"
+        + "[[agents.list]]\nid = 4\nposition = [1, 1]\n",
         ["agents.list[1].id", "4", "an id not used before"],
     ),
     (

@@ -112,7 +112,12 @@ def test_default_hooks_are_not_installed_as_listeners():
     sc = validate_scenario({"mission": {"type": "missions.drop_test"}}, "t")
     sim = Simulator.from_scenario(sc)
     assert sim.world._pre == []  # DropTest only overrides post_tick
-    assert len(sim.world._post) == 1
+    # Post-tick order: collision monitor, fault injector, then the mission's post_tick.
+    assert [type(getattr(f, "__self__", f)).__name__ for f in sim.world._post] == [
+        "CollisionMonitor",
+        "FaultInjector",
+        "DropTest",
+    ]
     sim.close()
 
 

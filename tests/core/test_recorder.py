@@ -15,7 +15,7 @@ import numpy as np
 
 from core.cli import main
 from core.recorder import TRAJECTORY_DTYPE, read_trajectory
-from core.simulator import RandomStreams, STREAMS
+from core.simulator import STREAMS, RandomStreams
 
 
 def run(repo_root: Path, out: Path, *extra: str) -> None:

@@ -1,0 +1,118 @@
+"""Collision monitor and numerical guard: post-tick listeners that kill agents through `kill()`.
+
+Only agents that can crash (`PhysicalAgent.crashable`, true for UAVs) are judged; boxes of a drop
+test may rest on each other. Rules, from the one contact query of the tick:
+- crashable agent touches another agent: both die (if crashable), each cause naming the other;
+- crashable agent touches static scenery (ground, terrain, obstacle): it dies unless this is a
+  landing, i.e. its speed just before contact is below `landing_speed_mps` and its tilt below
+  `landing_tilt_deg`. An agent resting on the ground has speed ~0, so it is never killed.
+The numerical guard kills an agent whose state is not finite or absurd (beyond `max_speed_mps` or
+`max_distance_m` from the origin) so that one blown-up body cannot corrupt a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.agent import PhysicalAgent
+from core.schema import param
+
+if TYPE_CHECKING:
+    from core.simulator import Simulator
+    from core.world import World
+
+
+@dataclass(frozen=True)
+class CollisionConfig:
+    enabled: bool = param(True, "kill crashable agents on collisions")
+    landing_speed_mps: float = param(
+        1.0, "slower contacts with the ground or obstacles are landings, m/s", ge=0.0
+    )
+    landing_tilt_deg: float = param(
+        30.0, "landings need a tilt below this, degrees", ge=0.0, le=180.0
+    )
+    # Bullet clamps body speeds at 100 m/s: a body at the clamp has already blown up.
+    max_speed_mps: float = param(99.0, "numerical guard: faster bodies are blown up, m/s", gt=0.0)
+    max_distance_m: float = param(1.0e6, "numerical guard: farther bodies are blown up, m", gt=0.0)
+
+
+def tilt_deg(quaternion: np.ndarray) -> np.ndarray:
+    """Angle between body z and world z, degrees, for (..., 4) quaternions (x, y, z, w)."""
+    x, y = quaternion[..., 0], quaternion[..., 1]
+    cos_tilt = 1.0 - 2.0 * (x * x + y * y)  # world-z component of the body z axis
+    return np.degrees(np.arccos(np.clip(cos_tilt, -1.0, 1.0)))
+
+
+class CollisionMonitor:
+    """Post-tick: judge this tick's contacts; keep each body's velocity for the next judgement."""
+
+    def __init__(self, sim: Simulator, config: CollisionConfig) -> None:
+        self.sim = sim
+        self.config = config
+        self._prev_velocity = sim.world.state.linear_velocity.copy()
+        self.landings = 0
+
+    def post_tick(self, world: World) -> None:
+        state = world.state
+        contacts = world.contacts
+        if contacts and self.config.enabled:
+            self._judge(world, contacts)
+        self._guard(world)
+        self._prev_velocity = state.linear_velocity.copy()
+
+    def _judge(self, world: World, contacts) -> None:
+        owners = world.owner_of_body
+        statics = world.static_bodies
+        for c in contacts:
+            a, b = owners.get(c.body_a), owners.get(c.body_b)
+            if a is not None and b is not None:
+                self._agents_collide(a, b)
+            elif a is not None and c.body_b in statics:
+                self._touch_scenery(a, c.body_b, world)
+            elif b is not None and c.body_a in statics:
+                self._touch_scenery(b, c.body_a, world)
+
+    def _agents_collide(self, a: PhysicalAgent, b: PhysicalAgent) -> None:
+        for me, other in ((a, b), (b, a)):
+            if getattr(me, "crashable", False) and me.alive:
+                self.sim.kill(me, self._cause(me, f"collision: with agent {other.id}"))
+
+    def _touch_scenery(self, agent: PhysicalAgent, body: int, world: World) -> None:
+        if not (getattr(agent, "crashable", False) and agent.alive):
+            return
+        speed = float(np.linalg.norm(self._prev_velocity[agent.slot]))
+        tilt = float(tilt_deg(world.state.orientation[agent.slot]))
+        if speed < self.config.landing_speed_mps and tilt < self.config.landing_tilt_deg:
+            return
+        what = "ground" if body == world.ground_id else f"obstacle {body}"
+        cause = f"crash: into {what} at {speed:.2f} m/s, tilt {tilt:.0f} deg"
+        self.sim.kill(agent, self._cause(agent, cause))
+
+    @staticmethod
+    def _cause(agent: PhysicalAgent, cause: str) -> str:
+        faults = getattr(agent, "faults", None)
+        return f"{cause} (after {'; '.join(faults)})" if faults else cause
+
+    def _guard(self, world: World) -> None:
+        state = world.state
+        slots = world.tracked_slots
+        if len(slots) == 0:
+            return
+        pos = state.position[slots]
+        vel = state.linear_velocity[slots]
+        bad = ~np.isfinite(pos).all(axis=1) | ~np.isfinite(vel).all(axis=1)
+        bad |= np.einsum("ij,ij->i", vel, vel) > self.config.max_speed_mps**2
+        bad |= np.einsum("ij,ij->i", pos, pos) > self.config.max_distance_m**2
+        if not bad.any():
+            return
+        for slot in slots[bad]:
+            agent = world.owner_of_slot(int(slot))
+            if agent is not None and agent.alive:
+                self.sim.kill(
+                    agent,
+                    f"numerical: state blew up (position {state.position[slot].round(3).tolist()}, "
+                    f"velocity {state.linear_velocity[slot].round(3).tolist()})",
+                )
