@@ -1,0 +1,72 @@
+"""Hover / keep-spot (QRSim's KeepSpot task): every UAV holds its start position.
+
+UAVs start airborne at their configured position (z from the agent spec, or `altitude_m`) in
+Position mode. The reward of each tick is -|p - p0|^2 (m^2), averaged over agents; the mission
+reports its mean over the run and the RMS and largest position errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.geo import heading_to_yaw
+from core.mission import Mission
+from core.schema import param
+from core.world import World
+from uav.config import UavSection
+from uav.swarm import Swarm
+
+
+@dataclass(frozen=True)
+class HoverConfig:
+    altitude_m: float = param(10.0, "hover height of agents whose spec has z = 0, m", gt=0.0)
+    settle_s: float = param(1.0, "time before the reward starts counting, s", ge=0.0)
+
+
+class Hover(Mission):
+    description = "keep-spot: hold the start position; reward = -squared distance"
+    sections = {"uav": UavSection, "hover": HoverConfig}
+
+    def setup(self) -> None:
+        cfg: HoverConfig = self.config.section("hover")
+        self.cfg = cfg
+        specs = self.config.agents.resolved()
+        start = np.array([s.position for s in specs], dtype=float)
+        start[start[:, 2] == 0.0, 2] = cfg.altitude_m
+        yaws = np.array([heading_to_yaw(s.heading_deg) for s in specs])
+        uav = self.config.section("uav").load(self.config.base_dir)
+        self.swarm = Swarm(self.sim, uav, [s.id for s in specs], start, yaws, hovering=True)
+        self.start = start
+        self.reward_sum = 0.0
+        self.sq_sum = 0.0
+        self.samples = 0
+        self.max_error_m = 0.0
+
+    def post_tick(self, world: World) -> None:
+        if world.time_s < self.cfg.settle_s:
+            return
+        alive = self.swarm.alive
+        if not alive.any():
+            return
+        pos = world.state.position[self.swarm.rows][alive]
+        sq = np.sum((pos - self.start[alive]) ** 2, axis=1)
+        self.reward_sum -= float(sq.mean())
+        self.sq_sum += float(sq.mean())
+        self.samples += 1
+        self.max_error_m = max(self.max_error_m, float(np.sqrt(sq.max())))
+
+    def sample(self) -> dict[str, float]:
+        pos = self.sim.world.state.position[self.swarm.rows]
+        err = np.linalg.norm(pos - self.start, axis=1)[self.swarm.alive]
+        return {"mean_error_m": float(err.mean()) if len(err) else float("nan")}
+
+    def metrics(self) -> dict[str, float]:
+        n = max(self.samples, 1)
+        return {
+            "mean_reward_m2": self.reward_sum / n,
+            "rms_error_m": float(np.sqrt(self.sq_sum / n)),
+            "max_error_m": self.max_error_m,
+            "alive": int(self.swarm.alive.sum()),
+        }

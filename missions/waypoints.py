@@ -1,0 +1,88 @@
+"""Waypoints: every UAV takes off and flies a list of waypoints in Position mode.
+
+Waypoints are (x, y, z) in m, relative to each agent's start (x, y) so that a formation flies
+the same pattern side by side. A waypoint counts as reached within `acceptance_radius_m`; the
+mission is done when every live agent has reached the last one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.config import ConfigError
+from core.geo import heading_to_yaw
+from core.mission import Mission
+from core.schema import param
+from uav.agents import AutonomousUavAgent
+from uav.config import UavSection
+from uav.swarm import Swarm
+
+
+@dataclass(frozen=True)
+class WaypointsConfig:
+    points: tuple[tuple[float, float, float], ...] = param(
+        ((0.0, 0.0, 5.0),), "waypoints (x, y, z), m, relative to each agent's start x, y"
+    )
+    acceptance_radius_m: float = param(
+        0.5, "distance at which a waypoint counts as reached, m", gt=0
+    )
+    check_period_s: float = param(0.1, "how often agents check their progress, s", gt=0.0)
+
+    def validate(self, path: str, file: str) -> None:
+        if not self.points:
+            raise ConfigError(file, f"{path}.points", [], "at least one waypoint")
+
+
+class Waypoints(Mission):
+    description = "fly a list of waypoints in Position mode, with an acceptance radius"
+    sections = {"uav": UavSection, "waypoints": WaypointsConfig}
+
+    def setup(self) -> None:
+        cfg: WaypointsConfig = self.config.section("waypoints")
+        self.cfg = cfg
+        specs = self.config.agents.resolved()
+        start = np.array([s.position for s in specs], dtype=float)
+        yaws = np.array([heading_to_yaw(s.heading_deg) for s in specs])
+        uav = self.config.section("uav").load(self.config.base_dir)
+        rest = start.copy()
+        rest[:, 2] += 0.09  # centre of mass above the landing legs
+        self.swarm = Swarm(self.sim, uav, [s.id for s in specs], rest, yaws)
+        self.origin = start[:, :2]
+        self.next = np.zeros(len(specs), dtype=int)
+        self.reached_s: list[list[float]] = [[] for _ in specs]
+        for k, agent in enumerate(self.swarm.agents):
+            self._fly_to(k, agent)
+            agent.every(
+                cfg.check_period_s, lambda k=k, a=agent: self._check(k, a), name="waypoints"
+            )
+
+    def _fly_to(self, k: int, agent: AutonomousUavAgent) -> None:
+        x, y, z = self.cfg.points[self.next[k]]
+        agent.goto(self.origin[k, 0] + x, self.origin[k, 1] + y, z)
+
+    def _check(self, k: int, agent: AutonomousUavAgent) -> None:
+        if self.next[k] >= len(self.cfg.points):
+            return
+        if agent.target_distance <= self.cfg.acceptance_radius_m:
+            self.reached_s[k].append(self.sim.time_s)
+            self.next[k] += 1
+            if self.next[k] < len(self.cfg.points):
+                self._fly_to(k, agent)
+
+    def is_done(self) -> bool:
+        done = self.next >= len(self.cfg.points)
+        return bool(np.all(done | ~self.swarm.alive))
+
+    def sample(self) -> dict[str, float]:
+        return {"waypoints_reached": int(self.next.sum())}
+
+    def metrics(self) -> dict[str, float]:
+        finished = [r[-1] for r, n in zip(self.reached_s, self.next) if n >= len(self.cfg.points)]
+        return {
+            "waypoints": len(self.cfg.points),
+            "reached": int(self.next.sum()),
+            "agents_finished": len(finished),
+            "last_finish_s": max(finished) if finished else None,
+        }

@@ -1,0 +1,121 @@
+"""Closed-loop step responses of the default airframe: the numbers of issue 3's "Done when"."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from uav_helpers import CONFIG, make_swarm, run, settle_time, times
+
+from uav import control as ctl
+
+WEIGHT = CONFIG.airframe.weight_n
+
+
+def test_roll_step_settles_within_1deg_in_half_a_second() -> None:
+    sim, swarm = make_swarm()
+    uav = swarm.agents[0]
+    roll = math.radians(20.0)
+    uav.command_attitude(roll, 0.0, 0.0, WEIGHT / math.cos(roll))
+    r = run(sim, 0.8, lambda: math.degrees(uav.euler[0]))
+    assert settle_time(times(r), r - 20.0, 1.0) <= 0.5
+    assert r.max() < 21.0
+
+
+def test_altitude_step_2_to_12_m() -> None:
+    sim, swarm = make_swarm([(0.0, 0.0, 2.0)])
+    uav = swarm.agents[0]
+    uav.fly(0.0, 0.0, 12.0, 0.0)
+    z = run(sim, 9.0, lambda: float(uav.position[2]))
+    t = times(z)
+    assert z.max() - 12.0 <= 1.0  # overshoot at most 1 m
+    assert np.all(np.abs(z[t >= 6.0] - 12.0) <= 0.1)  # within 10 cm from 6 s on
+    assert np.abs(z[t >= 8.0] - 12.0).max() < 0.02  # steady state within 2 cm
+
+
+def test_heading_step_90deg() -> None:
+    sim, swarm = make_swarm()
+    uav = swarm.agents[0]
+    uav.fly(0.0, 0.0, 10.0, 0.0)
+    uav.fly(0.0, 0.0, 10.0, 90.0)
+    h = run(sim, 4.0, lambda: uav.heading_deg)
+    error = (h - 90.0 + 180.0) % 360.0 - 180.0
+    assert settle_time(times(h), error, 2.0) <= 3.0
+    assert error.max() <= 5.0  # overshoot past 90 deg
+
+
+def test_ground_speed_step_0_to_5_m_s_within_tilt_limit() -> None:
+    sim, swarm = make_swarm()
+    uav = swarm.agents[0]
+    uav.fly(5.0, 0.0, 10.0, 90.0)  # forward, facing east (compass 90 deg = ENU yaw 0)
+    s = run(sim, 5.0, lambda: (float(np.hypot(*uav.velocity[:2])), uav.tilt_deg))
+    assert settle_time(times(s), s[:, 0] - 5.0, 0.25) <= 4.0
+    assert s[:, 1].max() <= CONFIG.airframe.max_tilt_deg
+    v = uav.velocity
+    assert abs(math.degrees(math.atan2(v[1], v[0]))) < 0.5  # flying east
+
+
+def test_vertical_speed_2_m_s_climb() -> None:
+    sim, swarm = make_swarm()
+    uav = swarm.agents[0]
+    uav.fly_velocity(0.0, 0.0, 2.0)
+    vz = run(sim, 2.5, lambda: float(uav.velocity[2]))
+    assert settle_time(times(vz), vz - 2.0, 0.1) <= 2.0
+
+
+def test_position_hold_under_a_constant_push() -> None:
+    """A constant 0.5 N side force (think steady wind): the integrators reject it."""
+    sim, swarm = make_swarm()
+    uav = swarm.agents[0]
+    uav.hold()
+    target = uav.position.copy()
+    push = (0.3, -0.4, 0.0)
+    sim.environment.append(lambda s: s.world.apply_force(uav.body_id, push, uav.position))
+    run(sim, 15.0)  # settle
+    err = run(sim, 30.0, lambda: float(np.linalg.norm(uav.position - target)))
+    rms = float(np.sqrt(np.mean(err**2)))
+    assert rms < 0.02
+
+
+def test_mode_switches_in_flight_are_bumpless() -> None:
+    """GSAH at 3 m/s -> Position -> Attitude: tilt changes < 2 deg in the first 0.1 s."""
+    sim, swarm = make_swarm()
+    uav = swarm.agents[0]
+    uav.fly(3.0, 1.0, 10.0, 30.0)
+    run(sim, 4.0)
+    for mode in (ctl.POSITION, ctl.ATTITUDE, ctl.GROUND_SPEED_ALTITUDE_AND_HEADING):
+        before = np.degrees(uav.euler[:2])
+        uav.set_mode(mode)
+        assert uav.mode is mode
+        after = run(sim, 0.1, lambda: np.degrees(uav.euler[:2]))
+        assert np.abs(after - before).max() < 2.0, mode
+        run(sim, 1.0)
+
+
+def test_take_off_hold_and_land() -> None:
+    sim, swarm = make_swarm([(0.0, 0.0, 0.09)], hovering=False)
+    uav = swarm.agents[0]
+    run(sim, 0.5)
+    rest_z = float(uav.position[2])
+    assert uav.mode is ctl.MANUAL
+    uav.take_off(5.0)
+    run(sim, 6.0)
+    assert abs(uav.position[2] - 5.0) < 0.05
+    assert np.hypot(*uav.position[:2]) < 0.05
+    uav.land()
+    run(sim, 12.0)
+    assert uav.landed
+    assert uav.mode is ctl.MANUAL
+    assert abs(uav.position[2] - rest_z) < 0.02
+    assert uav.alive
+
+
+def test_a_killed_uav_is_masked_out_of_the_swarm() -> None:
+    sim, swarm = make_swarm([(0.0, 0.0, 10.0), (5.0, 0.0, 10.0)])
+    a, b = swarm.agents
+    sim.kill(a, "test")
+    run(sim, 1.0)
+    assert not swarm.alive[0] and swarm.alive[1]
+    assert np.all(swarm.motors.thrust[0] == 0.0)
+    assert abs(b.position[2] - 10.0) < 0.01  # the other one still hovers
+    assert sim.world.num_bodies == 2  # the ground and b

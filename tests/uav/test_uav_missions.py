@@ -1,0 +1,39 @@
+"""The shipped hover and waypoints scenarios load and fly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.config import load_scenario
+from core.schema import ConfigError
+from core.simulator import Simulator
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+def test_hover_scenario_keeps_spot_within_a_centimetre() -> None:
+    sim = Simulator.from_scenario(
+        load_scenario(CONFIGS / "hover.toml", ["simulation.duration_s=3"])
+    )
+    sim.run()
+    m = sim.finish()["metrics"]
+    assert m["alive"] == 4
+    assert m["rms_error_m"] < 0.01
+    assert m["mean_reward_m2"] <= 0.0 and m["mean_reward_m2"] > -1e-4
+
+
+def test_waypoints_scenario_visits_every_waypoint() -> None:
+    sim = Simulator.from_scenario(load_scenario(CONFIGS / "waypoints.toml"))
+    reason = sim.run()
+    m = sim.finish()["metrics"]
+    assert reason == "mission done"
+    assert m["agents_finished"] == 3 and m["reached"] == 15
+    assert m["last_finish_s"] < 40.0
+
+
+def test_a_bad_waypoint_names_the_key() -> None:
+    with pytest.raises(ConfigError) as err:
+        load_scenario(CONFIGS / "waypoints.toml", ["waypoints.points=[[1.0, 2.0]]"])
+    assert err.value.key.startswith("waypoints.points[0]")

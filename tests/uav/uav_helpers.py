@@ -1,0 +1,48 @@
+"""Shared helpers of the uav tests: one simulator with a swarm, and stepping while sampling."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from core.config import WorldConfig
+from core.simulator import Simulator
+from uav.config import UavConfig, load_uav_config
+from uav.swarm import Swarm
+
+CONFIG: UavConfig = load_uav_config()
+
+
+def make_swarm(
+    positions: Any = ((0.0, 0.0, 10.0),), yaws: Any = None, hovering: bool = True
+) -> tuple[Simulator, Swarm]:
+    """A simulator with a ground plane and a swarm of the default airframe."""
+    sim = Simulator(world=WorldConfig())
+    positions = np.asarray(positions, dtype=float)
+    yaws = np.zeros(len(positions)) if yaws is None else np.asarray(yaws, dtype=float)
+    swarm = Swarm(sim, CONFIG, range(1, len(positions) + 1), positions, yaws, hovering=hovering)
+    return sim, swarm
+
+
+def run(sim: Simulator, seconds: float, sample: Callable[[], Any] | None = None) -> np.ndarray:
+    """Step `seconds` of simulated time; returns the samples taken after each tick (see
+    `times` for their times)."""
+    out = []
+    for _ in range(round(seconds / sim.world.tick_s)):
+        sim.step()
+        if sample is not None:
+            out.append(sample())
+    return np.asarray(out)
+
+
+def times(samples: np.ndarray, tick_s: float = 0.0025) -> np.ndarray:
+    """Time (s) of each sample returned by `run`, counted from the start of that run."""
+    return np.arange(1, len(samples) + 1) * tick_s
+
+
+def settle_time(t: np.ndarray, error: np.ndarray, band: float) -> float:
+    """The last time |error| is outside `band` (0 if never)."""
+    outside = np.abs(error) > band
+    return float(t[outside].max()) if outside.any() else 0.0

@@ -1,0 +1,175 @@
+"""UAV agents: thin handles (an index into a `Swarm`) that read and write its arrays.
+
+`UavAgent` is flown by external commands (Manual and Attitude modes, e.g. a joystick);
+`AutonomousUavAgent` by ground speed, vertical speed or altitude, heading and position, with
+take-off, landing and position hold. A command in a new mode switches bumplessly; the values it
+passes then replace the setpoints the switch initialised.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.agent import PhysicalAgent
+from core.geo import heading_to_yaw, yaw_to_heading
+from uav import control as ctl
+
+if TYPE_CHECKING:
+    from core.simulator import Simulator
+    from uav.swarm import Swarm
+
+
+class UavAgent(PhysicalAgent):
+    """A quadrotor commanded by stick (Manual) or by attitude (Attitude)."""
+
+    role = "uav"
+
+    def __init__(
+        self, sim: Simulator, agent_id: int, body_id: int, slot: int, swarm: Swarm, index: int
+    ) -> None:
+        self.swarm, self.index = swarm, int(index)
+        super().__init__(sim, agent_id, body_id, slot)
+
+    # -- state ----------------------------------------------------------------------------
+    @property
+    def mode(self) -> ctl.ControlMode:
+        return self.swarm.mode_of(self.index)
+
+    @property
+    def euler(self) -> np.ndarray:
+        """(3,) roll, pitch, yaw in rad (yaw ENU)."""
+        m, _ = self.swarm.measure()
+        return m.euler[self.index]
+
+    @property
+    def tilt_deg(self) -> float:
+        """Angle between body z and world z, degrees."""
+        q = self.orientation
+        up_z = 1.0 - 2.0 * (q[0] ** 2 + q[1] ** 2)
+        return math.degrees(math.acos(max(-1.0, min(1.0, up_z))))
+
+    @property
+    def heading_deg(self) -> float:
+        """Compass heading, degrees (0 = north, 90 = east)."""
+        return float(yaw_to_heading(self.euler[2]))
+
+    @property
+    def altitude(self) -> float:
+        """Height of the centre of mass above z = 0, m."""
+        return float(self.position[2])
+
+    @property
+    def motor_thrust(self) -> np.ndarray:
+        """(4,) current motor thrusts, N."""
+        return self.swarm.motors.thrust[self.index]
+
+    def set_mode(self, mode: ctl.ControlMode) -> None:
+        """Switch mode keeping the current commands (bumpless)."""
+        self.swarm.set_mode(self.index, mode)
+
+    def _enter(self, mode: ctl.ControlMode) -> None:
+        if self.mode is not mode:
+            self.swarm.set_mode(self.index, mode)
+
+    # -- commands -------------------------------------------------------------------------
+    def command_manual(self, throttle: float, roll: float, pitch: float, yaw: float) -> None:
+        """Manual: throttle in [0, 1], roll/pitch/yaw stick in [-1, 1] straight to the mixer."""
+        self._enter(ctl.MANUAL)
+        self.swarm.setpoints.manual[self.index] = (
+            min(max(throttle, 0.0), 1.0),
+            *(min(max(v, -1.0), 1.0) for v in (roll, pitch, yaw)),
+        )
+
+    def command_attitude(
+        self, roll_rad: float, pitch_rad: float, yaw_rate_rad_s: float, thrust_n: float
+    ) -> None:
+        """Attitude: roll and pitch angles (rad), yaw rate (rad/s), collective thrust (N)."""
+        self._enter(ctl.ATTITUDE)
+        sp = self.swarm.setpoints
+        sp.attitude[self.index] = (roll_rad, pitch_rad, yaw_rate_rad_s)
+        sp.thrust[self.index] = thrust_n
+
+    def on_killed(self, cause: str) -> None:
+        self.swarm.kill(self.index)
+
+
+class AutonomousUavAgent(UavAgent):
+    """A quadrotor commanded by speeds, altitude, heading or position. Subclass it and add
+    behaviour with `self.every(period_s, fn)`."""
+
+    def fly_velocity(self, vx: float, vy: float, vz: float, yaw_rate_rad_s: float = 0.0) -> None:
+        """GroundSpeedAndVertSpeed: vx, vy in the heading frame and vz (m/s), yaw rate."""
+        self._enter(ctl.GROUND_SPEED_AND_VERT_SPEED)
+        sp = self.swarm.setpoints
+        sp.velocity[self.index] = (vx, vy, vz)
+        sp.attitude[self.index, 2] = yaw_rate_rad_s
+
+    def fly_altitude(self, vx: float, vy: float, altitude_m: float, yaw_rate: float = 0.0) -> None:
+        """GroundSpeedAndAltitude: vx, vy (m/s, heading frame), altitude (m), yaw rate (rad/s)."""
+        self._enter(ctl.GROUND_SPEED_AND_ALTITUDE)
+        sp = self.swarm.setpoints
+        sp.velocity[self.index, :2] = (vx, vy)
+        sp.altitude[self.index] = altitude_m
+        sp.attitude[self.index, 2] = yaw_rate
+
+    def fly(
+        self, vx: float, vy: float, altitude_m: float, heading_deg: float | None = None
+    ) -> None:
+        """GroundSpeedAltitudeAndHeading: vx, vy (m/s, heading frame), altitude (m), compass
+        heading (deg; None keeps the current target)."""
+        self._enter(ctl.GROUND_SPEED_ALTITUDE_AND_HEADING)
+        sp = self.swarm.setpoints
+        sp.velocity[self.index, :2] = (vx, vy)
+        sp.altitude[self.index] = altitude_m
+        if heading_deg is not None:
+            sp.yaw[self.index] = heading_to_yaw(heading_deg)
+
+    def goto(self, x: float, y: float, altitude_m: float, heading_deg: float | None = None) -> None:
+        """Position: fly to (x, y) m at `altitude_m` and hold there; compass heading in deg."""
+        self._enter(ctl.POSITION)
+        sp = self.swarm.setpoints
+        sp.position[self.index] = (x, y)
+        sp.altitude[self.index] = altitude_m
+        if heading_deg is not None:
+            sp.yaw[self.index] = heading_to_yaw(heading_deg)
+
+    @property
+    def target_distance(self) -> float:
+        """Distance from the Position-mode target, m."""
+        sp = self.swarm.setpoints
+        target = (*sp.position[self.index], sp.altitude[self.index])
+        return float(np.linalg.norm(self.position - np.asarray(target)))
+
+    def hold(self) -> None:
+        """Hold the current position, altitude and heading (Position mode)."""
+        p = self.position
+        self.goto(float(p[0]), float(p[1]), float(p[2]), self.heading_deg)
+
+    def take_off(self, altitude_m: float) -> None:
+        """Climb vertically to `altitude_m` above z = 0 and hold position there."""
+        p = self.position
+        self.goto(float(p[0]), float(p[1]), altitude_m, self.heading_deg)
+
+    def land(self, check_period_s: float = 0.1) -> None:
+        """Descend at the airframe's land speed; once on the ground, motors off (Manual)."""
+        self.fly_velocity(0.0, 0.0, -self.swarm.config.control.land_speed_m_s)
+        self.landed = False
+        still, descending = [0], [False]
+        speed = self.swarm.config.control.land_speed_m_s
+
+        def check() -> None:
+            if self.mode is not ctl.GROUND_SPEED_AND_VERT_SPEED:
+                task.cancel()  # another command took over
+                return
+            vz = float(self.velocity[2])
+            descending[0] = descending[0] or vz < -0.5 * speed
+            still[0] = still[0] + 1 if descending[0] and abs(vz) < 0.05 else 0
+            if still[0] >= 5:  # stopped for 0.5 s while commanded down: on the ground
+                self.command_manual(0.0, 0.0, 0.0, 0.0)
+                self.landed = True
+                task.cancel()
+
+        task = self.every(check_period_s, check, name="land")

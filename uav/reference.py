@@ -1,0 +1,190 @@
+"""Plain one-agent reference of every vectorised kernel (scalars and lists, no numpy arrays).
+
+Written straight from the equations, with `if` where the vectorised code uses masks, so that
+tests can check the swarm code against it on random states (uav/control.py, mixer.py, pid.py,
+model.py). Slow by design; never used in a run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from uav.control import ControlConfig, ControlMode
+from uav.model import Airframe
+from uav.pid import PidGains
+
+Vec = list[float]
+
+
+def quat_to_matrix(q: Vec) -> list[Vec]:
+    x, y, z, w = q
+    return [
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ]
+
+
+def euler(r: list[Vec]) -> Vec:
+    return [
+        math.atan2(r[2][1], r[2][2]),
+        math.asin(max(-1.0, min(1.0, -r[2][0]))),
+        math.atan2(r[1][0], r[0][0]),
+    ]
+
+
+def rotate(r: list[Vec], v: Vec) -> Vec:
+    return [sum(r[i][j] * v[j] for j in range(3)) for i in range(3)]
+
+
+def rotate_back(r: list[Vec], v: Vec) -> Vec:
+    return [sum(r[j][i] * v[j] for j in range(3)) for i in range(3)]
+
+
+def pid_step(g: PidGains, integral: float, error: float, rate: float, dt: float) -> tuple:
+    """One axis: returns (output, new integral)."""
+    p_d = g.kp * error - g.kd * rate
+    trial = min(max(integral + g.ki * dt * error, -g.i_limit), g.i_limit)
+    raw = p_d + trial
+    if not (abs(raw) > g.out_limit and error * raw > 0):
+        integral = trial
+    return min(max(p_d + integral, -g.out_limit), g.out_limit), integral
+
+
+@dataclass
+class AgentState:
+    """Everything the controller of one agent remembers between ticks."""
+
+    outer_i: Vec = field(default_factory=lambda: [0.0] * 4)
+    speed_i: Vec = field(default_factory=lambda: [0.0] * 3)
+    attitude_i: Vec = field(default_factory=lambda: [0.0] * 3)
+    prev_speed: Vec = field(default_factory=lambda: [0.0] * 3)
+    prev_r: float = 0.0
+    thrust: Vec = field(default_factory=lambda: [0.0] * 4)
+
+
+@dataclass
+class AgentSetpoints:
+    mode: ControlMode
+    position: Vec  # x, y m
+    altitude: float
+    yaw: float
+    velocity: Vec  # vx, vy heading frame, vz
+    attitude: Vec  # roll, pitch, yaw rate
+    thrust: float
+    manual: Vec
+
+
+def control(
+    af: Airframe,
+    cfg: ControlConfig,
+    dt: float,
+    sp: AgentSetpoints,
+    s: AgentState,
+    pos: Vec,
+    quat: Vec,
+    vel: Vec,
+    omega: Vec,
+) -> Vec:
+    """One tick of the cascade for one agent -> [collective N, torque x, y, z N m]."""
+    r = quat_to_matrix(quat)
+    roll, pitch, yaw = euler(r)
+    rate = rotate_back(r, omega)
+    stages = sp.mode.stages
+    if "attitude" not in stages:
+        scale = [4 * af.max_thrust_n, *cfg.manual_torque_nm]
+        return [sp.manual[i] * scale[i] for i in range(4)]
+    c, sn = math.cos(yaw), math.sin(yaw)
+    v_h = [c * vel[0] + sn * vel[1], c * vel[1] - sn * vel[0], vel[2]]
+    att_target = list(sp.attitude)
+    thrust = sp.thrust
+    if "velocity" in stages:
+        target = list(sp.velocity)
+        gains = [cfg.position, cfg.position, cfg.altitude, cfg.heading]
+        err = [sp.position[0] - pos[0], sp.position[1] - pos[1], sp.altitude - pos[2]]
+        err.append((sp.yaw - yaw + math.pi) % (2 * math.pi) - math.pi)
+        rates = [vel[0], vel[1], vel[2], rate[2]]
+        out = []
+        for k in range(4):
+            o, s.outer_i[k] = pid_step(gains[k], s.outer_i[k], err[k], rates[k], dt)
+            out.append(o)
+        out[2] = min(max(out[2], -cfg.max_descent_m_s), cfg.max_climb_m_s)
+        ymax = math.radians(cfg.max_yaw_rate_deg_s)
+        out[3] = min(max(out[3], -ymax), ymax)
+        if "position" in stages:
+            sc = min(1.0, cfg.max_speed_m_s / max(math.hypot(out[0], out[1]), 1e-12))
+            target[0] = (c * out[0] + sn * out[1]) * sc
+            target[1] = (c * out[1] - sn * out[0]) * sc
+        if "altitude" in stages:
+            target[2] = out[2]
+        gains = [cfg.ground_speed, cfg.ground_speed, cfg.vertical_speed]
+        acc = []
+        for k in range(3):
+            d = (v_h[k] - s.prev_speed[k]) / dt
+            o, s.speed_i[k] = pid_step(gains[k], s.speed_i[k], target[k] - v_h[k], d, dt)
+            acc.append(o)
+        vert = 9.81 + acc[2]
+        lim = vert * math.tan(math.radians(cfg.max_tilt_deg))
+        sc = min(1.0, lim / max(math.hypot(acc[0], acc[1]), 1e-12))
+        ax, ay = acc[0] * sc, acc[1] * sc
+        att_target[0] = math.atan2(-ay, math.hypot(ax, vert))
+        att_target[1] = math.atan2(ax, vert)
+        if "heading" in stages:
+            att_target[2] = out[3]
+        up = max(r[2][2], math.cos(math.radians(af.max_tilt_deg)))
+        thrust = af.mass_kg * vert / up
+    s.prev_speed = v_h
+    gains = [cfg.attitude, cfg.attitude, cfg.yaw_rate]
+    err = [att_target[0] - roll, att_target[1] - pitch, att_target[2] - rate[2]]
+    rates = [rate[0], rate[1], (rate[2] - s.prev_r) / dt]
+    s.prev_r = rate[2]
+    demand = [thrust]
+    for k in range(3):
+        o, s.attitude_i[k] = pid_step(gains[k], s.attitude_i[k], err[k], rates[k], dt)
+        demand.append(af.inertia_kg_m2[k] * o)
+    return demand
+
+
+def mix(af: Airframe, demand: Vec) -> Vec:
+    """[collective, torque x, y, z] -> four thrusts, roll/pitch before collective before yaw."""
+    f_max, arm, k = af.max_thrust_n, af.arm_length_m, af.yaw_torque_coefficient_m
+    angles = [math.radians(a) for a in (45.0, 135.0, 225.0, 315.0)]
+    xs = [arm * math.cos(a) for a in angles]
+    ys = [arm * math.sin(a) for a in angles]
+    # The X's allocation is orthogonal: each demand maps onto its own motor pattern.
+    diff = [
+        demand[1] * ys[i] / sum(y * y for y in ys) - demand[2] * xs[i] / sum(x * x for x in xs)
+        for i in range(4)
+    ]
+    yaw_pat = [-af.spin[i] / (4 * k) for i in range(4)]
+    span = max(diff) - min(diff)
+    if span > f_max:
+        diff = [d * f_max / span for d in diff]
+    coll = min(max(demand[0] / 4, -min(diff)), f_max - max(diff))
+    base = [d + coll for d in diff]
+    yaw = [demand[3] * p for p in yaw_pat]
+    room = min((f_max - base[i] if yaw[i] > 0 else base[i]) / abs(yaw_pat[i]) for i in range(4))
+    frac = min(max(room / max(abs(demand[3]), 1e-300), 0.0), 1.0)
+    return [min(max(base[i] + yaw[i] * frac, 0.0), f_max) for i in range(4)]
+
+
+def motor_step(af: Airframe, thrust: Vec, command: Vec, dt: float) -> Vec:
+    alpha = 1.0 - math.exp(-dt / af.motor_time_constant_s)
+    return [f + alpha * (min(max(c, 0.0), af.max_thrust_n) - f) for f, c in zip(thrust, command)]
+
+
+def wrench(af: Airframe, thrust: Vec, quat: Vec, vel: Vec) -> tuple[Vec, Vec]:
+    """Four thrusts -> (body-frame force N, world-frame torque N m)."""
+    r = quat_to_matrix(quat)
+    v_b = rotate_back(r, vel)
+    force = [-af.drag_coefficients[i] * v_b[i] for i in range(3)]
+    force[2] += sum(thrust)
+    tau = [0.0, 0.0, 0.0]
+    for i, a in enumerate((45.0, 135.0, 225.0, 315.0)):
+        x = af.arm_length_m * math.cos(math.radians(a))
+        y = af.arm_length_m * math.sin(math.radians(a))
+        tau[0] += y * thrust[i]
+        tau[1] -= x * thrust[i]
+        tau[2] -= af.spin[i] * af.yaw_torque_coefficient_m * thrust[i]
+    return force, rotate(r, tau)

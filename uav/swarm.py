@@ -1,0 +1,132 @@
+"""A swarm: every UAV of one airframe type as struct-of-arrays, flown in one vectorised pass.
+
+`Swarm` is installed in `sim.controllers` (phase 3 of the tick). Per tick it reads the world's
+state arrays, runs the cascade, the mixer and the motors for all agents at once, and applies
+one force and one torque per live body. Agent objects (uav/agents.py) are thin handles that
+read and write these arrays by index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from uav.config import UavConfig
+from uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
+from uav.frames import euler_from_matrix, quat_to_matrix
+from uav.mixer import Mixer
+from uav.model import Motors, WrenchApplier, WrenchModel, create_bodies
+
+if TYPE_CHECKING:
+    from core.simulator import Simulator
+    from uav.agents import UavAgent
+
+
+class Swarm:
+    """N quadrotors of one airframe: bodies, setpoints, controller and motor state."""
+
+    def __init__(
+        self,
+        sim: Simulator,
+        config: UavConfig,
+        ids: Sequence[int],
+        positions: np.ndarray,
+        yaws: np.ndarray,
+        agent_class: type[UavAgent] | None = None,
+        hovering: bool = False,
+    ) -> None:
+        """Create one body and agent per id: (N, 3) start positions m, (N,) ENU yaws rad.
+
+        `hovering`: start airborne in Position mode holding the start pose, motors at hover
+        thrust; otherwise motors off in Manual mode (sitting on the ground).
+        """
+        from uav.agents import AutonomousUavAgent
+
+        self.sim, self.config = sim, config
+        world = sim.world
+        positions = np.asarray(positions, dtype=float).reshape(-1, 3)
+        n = len(positions)
+        self.n, self.dt = n, world.tick_s
+        self.bodies = create_bodies(world, config.airframe, positions, np.asarray(yaws))
+        slots = np.asarray(world.track(self.bodies))
+        contiguous = n > 0 and np.array_equal(slots, np.arange(slots[0], slots[0] + n))
+        self.rows: slice | np.ndarray = slice(slots[0], slots[0] + n) if contiguous else slots
+        self.setpoints = Setpoints(n)
+        self.cascade = Cascade(config.airframe, config.control, n, self.dt)
+        self.mixer = Mixer(config.airframe)
+        self.motors = Motors(config.airframe, n, self.dt)
+        self.wrench = WrenchModel(config.airframe)
+        self.applier = WrenchApplier(world)
+        self.alive = np.ones(n, dtype=bool)
+        self._alive_rows: np.ndarray | None = None  # None while all agents live
+        self._live_bodies = list(self.bodies)
+        self.force = np.zeros((n, 3))  # N, body frame, last applied
+        self.torque = np.zeros((n, 3))  # N m, world frame, last applied
+        cls = agent_class or AutonomousUavAgent
+        self.agents = [
+            cls(sim, int(i), b, int(s), self, k)
+            for k, (i, b, s) in enumerate(zip(ids, self.bodies, slots))
+        ]
+        if hovering:
+            self.motors.thrust[:] = config.airframe.weight_n / 4
+            self.cascade.demand[:, 0] = config.airframe.weight_n
+            self.set_mode(np.arange(n), POSITION)
+            sp = self.setpoints
+            sp.position[:] = positions[:, :2]
+            sp.altitude[:] = positions[:, 2]
+            sp.yaw[:] = np.asarray(yaws, dtype=float)
+        sim.controllers.append(self)
+
+    # -- the 400 Hz path ------------------------------------------------------------------
+    def measure(self) -> tuple[Measured, np.ndarray]:
+        """Measurements of every agent from the world's state arrays, and (N, 3, 3) rotations."""
+        state, rows = self.sim.world.state, self.rows
+        rot = quat_to_matrix(state.orientation[rows])
+        omega = state.angular_velocity[rows]
+        body_rate = np.einsum("nji,nj->ni", rot, omega)
+        m = Measured(
+            state.position[rows],
+            state.linear_velocity[rows],
+            euler_from_matrix(rot),
+            body_rate,
+            rot[:, 2, 2],
+        )
+        return m, rot
+
+    def __call__(self, sim: Simulator) -> None:
+        """Phase 3: setpoints -> cascade -> mixer -> motors -> one force + one torque per body."""
+        if not self._live_bodies:
+            return
+        m, rot = self.measure()
+        command = self.mixer.mix(self.cascade.compute(self.setpoints, m))
+        if self._alive_rows is not None:
+            command[~self.alive] = 0.0  # dead motors stay off
+        thrust = self.motors.step(command)
+        self.force, self.torque = self.wrench.compute(thrust, rot, m.velocity)
+        if self._alive_rows is None:
+            self.applier.apply(self._live_bodies, self.force, self.torque)
+        else:
+            rows = self._alive_rows
+            self.applier.apply(self._live_bodies, self.force[rows], self.torque[rows])
+
+    # -- agents ---------------------------------------------------------------------------
+    def kill(self, index: int) -> None:
+        """Mask agent `index` out: no more wrench, motors stopped."""
+        self.alive[index] = False
+        self.motors.thrust[index] = 0.0
+        self._alive_rows = np.flatnonzero(self.alive)
+        self._live_bodies = [self.bodies[i] for i in self._alive_rows]
+
+    def mode_of(self, index: int) -> ControlMode:
+        return MODES[self.setpoints.mode[index]]
+
+    def set_mode(self, index: np.ndarray | Sequence[int] | int, mode: ControlMode) -> None:
+        """Switch agents to `mode` bumplessly (see uav.bumpless)."""
+        from uav.bumpless import enter_mode
+
+        idx = np.atleast_1d(np.asarray(index, dtype=np.intp))
+        m, _ = self.measure()
+        enter_mode(self, idx, mode, m)
+        self.setpoints.refresh_masks()
