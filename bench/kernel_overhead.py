@@ -17,6 +17,7 @@ import json
 import platform
 import statistics
 import time
+from itertools import repeat
 from pathlib import Path
 
 import pybullet as pb
@@ -54,8 +55,9 @@ def bare_loop(sim: Simulator, ticks: int) -> float:
     t0 = time.perf_counter()
     for _ in range(ticks):
         step(physicsClientId=cid)
-        poses = [gp(b, physicsClientId=cid) for b in ids]
-        vels = [gv(b, physicsClientId=cid) for b in ids]
+        # The fastest way to make the calls from Python: map with positional arguments.
+        poses = list(map(gp, ids, repeat(cid)))
+        vels = list(map(gv, ids, repeat(cid)))
         pts = contacts(physicsClientId=cid)
     del poses, vels, pts
     return time.perf_counter() - t0

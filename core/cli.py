@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, help="results directory (default: results/<name>-<time>)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=cmd_run)
+    _gui_cli().add_gui_parsers(sub, run, _scenario_args)
 
     val = sub.add_parser("validate", help="check a scenario file and print the resolved config")
     _scenario_args(val)
@@ -43,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
     mis = sub.add_parser("missions", help="list installed mission plug-ins")
     mis.set_defaults(func=cmd_missions)
     return p
+
+
+def _gui_cli():
+    """The optional GUI's command glue (argparse only: pyglet and moderngl load when a GUI
+    command or --video runs). Looked up by name: core/ never depends on gui/ at import time."""
+    return importlib.import_module("gui.cli")
 
 
 def _scenario_args(p: argparse.ArgumentParser) -> None:
@@ -82,6 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     scenario = _load(args)
     out = args.out or default_results_dir(scenario)
     sim = Simulator.from_scenario(scenario, out)
+    capture = _gui_cli().start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
     interrupted = False
     try:
@@ -93,6 +102,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if bar:
             bar.update(sim)
             bar.close()
+    if capture is not None:
+        capture.close()
     summary = sim.finish()
     sim.close()
     _print_summary(summary, out)

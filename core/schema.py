@@ -215,3 +215,39 @@ def field_docs(cls: type) -> list[tuple[str, str, Any, str]]:
         default = f.default if f.default is not _MISSING else "(required)"
         rows.append((f.name, describe(hints[f.name]), default, f.metadata.get("doc", "")))
     return rows
+
+
+def reference_markdown(sections: Mapping[str, Any]) -> str:
+    """Markdown tables of every key of `sections` (name -> dataclass), nested tables included."""
+    out: list[str] = []
+    todo = list(sections.items())
+    while todo:
+        prefix, cls = todo.pop(0)
+        out += [f"**[{prefix}]**", "", "| key | type | default | meaning |", "|---|---|---|---|"]
+        hints = get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            inner = _table_type(hints[f.name])
+            if inner is not None:
+                todo.append((f"{prefix}.{f.name}", inner))
+            default = f.default
+            if default is _MISSING:
+                shown = "(required)"
+            elif dataclasses.is_dataclass(default):
+                shown = "(table)"
+            elif isinstance(default, tuple):
+                shown = "[" + ", ".join(repr(v) for v in default) + "]"
+            else:
+                shown = repr(default).replace("inf", "inf")
+            doc = f.metadata.get("doc", "").replace("|", "\\|")
+            out.append(f"| `{f.name}` | {describe(hints[f.name])} | `{shown}` | {doc} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _table_type(tp: Any) -> type | None:
+    if dataclasses.is_dataclass(tp):
+        return tp
+    args = get_args(tp)
+    if get_origin(tp) is tuple and len(args) == 2 and dataclasses.is_dataclass(args[0]):
+        return args[0]
+    return None

@@ -9,8 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import partial
-from itertools import chain
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -157,8 +156,6 @@ class World:
         self.owner_of_body: dict[int, Any] = {}  # Bullet body id -> agent (or other owner)
         self.static_bodies: set[int] = set()  # ground, terrain, obstacles
         self.ground_id: int | None = None
-        self._get_pose = partial(pb.getBasePositionAndOrientation, physicsClientId=self.client)
-        self._get_vel = partial(pb.getBaseVelocity, physicsClientId=self.client)
         self._raw_contacts: tuple = ()
         self._contacts: list[Contact] | None = []
         self._closed = False
@@ -213,9 +210,11 @@ class World:
     def read_state(self) -> None:
         """Read every live body's pose and velocity once (two calls per body) and the world's
         contacts (one query). Arrays and contact pairs are built on first use."""
-        ids = self._read_ids
+        ids, cid = self._read_ids, repeat(self.client)  # positional args: no keyword parsing
         self.state.set_raw(
-            self._read_slots_arr, list(map(self._get_pose, ids)), list(map(self._get_vel, ids))
+            self._read_slots_arr,
+            list(map(pb.getBasePositionAndOrientation, ids, cid)),
+            list(map(pb.getBaseVelocity, ids, repeat(self.client))),
         )
         self._raw_contacts = pb.getContactPoints(**self._cid)
         self._contacts = None

@@ -1,0 +1,249 @@
+"""Cameras: each is an object with `.matrix` (projection @ view, float64 (4, 4), column vectors).
+
+- OrbitCamera: the overall 3D view; orbit, pan and zoom about a target point.
+- TopCamera: the 2D top view; orthographic, north up, pan and zoom.
+- ChaseCamera / FirstPersonCamera: subjective views attached to one agent's pose.
+
+World frame is ENU (z up). Pixel coordinates used by `project` and `ray` are image coordinates:
+x to the right, y down from the top row, in a viewport of `width` x `height` pixels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+ROTATE_DEG_PER_PX = 0.25  # orbit: degrees of azimuth / elevation per pixel dragged
+ZOOM_PER_NOTCH = 0.9  # distance (or half-height) factor per scroll notch
+Pose = tuple[np.ndarray, np.ndarray]  # position (3,) m, quaternion (4,) x, y, z, w
+
+
+def perspective(fov_y_deg: float, aspect: float, near: float, far: float) -> np.ndarray:
+    f = 1.0 / math.tan(math.radians(fov_y_deg) / 2)
+    m = np.zeros((4, 4))
+    m[0, 0], m[1, 1] = f / aspect, f
+    m[2, 2], m[2, 3] = (far + near) / (near - far), 2 * far * near / (near - far)
+    m[3, 2] = -1.0
+    return m
+
+
+def orthographic(half_w: float, half_h: float, near: float, far: float) -> np.ndarray:
+    m = np.eye(4)
+    m[0, 0], m[1, 1] = 1.0 / half_w, 1.0 / half_h
+    m[2, 2], m[2, 3] = -2.0 / (far - near), -(far + near) / (far - near)
+    return m
+
+
+def look_at(eye: np.ndarray, target: np.ndarray, up: np.ndarray) -> np.ndarray:
+    eye, target, up = (np.asarray(v, dtype=float) for v in (eye, target, up))
+    f = target - eye
+    f /= np.linalg.norm(f)
+    s = np.cross(f, up)
+    if np.linalg.norm(s) < 1e-9:  # looking along `up`: pick any perpendicular side vector
+        s = np.cross(f, [0.0, 1.0, 0.0])
+    s /= np.linalg.norm(s)
+    u = np.cross(s, f)
+    m = np.eye(4)
+    m[0, :3], m[1, :3], m[2, :3] = s, u, -f
+    m[:3, 3] = -m[:3, :3] @ eye
+    return m
+
+
+def yaw_of(q: np.ndarray) -> float:
+    """Yaw (rad, about z, from +x) of an (x, y, z, w) quaternion."""
+    x, y, z, w = q
+    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+class Camera:
+    """Base: aspect ratio, the matrices, projection of points and picking rays."""
+
+    def __init__(self) -> None:
+        self.aspect = 16 / 9
+
+    @property
+    def view(self) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def projection(self) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self.projection @ self.view
+
+    def project(self, points: np.ndarray, width: int, height: int) -> np.ndarray:
+        """(N, 3) world points (m) -> (N, 2) image pixel coordinates (x right, y down) in a
+        `width` x `height` viewport (which also sets the camera's aspect ratio)."""
+        self.aspect = width / max(1, height)
+        p = np.c_[np.asarray(points, dtype=float).reshape(-1, 3), np.ones(len(points))]
+        clip = p @ self.matrix.T
+        ndc = clip[:, :3] / clip[:, 3:4]
+        return np.c_[(ndc[:, 0] + 1) / 2 * width, (1 - ndc[:, 1]) / 2 * height]
+
+    def ray(self, px: float, py: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+        """World-space ray (origin (3,), unit direction (3,)) through image pixel (px, py)."""
+        self.aspect = width / max(1, height)
+        inv = np.linalg.inv(self.matrix)
+        x, y = 2 * px / width - 1, 1 - 2 * py / height
+        near = inv @ np.array([x, y, -1.0, 1.0])
+        far = inv @ np.array([x, y, 1.0, 1.0])
+        a, b = near[:3] / near[3], far[:3] / far[3]
+        d = b - a
+        return a, d / np.linalg.norm(d)
+
+    # input: subclasses override what they support
+    def drag(self, dx: float, dy: float, pan: bool = False) -> None:
+        """Mouse drag by (dx, dy) pixels, pyglet convention (dy > 0 is up)."""
+
+    def scroll(self, notches: float) -> None:
+        """Mouse wheel: positive notches zoom in."""
+
+
+class OrbitCamera(Camera):
+    """Perspective camera orbiting `target` at `distance` m, `azimuth_deg` from +x counter-
+    clockwise and `elevation_deg` above the horizon."""
+
+    def __init__(
+        self,
+        target: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        distance: float = 30.0,
+        azimuth_deg: float = -60.0,
+        elevation_deg: float = 30.0,
+        fov_y_deg: float = 50.0,
+    ) -> None:
+        super().__init__()
+        self.target = np.asarray(target, dtype=float)
+        self.distance = float(distance)
+        self.azimuth_deg = float(azimuth_deg)
+        self.elevation_deg = float(elevation_deg)
+        self.fov_y_deg = fov_y_deg
+
+    @property
+    def eye(self) -> np.ndarray:
+        az, el = math.radians(self.azimuth_deg), math.radians(self.elevation_deg)
+        offset = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
+        return self.target + self.distance * offset
+
+    @property
+    def view(self) -> np.ndarray:
+        return look_at(self.eye, self.target, np.array([0.0, 0.0, 1.0]))
+
+    @property
+    def projection(self) -> np.ndarray:
+        near = max(0.01, self.distance * 0.01)
+        return perspective(self.fov_y_deg, self.aspect, near, self.distance * 20 + 1000)
+
+    def drag(self, dx: float, dy: float, pan: bool = False) -> None:
+        if pan:
+            v = self.view
+            right, up = v[0, :3], v[1, :3]
+            scale = self.distance * 0.0015
+            self.target -= (dx * right + dy * up) * scale
+            return
+        self.azimuth_deg = (self.azimuth_deg - dx * ROTATE_DEG_PER_PX + 180) % 360 - 180
+        self.elevation_deg = float(np.clip(self.elevation_deg - dy * ROTATE_DEG_PER_PX, -89, 89))
+
+    def scroll(self, notches: float) -> None:
+        self.distance = float(np.clip(self.distance * ZOOM_PER_NOTCH**notches, 0.2, 1e5))
+
+
+class TopCamera(Camera):
+    """Orthographic view straight down, north (+y) up; `half_height` m visible above centre."""
+
+    def __init__(self, center: tuple[float, float] = (0.0, 0.0), half_height: float = 20.0) -> None:
+        super().__init__()
+        self.center = np.asarray(center, dtype=float)
+        self.half_height = float(half_height)
+        self.viewport_height = 720  # px, for converting drags to metres
+
+    @property
+    def view(self) -> np.ndarray:
+        eye = np.array([self.center[0], self.center[1], 1000.0])
+        return look_at(eye, eye - [0, 0, 1], np.array([0.0, 1.0, 0.0]))
+
+    @property
+    def projection(self) -> np.ndarray:
+        return orthographic(self.half_height * self.aspect, self.half_height, 1.0, 3000.0)
+
+    def drag(self, dx: float, dy: float, pan: bool = True) -> None:
+        m_per_px = 2 * self.half_height / max(1, self.viewport_height)
+        self.center -= np.array([dx, dy]) * m_per_px
+
+    def scroll(self, notches: float) -> None:
+        self.half_height = float(np.clip(self.half_height * ZOOM_PER_NOTCH**notches, 0.5, 1e5))
+
+
+class _AgentCamera(Camera):
+    """Follows `pose()` (position, quaternion) of one agent; drags turn the look offset."""
+
+    def __init__(self, pose: Callable[[], Pose | None], fov_y_deg: float = 70.0) -> None:
+        super().__init__()
+        self.pose = pose
+        self.fov_y_deg = fov_y_deg
+        self.yaw_offset_deg = 0.0
+        self.pitch_deg = -15.0
+        self._last: Pose = (np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]))
+
+    def _pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """Agent position and the unit look direction (heading + offsets)."""
+        pose = self.pose()
+        if pose is not None and np.all(np.isfinite(pose[0])):
+            self._last = pose
+        pos, q = self._last
+        yaw = yaw_of(q) + math.radians(self.yaw_offset_deg)
+        pitch = math.radians(self.pitch_deg)
+        d = np.array([math.cos(pitch) * math.cos(yaw), math.cos(pitch) * math.sin(yaw)])
+        return np.asarray(pos, dtype=float), np.r_[d, math.sin(pitch)]
+
+    @property
+    def projection(self) -> np.ndarray:
+        return perspective(self.fov_y_deg, self.aspect, 0.05, 2000.0)
+
+    def drag(self, dx: float, dy: float, pan: bool = False) -> None:
+        self.yaw_offset_deg -= dx * ROTATE_DEG_PER_PX
+        self.pitch_deg = float(np.clip(self.pitch_deg + dy * ROTATE_DEG_PER_PX, -89, 89))
+
+
+class ChaseCamera(_AgentCamera):
+    """Behind and above the agent, looking at it along its heading."""
+
+    def __init__(self, pose: Callable[[], Pose | None], distance: float = 4.0) -> None:
+        super().__init__(pose)
+        self.distance = distance
+
+    @property
+    def view(self) -> np.ndarray:
+        pos, d = self._pose()
+        return look_at(pos - d * self.distance, pos, np.array([0.0, 0.0, 1.0]))
+
+    def scroll(self, notches: float) -> None:
+        self.distance = float(np.clip(self.distance * ZOOM_PER_NOTCH**notches, 0.3, 500.0))
+
+
+class FirstPersonCamera(_AgentCamera):
+    """From the agent's position (just ahead of its body) along its heading."""
+
+    def __init__(self, pose: Callable[[], Pose | None], ahead_m: float = 0.3) -> None:
+        super().__init__(pose)
+        self.pitch_deg = -10.0
+        self.ahead_m = ahead_m
+
+    @property
+    def view(self) -> np.ndarray:
+        pos, d = self._pose()
+        eye = pos + d * self.ahead_m
+        return look_at(eye, eye + d, np.array([0.0, 0.0, 1.0]))
+
+
+def framing(points: np.ndarray) -> tuple[np.ndarray, float]:
+    """Centre (3,) and radius (m) of the bounding box of (N, 3) points, for initial cameras."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    pts = pts[np.all(np.isfinite(pts), axis=1)]
+    if len(pts) == 0:
+        return np.zeros(3), 10.0
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    return (lo + hi) / 2, max(2.0, float(np.linalg.norm(hi - lo)) / 2)

@@ -1,0 +1,81 @@
+"""Command-line glue of the GUI: `run --video/--frames`, `view`, `replay`.
+
+This module imports only argparse-level things, so core/cli.py can register the GUI commands
+without loading pyglet or moderngl; those load inside the command functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.simulator import Simulator
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        msg = f"expected WIDTHxHEIGHT such as 1280x720, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if w <= 0 or h <= 0:
+        raise argparse.ArgumentTypeError(f"size must be positive, got {text!r}")
+    return w, h
+
+
+def _video_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--video", type=Path, metavar="OUT.mp4", help="write an MP4 (offscreen, EGL)")
+    p.add_argument("--frames", type=Path, metavar="DIR", help="write PNG frames to DIR")
+    p.add_argument("--fps", type=float, default=30.0, help="frames per simulated second (30)")
+    p.add_argument("--size", type=_size, default=(1280, 720), help="WIDTHxHEIGHT (1280x720)")
+    p.add_argument("--camera", choices=("orbit", "top"), default="orbit", help="video camera")
+
+
+def add_gui_parsers(
+    sub: Any, run: argparse.ArgumentParser, scenario_args: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    """Add `--video/--frames` to `run`, and the `view` and `replay` subcommands."""
+    _video_args(run)
+
+    view = sub.add_parser("view", help="run a scenario in a 3D window with the mission panel")
+    scenario_args(view)
+    view.add_argument("--speed", type=float, help="override simulation.speed (sim s per wall s)")
+    view.add_argument("--size", type=_size, default=(1280, 720), help="window size (1280x720)")
+    view.add_argument("--out", type=Path, help="also record results to this directory")
+    view.set_defaults(func=cmd_view)
+
+    rep = sub.add_parser("replay", help="play a recorded run (results directory) in 3D")
+    rep.add_argument("results", type=Path, help="results directory of a run")
+    rep.add_argument("--speed", type=float, default=1.0, help="playback speed factor (1.0)")
+    _video_args(rep)
+    rep.set_defaults(func=cmd_replay)
+
+
+def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
+    """A gui.offscreen.Capture for `run --video/--frames`, or None when neither is given."""
+    if getattr(args, "video", None) is None and getattr(args, "frames", None) is None:
+        return None
+    from gui.offscreen import Capture
+
+    return Capture(sim, args.video, args.frames, args.fps, args.size, args.camera)
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from core.cli import _load
+    from gui.app import view_scenario
+
+    scenario = _load(args)
+    return view_scenario(scenario, speed=args.speed, size=args.size, results_dir=args.out)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from gui.replay import export_video, replay_window
+
+    if args.video is not None or args.frames is not None:
+        n = export_video(args.results, args.video, args.frames, args.fps, args.size, args.camera)
+        print(f"wrote {n} frames")
+        return 0
+    return replay_window(args.results, speed=args.speed)

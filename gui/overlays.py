@@ -1,0 +1,79 @@
+"""Mission overlays: the small, optional hook a mission implements to draw on the views.
+
+A mission (or any object) that wants to draw areas, paths or a coverage grid defines
+
+    def overlays(self) -> Sequence[Lines | Quads]: ...
+
+returning world-space primitives. core/mission.py knows nothing about it: the GUI looks the method
+up with `getattr`, so missions stay importable and runnable without the GUI installed, and the
+primitives here are plain numpy containers (a mission may also return anything with the same
+attributes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+Color = tuple[float, float, float, float]  # linear RGBA in [0, 1]
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Line segments: `segments` is an (M, 2, 3) array of endpoints in m, world ENU."""
+
+    segments: np.ndarray
+    color: Color = (1.0, 1.0, 1.0, 1.0)
+
+    def __post_init__(self) -> None:
+        seg = np.asarray(self.segments, dtype=np.float32).reshape(-1, 2, 3)
+        object.__setattr__(self, "segments", seg)
+
+
+@dataclass(frozen=True)
+class Quads:
+    """Filled quads: `corners` is an (M, 4, 3) array in m, corners in drawing order."""
+
+    corners: np.ndarray
+    color: Color = (0.2, 0.6, 1.0, 0.35)
+
+    def __post_init__(self) -> None:
+        c = np.asarray(self.corners, dtype=np.float32).reshape(-1, 4, 3)
+        object.__setattr__(self, "corners", c)
+
+
+Overlay = Lines | Quads
+
+
+@runtime_checkable
+class OverlayProvider(Protocol):
+    """What a mission implements to draw; the method is optional."""
+
+    def overlays(self) -> Sequence[Overlay]: ...
+
+
+def overlays_of(obj: Any) -> list[Overlay]:
+    """The overlays `obj` provides, or [] when it has no `overlays()` method."""
+    fn = getattr(obj, "overlays", None)
+    if not callable(fn):
+        return []
+    return [o for o in fn() if isinstance(o, Lines | Quads)]
+
+
+def rectangle(x0: float, y0: float, x1: float, y1: float, z: float = 0.02) -> np.ndarray:
+    """(4, 3) corners of an axis-aligned ground rectangle, m."""
+    return np.array([[x0, y0, z], [x1, y0, z], [x1, y1, z], [x0, y1, z]], dtype=np.float32)
+
+
+def ground_cross(xy: np.ndarray, half_m: float = 0.5, z: float = 0.03) -> np.ndarray:
+    """(2 N, 2, 3) segments of an X centred on each of the (N, 2) ground points."""
+    xy = np.asarray(xy, dtype=np.float32).reshape(-1, 2)
+    out = np.zeros((len(xy), 2, 2, 3), dtype=np.float32)
+    for k, sign in enumerate((1.0, -1.0)):
+        out[:, k, 0, :2] = xy + np.array([-half_m, -sign * half_m])
+        out[:, k, 1, :2] = xy + np.array([half_m, sign * half_m])
+    out[..., 2] = z
+    return out.reshape(-1, 2, 3)

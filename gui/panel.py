@@ -1,0 +1,115 @@
+"""The mission panel: buttons, HUD and the agent list, drawn with Pillow, hit-tested by rectangle.
+
+Pixel coordinates here are panel-local, origin top-left, y down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from gui.text import LINE_PX, PAD_PX, font
+
+PANEL_W = 360  # px
+BUTTON_W, BUTTON_H, BUTTONS_PER_ROW = 64, 24, 5
+BG = (28, 32, 40, 255)
+FG = (235, 235, 235, 255)
+DIM = (150, 155, 165, 255)
+BUTTON_BG = (60, 68, 84, 255)
+HILITE = (120, 100, 20, 255)
+DEAD_FG = (230, 90, 80, 255)
+
+
+@dataclass(frozen=True)
+class Button:
+    label: str
+    action: str  # name of the app method it calls
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    agent_id: int
+    role: str
+    mode: str
+    altitude_m: float
+    speed_m_s: float
+    alive: bool
+
+    def text(self) -> str:
+        state = "yes" if self.alive else "dead"
+        return (
+            f"{self.agent_id:>5} {self.role[:6]:<6} {self.mode[:9]:<9} "
+            f"{self.altitude_m:7.2f} {self.speed_m_s:6.2f} {state:>4}"
+        )
+
+
+LIST_HEADER = f"{'id':>5} {'role':<6} {'mode':<9} {'alt m':>7} {'spd':>6} {'live':>4}"
+
+
+class Panel:
+    """Lays out `buttons`, HUD lines and the agent rows in a PANEL_W x height strip."""
+
+    def __init__(self, buttons: Sequence[Button]) -> None:
+        self.buttons = list(buttons)
+        self.scroll = 0  # first agent row shown
+        rows = (len(self.buttons) + BUTTONS_PER_ROW - 1) // BUTTONS_PER_ROW
+        self.buttons_bottom = PAD_PX + rows * (BUTTON_H + 4)
+        self.list_top = 0  # set by render(): y of the first agent row
+        self.visible_rows = 0
+
+    def button_rect(self, i: int) -> tuple[int, int, int, int]:
+        r, c = divmod(i, BUTTONS_PER_ROW)
+        x = PAD_PX + c * (BUTTON_W + 4)
+        y = PAD_PX + r * (BUTTON_H + 4)
+        return x, y, x + BUTTON_W, y + BUTTON_H
+
+    def render(
+        self, height: int, hud: Sequence[str], rows: Sequence[AgentRow], selected: int | None
+    ) -> np.ndarray:
+        """(height, PANEL_W, 4) uint8 image of the panel."""
+        f = font()
+        img = Image.new("RGBA", (PANEL_W, max(1, height)), BG)
+        draw = ImageDraw.Draw(img)
+        for i, b in enumerate(self.buttons):
+            x0, y0, x1, y1 = self.button_rect(i)
+            draw.rectangle((x0, y0, x1, y1), fill=BUTTON_BG)
+            tw = f.getlength(b.label)
+            draw.text((x0 + (BUTTON_W - tw) / 2, y0 + 4), b.label, font=f, fill=FG)
+        y = self.buttons_bottom + PAD_PX
+        for line in hud:
+            draw.text((PAD_PX, y), line, font=f, fill=FG)
+            y += LINE_PX
+        y += PAD_PX
+        draw.text((PAD_PX, y), LIST_HEADER, font=f, fill=DIM)
+        y += LINE_PX
+        self.list_top = y
+        self.visible_rows = max(0, (height - y - PAD_PX) // LINE_PX)
+        self.scroll = int(np.clip(self.scroll, 0, max(0, len(rows) - self.visible_rows)))
+        for k, row in enumerate(rows[self.scroll : self.scroll + self.visible_rows]):
+            ry = y + k * LINE_PX
+            if row.agent_id == selected:
+                draw.rectangle((0, ry, PANEL_W, ry + LINE_PX - 1), fill=HILITE)
+            draw.text((PAD_PX, ry), row.text(), font=f, fill=FG if row.alive else DEAD_FG)
+        return np.asarray(img)
+
+    def hit(self, x: float, y: float, rows: Sequence[AgentRow]) -> tuple[str, object] | None:
+        """("button", action) or ("agent", id) under panel pixel (x, y), or None."""
+        for i, b in enumerate(self.buttons):
+            x0, y0, x1, y1 = self.button_rect(i)
+            if x0 <= x <= x1 and y0 <= y <= y1:
+                return "button", b.action
+        if y >= self.list_top:
+            k = self.scroll + int((y - self.list_top) // LINE_PX)
+            if k < min(len(rows), self.scroll + self.visible_rows):
+                return "agent", rows[k].agent_id
+        return None
+
+    def ensure_visible(self, index: int) -> None:
+        """Scroll so the agent row `index` is shown."""
+        if index < self.scroll:
+            self.scroll = index
+        elif self.visible_rows and index >= self.scroll + self.visible_rows:
+            self.scroll = index - self.visible_rows + 1

@@ -1,0 +1,353 @@
+"""The moderngl renderer: ground grid, scenery, instanced agents, overlays, 2D images (text).
+
+Context-agnostic: give it any moderngl context (an EGL standalone context offscreen, or the one
+pyglet's window made current) and bind the target framebuffer before `render()`. Agents are drawn
+with one instanced draw call per mesh: a per-instance buffer holds the model matrix and colour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import moderngl
+import numpy as np
+
+from gui.camera import Camera
+from gui.meshes import Mesh, box_mesh, grid_lines, load_obj, role_lod_mesh, role_mesh
+from gui.overlays import Lines, Quads, ground_cross
+from gui.scene import Frame, Scenery
+
+SKY = (0.62, 0.74, 0.86)
+GROUND = (0.40, 0.45, 0.38)
+GRID_MINOR = (0.52, 0.57, 0.50, 1.0)
+GRID_MAJOR = (0.80, 0.82, 0.76, 1.0)
+OBSTACLE = (0.55, 0.52, 0.48, 1.0)
+SELECTED = (1.0, 0.9, 0.1, 1.0)
+DEAD = (0.25, 0.25, 0.25, 1.0)
+DEAD_CROSS = (0.85, 0.1, 0.1, 1.0)
+ROLE_COLORS = {"uav": (0.95, 0.42, 0.08), "body": (0.15, 0.40, 0.95), "base": (0.10, 0.75, 0.25)}
+LOD_PX = 6.0  # px: agents with a smaller on-screen radius are drawn as their bounding box
+PALETTE = [(0.8, 0.2, 0.8), (0.1, 0.75, 0.8), (0.6, 0.4, 0.2), (0.9, 0.2, 0.3)]
+
+MESH_VS = """
+#version 330
+uniform mat4 u_vp;
+in vec3 in_position;
+in vec3 in_normal;
+in mat4 in_model;
+in vec4 in_color;
+out vec3 v_normal;
+out vec4 v_color;
+void main() {
+    gl_Position = u_vp * in_model * vec4(in_position, 1.0);
+    v_normal = mat3(in_model) * in_normal;
+    v_color = in_color;
+}
+"""
+MESH_FS = """
+#version 330
+in vec3 v_normal;
+in vec4 v_color;
+out vec4 f_color;
+void main() {
+    vec3 light = normalize(vec3(0.3, 0.2, 1.0));
+    float shade = 0.45 + 0.55 * max(dot(normalize(v_normal), light), 0.0);
+    f_color = vec4(v_color.rgb * shade, v_color.a);
+}
+"""
+FLAT_VS = """
+#version 330
+uniform mat4 u_vp;
+in vec3 in_position;
+in vec4 in_color;
+out vec4 v_color;
+void main() { gl_Position = u_vp * vec4(in_position, 1.0); v_color = in_color; }
+"""
+FLAT_FS = """
+#version 330
+in vec4 v_color;
+out vec4 f_color;
+void main() { f_color = v_color; }
+"""
+IMAGE_VS = """
+#version 330
+uniform vec4 u_rect;  // x0, y0, x1, y1 in NDC
+in vec2 in_uv;
+out vec2 v_uv;
+void main() {
+    gl_Position = vec4(mix(u_rect.xy, u_rect.zw, in_uv), 0.0, 1.0);
+    v_uv = vec2(in_uv.x, 1.0 - in_uv.y);  // images are stored top row first
+}
+"""
+IMAGE_FS = """
+#version 330
+uniform sampler2D u_tex;
+in vec2 v_uv;
+out vec4 f_color;
+void main() { f_color = texture(u_tex, v_uv); }
+"""
+
+
+def role_color(role: str, index: int = 0) -> tuple[float, float, float]:
+    return ROLE_COLORS.get(role, PALETTE[index % len(PALETTE)])
+
+
+def model_matrices(positions: np.ndarray, quats: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """(N, 16) float32 column-major model matrices from (N, 3) positions and (N, 4) x,y,z,w."""
+    x, y, z, w = (quats[:, i] for i in range(4))
+    m = np.zeros((len(positions), 4, 4), dtype=np.float32)
+    m[:, 0, 0] = 1 - 2 * (y * y + z * z)
+    m[:, 0, 1] = 2 * (x * y - z * w)
+    m[:, 0, 2] = 2 * (x * z + y * w)
+    m[:, 1, 0] = 2 * (x * y + z * w)
+    m[:, 1, 1] = 1 - 2 * (x * x + z * z)
+    m[:, 1, 2] = 2 * (y * z - x * w)
+    m[:, 2, 0] = 2 * (x * z - y * w)
+    m[:, 2, 1] = 2 * (y * z + x * w)
+    m[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    m[:, :3, :3] *= scale
+    m[:, :3, 3] = positions
+    m[:, 3, 3] = 1.0
+    return m.transpose(0, 2, 1).reshape(-1, 16)
+
+
+def _gl(matrix: np.ndarray) -> bytes:
+    return np.ascontiguousarray(matrix.T, dtype=np.float32).tobytes()
+
+
+class InstancedMesh:
+    """One mesh, any number of instances, one draw call."""
+
+    def __init__(self, ctx: moderngl.Context, prog: moderngl.Program, mesh: Mesh) -> None:
+        self.ctx, self.mesh = ctx, mesh
+        self.vbo = ctx.buffer(mesh.interleaved.tobytes())
+        self.capacity = 0
+        self.ibo: moderngl.Buffer | None = None
+        self.vao: moderngl.VertexArray | None = None
+        self.prog = prog
+        self.count = 0
+
+    def update(self, matrices: np.ndarray, colors: np.ndarray) -> None:
+        """(N, 16) column-major matrices and (N, 4) RGBA colours of this frame's instances."""
+        n = len(matrices)
+        if n > self.capacity:
+            self.capacity = max(n, 2 * self.capacity, 16)
+            if self.ibo is not None:
+                self.ibo.release()
+                self.vao.release()  # type: ignore[union-attr]
+            self.ibo = self.ctx.buffer(reserve=self.capacity * 80, dynamic=True)
+            self.vao = self.ctx.vertex_array(
+                self.prog,
+                [
+                    (self.vbo, "3f 3f", "in_position", "in_normal"),
+                    (self.ibo, "16f 4f/i", "in_model", "in_color"),
+                ],
+            )
+        self.count = n
+        if n:
+            data = np.hstack([matrices, colors]).astype(np.float32)
+            self.ibo.write(data.tobytes())  # type: ignore[union-attr]
+
+    def draw(self) -> None:
+        if self.count and self.vao is not None:
+            self.vao.render(moderngl.TRIANGLES, instances=self.count)
+
+
+class Renderer:
+    """Draws a Frame through a Camera into the bound framebuffer's viewport."""
+
+    def __init__(
+        self,
+        ctx: moderngl.Context,
+        scenery: Scenery,
+        center: Sequence[float] = (0.0, 0.0),
+        half_extent_m: float = 50.0,
+        agent_scale: float = 1.0,
+    ) -> None:
+        self.ctx = ctx
+        self.agent_scale = agent_scale
+        self.mesh_prog = ctx.program(vertex_shader=MESH_VS, fragment_shader=MESH_FS)
+        self.flat_prog = ctx.program(vertex_shader=FLAT_VS, fragment_shader=FLAT_FS)
+        self.image_prog = ctx.program(vertex_shader=IMAGE_VS, fragment_shader=IMAGE_FS)
+        self.agents: dict[str, InstancedMesh] = {}
+        self._static_flat = self._static_geometry(scenery, center, half_extent_m)
+        self._obstacles = self._obstacle_meshes(scenery)
+        self._dynamic = ctx.buffer(reserve=1 << 16, dynamic=True)
+        uv = np.array([0, 0, 1, 0, 0, 1, 1, 1], dtype=np.float32)
+        self._quad_vao = ctx.vertex_array(self.image_prog, [(ctx.buffer(uv), "2f", "in_uv")])
+        self._textures: dict[tuple[int, int], moderngl.Texture] = {}
+
+    # -- static ---------------------------------------------------------------------------
+    def _static_geometry(
+        self, scenery: Scenery, center: Sequence[float], half: float
+    ) -> tuple[moderngl.VertexArray, int, int] | None:
+        if not scenery.ground:
+            return None
+        half = float(np.ceil(half / 10.0) * 10.0)
+        cx, cy = (round(float(c) / 10.0) * 10.0 for c in center[:2])
+        minor, major = grid_lines((cx, cy), half)
+        g = np.array(
+            [[cx - half, cy - half], [cx + half, cy - half], [cx + half, cy + half],
+             [cx - half, cy - half], [cx + half, cy + half], [cx - half, cy + half]]
+        )  # fmt: skip
+        tris = np.c_[g, np.full(6, -0.002)]
+        verts = [_colored(tris, (*GROUND, 1.0))]
+        verts += [
+            _colored(minor.reshape(-1, 3), GRID_MINOR),
+            _colored(major.reshape(-1, 3), GRID_MAJOR),
+        ]
+        data = np.vstack(verts).astype(np.float32)
+        vao = self.ctx.vertex_array(
+            self.flat_prog, [(self.ctx.buffer(data.tobytes()), "3f 4f", "in_position", "in_color")]
+        )
+        return vao, 6, len(data) - 6
+
+    def _obstacle_meshes(self, scenery: Scenery) -> list[InstancedMesh]:
+        out = []
+        if scenery.boxes:
+            unit = InstancedMesh(self.ctx, self.mesh_prog, box_mesh())
+            mats = []
+            for center, size, yaw in scenery.boxes:
+                q = np.array([0.0, 0.0, np.sin(yaw / 2), np.cos(yaw / 2)])
+                m = model_matrices(np.array([center]), q[None], 1.0).reshape(4, 4).T.copy()
+                m[:3, :3] = m[:3, :3] @ np.diag(size)
+                mats.append(m.T.reshape(16))
+            unit.update(np.array(mats), np.tile(OBSTACLE, (len(mats), 1)))
+            out.append(unit)
+        for path, origin, scale in scenery.meshes:
+            inst = InstancedMesh(self.ctx, self.mesh_prog, load_obj(path, scale))
+            ident = np.array([[0.0, 0.0, 0.0, 1.0]])
+            inst.update(model_matrices(np.array([origin]), ident), np.array([OBSTACLE]))
+            out.append(inst)
+        return out
+
+    # -- per frame ------------------------------------------------------------------------
+    def agent_radii(self, frame: Frame) -> np.ndarray:
+        """(N,) bounding radius (m) of each agent's drawn mesh, for picking."""
+        radii = np.array([role_mesh(r).radius * self.agent_scale for r in frame.roles] or [0.0])
+        return radii[frame.role_index] if len(frame.ids) else np.zeros(0)
+
+    def render(
+        self,
+        frame: Frame,
+        camera: Camera,
+        viewport: tuple[int, int, int, int],
+        selected: int | None = None,
+        trails: Sequence[np.ndarray] = (),
+    ) -> None:
+        """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it."""
+        ctx = self.ctx
+        ctx.viewport = viewport
+        ctx.scissor = viewport
+        ctx.clear(*SKY, 1.0, depth=1.0)
+        ctx.scissor = None
+        camera.aspect = viewport[2] / max(1, viewport[3])
+        vp = _gl(camera.matrix)
+        ctx.enable(moderngl.BLEND)
+        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        self.flat_prog["u_vp"].write(vp)
+        self.mesh_prog["u_vp"].write(vp)
+        if self._static_flat is not None:
+            # Ground and grid first, without depth: everything else is above them, and a line
+            # lying on the ground plane would z-fight with it at grazing angles.
+            ctx.disable(moderngl.DEPTH_TEST)
+            vao, n_tri, n_line = self._static_flat
+            vao.render(moderngl.TRIANGLES, vertices=n_tri)
+            vao.render(moderngl.LINES, vertices=n_line, first=n_tri)
+        ctx.enable(moderngl.DEPTH_TEST)
+        for inst in self._obstacles:
+            inst.draw()
+        self._draw_agents(frame, selected, camera)
+        self._draw_lines(frame, selected, trails)
+        ctx.disable(moderngl.DEPTH_TEST)
+
+    def _draw_agents(self, frame: Frame, selected: int | None, camera: Camera) -> None:
+        """Per role: one instanced call for the full mesh (agents larger than LOD_PX on screen)
+        and one for its 12-triangle bounding box (the far ones)."""
+        sel = frame.ids == selected if selected is not None else np.zeros(len(frame.ids), bool)
+        m = camera.matrix
+        half_h = self.ctx.viewport[3] / 2
+        for k, role in enumerate(frame.roles):
+            mask = frame.role_index == k
+            pos, quat = frame.positions[mask], frame.orientations[mask]
+            ok = np.all(np.isfinite(pos), axis=1)
+            colors = np.tile((*role_color(role, k), 1.0), (len(pos), 1))
+            colors[~frame.alive[mask]] = DEAD
+            colors[sel[mask]] = SELECTED
+            pos, quat, colors = pos[ok], quat[ok], colors[ok]
+            w = np.abs(pos @ m[3, :3] + m[3, 3])  # clip w: depth (perspective) or 1 (ortho)
+            radius_px = role_mesh(role).radius * self.agent_scale * abs(m[1, 1]) * half_h
+            near = radius_px / np.maximum(w, 1e-6) >= LOD_PX
+            for key, mesh_of, part in (
+                (role, role_mesh, near),
+                (role + "#lod", role_lod_mesh, ~near),
+            ):
+                inst = self.agents.get(key)
+                if inst is None:
+                    inst = self.agents[key] = InstancedMesh(self.ctx, self.mesh_prog, mesh_of(role))
+                inst.update(model_matrices(pos[part], quat[part], self.agent_scale), colors[part])
+                inst.draw()
+
+    def _draw_lines(self, frame: Frame, selected: int | None, trails: Sequence[np.ndarray]) -> None:
+        lines: list[np.ndarray] = []
+        tris: list[np.ndarray] = []
+        for ov in frame.overlays:
+            if isinstance(ov, Lines):
+                lines.append(_colored(ov.segments.reshape(-1, 3), ov.color))
+            elif isinstance(ov, Quads):
+                c = ov.corners
+                tri = np.stack([c[:, 0], c[:, 1], c[:, 2], c[:, 0], c[:, 2], c[:, 3]], axis=1)
+                tris.append(_colored(tri.reshape(-1, 3), ov.color))
+        dead = ~frame.alive & np.all(np.isfinite(frame.positions), axis=1)
+        if dead.any():
+            lines.append(
+                _colored(ground_cross(frame.positions[dead, :2]).reshape(-1, 3), DEAD_CROSS)
+            )
+        for trail in trails:
+            if len(trail) > 1:
+                seg = np.stack([trail[:-1], trail[1:]], axis=1).reshape(-1, 3)
+                lines.append(_colored(seg, (1.0, 1.0, 1.0, 0.6)))
+        pose = frame.pose_of(selected)
+        if pose is not None and np.all(np.isfinite(pose[0])):
+            p = pose[0]
+            lines.append(_colored(np.array([p, [p[0], p[1], 0.0]]), SELECTED))
+        self._draw_flat(tris, moderngl.TRIANGLES)
+        self._draw_flat(lines, moderngl.LINES)
+
+    def _draw_flat(self, parts: list[np.ndarray], mode: int) -> None:
+        if not parts:
+            return
+        data = np.vstack(parts).astype(np.float32).tobytes()
+        if len(data) > self._dynamic.size:
+            self._dynamic.orphan(max(len(data), 2 * self._dynamic.size))
+        self._dynamic.write(data)
+        vao = self.ctx.vertex_array(
+            self.flat_prog, [(self._dynamic, "3f 4f", "in_position", "in_color")]
+        )
+        vao.render(mode, vertices=len(data) // 28)
+        vao.release()
+
+    # -- 2D -------------------------------------------------------------------------------
+    def draw_image(self, rgba: np.ndarray, x: int, y: int, target: tuple[int, int]) -> None:
+        """Blend an (h, w, 4) uint8 image with its top-left at pixel (x, y) from the top-left
+        of a `target` (width, height) framebuffer."""
+        h, w = rgba.shape[:2]
+        tex = self._textures.get((w, h))
+        if tex is None:
+            tex = self._textures[(w, h)] = self.ctx.texture((w, h), 4)
+            tex.filter = moderngl.NEAREST, moderngl.NEAREST
+        tex.write(np.ascontiguousarray(rgba, dtype=np.uint8).tobytes())
+        tw, th = target
+        self.ctx.viewport = (0, 0, tw, th)
+        rect = (2 * x / tw - 1, 1 - 2 * (y + h) / th, 2 * (x + w) / tw - 1, 1 - 2 * y / th)
+        self.image_prog["u_rect"].value = rect
+        self.ctx.enable(moderngl.BLEND)
+        self.ctx.disable(moderngl.DEPTH_TEST)
+        tex.use(0)
+        self._quad_vao.render(moderngl.TRIANGLE_STRIP)
+
+
+def _colored(points: np.ndarray, color: Sequence[float]) -> np.ndarray:
+    """(N, 7) position + RGBA rows."""
+    pts = np.asarray(points, dtype=np.float32).reshape(-1, 3)
+    return np.hstack([pts, np.tile(np.asarray(color, dtype=np.float32), (len(pts), 1))])

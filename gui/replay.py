@@ -1,0 +1,132 @@
+"""`skyswarm replay RESULTDIR`: play a recorded run (trajectory.bin) in the 3D views, or export it.
+
+The replay shows, at time t, the last trajectory sample at or before t. Agents missing from the
+samples after some time are dead: they stay drawn (dark) where they were last recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.config import WorldConfig, read_toml
+from core.recorder import read_trajectory
+from core.schema import build
+from gui.scene import Frame, Scenery
+
+
+class ReplaySource:
+    """Frames of a results directory: T samples x N agents."""
+
+    def __init__(self, results_dir: Path | str) -> None:
+        self.dir = Path(results_dir)
+        header = json.loads((self.dir / "trajectory.json").read_text(encoding="utf-8"))
+        records = read_trajectory(self.dir)
+        agents = header["agents"]
+        self.ids = np.array([a["id"] for a in agents], dtype=np.int64)
+        self.roles = sorted({a["role"] for a in agents})
+        self.role_index = np.array([self.roles.index(a["role"]) for a in agents], dtype=np.intp)
+        ticks = np.unique(records["tick"])
+        self.times = ticks * float(header["tick_s"])  # (T,) s
+        t_idx = np.searchsorted(ticks, records["tick"])
+        a_idx = np.searchsorted(self.ids, records["agent_id"], sorter=np.argsort(self.ids))
+        a_idx = np.argsort(self.ids)[a_idx]
+        shape = (len(ticks), len(self.ids))
+        self.present = np.zeros(shape, dtype=bool)
+        self.present[t_idx, a_idx] = True
+        self.positions = np.full((*shape, 3), np.nan)
+        self.orientations = np.tile([0.0, 0.0, 0.0, 1.0], (*shape, 1))
+        self.positions[t_idx, a_idx] = records["position"]
+        self.orientations[t_idx, a_idx] = records["orientation"]
+        _fill_forward(self.positions, self.present)
+        _fill_forward(self.orientations, self.present)
+        self.scenery = self._scenery()
+
+    def _scenery(self) -> Scenery:
+        cfg_path = self.dir / "config.toml"
+        if not cfg_path.is_file():
+            return Scenery()
+        data = read_toml(cfg_path)
+        world = build(WorldConfig, data.get("world", {}), "world", str(cfg_path))
+        return Scenery.from_config(world, self.dir)
+
+    @property
+    def duration_s(self) -> float:
+        return float(self.times[-1]) if len(self.times) else 0.0
+
+    def index_at(self, time_s: float) -> int:
+        """Sample index shown at `time_s`: the last one at or before it (the first if before)."""
+        return max(0, int(np.searchsorted(self.times, time_s + 1e-9, side="right")) - 1)
+
+    def frame_at(self, time_s: float) -> Frame:
+        k = self.index_at(time_s)
+        return Frame(
+            time_s=float(self.times[k]),
+            ids=self.ids.copy(),
+            roles=list(self.roles),
+            role_index=self.role_index.copy(),
+            positions=self.positions[k].copy(),
+            orientations=self.orientations[k].copy(),
+            alive=self.present[k].copy(),
+        )
+
+
+def _fill_forward(values: np.ndarray, present: np.ndarray) -> None:
+    """Carry each agent's last recorded value forward over the samples where it is missing."""
+    for t in range(1, len(values)):
+        gap = ~present[t]
+        values[t, gap] = values[t - 1, gap]
+
+
+def export_video(
+    results_dir: Path,
+    video: Path | None,
+    frames: Path | None,
+    fps: float = 30.0,
+    size: tuple[int, int] = (1280, 720),
+    camera: str = "orbit",
+) -> int:
+    """Render the whole recording offscreen at `fps`; returns the number of frames written.
+
+    Frame k (k = 1, 2, ...) shows time k / fps, like a `run --video` of the same run.
+    """
+    from gui.offscreen import (
+        FrameWriter,
+        OffscreenCanvas,
+        VideoWriter,
+        default_camera,
+        scene_extent,
+    )
+
+    source = ReplaySource(results_dir)
+    first = source.frame_at(0.0)
+    center, half = scene_extent(first.positions)
+    canvas = OffscreenCanvas(source.scenery, size, tuple(center), half)
+    cam = default_camera(camera, first.positions)
+    sinks: list[Any] = []
+    if video is not None:
+        sinks.append(VideoWriter(Path(video), size, fps))
+    if frames is not None:
+        sinks.append(FrameWriter(Path(frames)))
+    n = int(np.floor(source.duration_s * fps + 1e-6))
+    for k in range(1, n + 1):
+        image = canvas.render(source.frame_at(k / fps), cam)
+        for sink in sinks:
+            sink.write(image)
+    for sink in sinks:
+        sink.close()
+    canvas.release()
+    return n
+
+
+def replay_window(results_dir: Path, speed: float = 1.0) -> int:
+    """Open the replay player on a results directory; returns when its window is closed."""
+    from gui.player import ReplayApp
+    from gui.windows import run_event_loop
+
+    app = ReplayApp(ReplaySource(results_dir), speed)
+    run_event_loop(app.update)
+    return 0

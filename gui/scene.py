@@ -1,0 +1,134 @@
+"""What the views draw: a `Frame` snapshot of the agents, and the static `Scenery`.
+
+The GUI only reads the simulation: `LiveSource` copies poses out of `world.state` (views into the
+kernel's arrays are never handed to the renderer), so drawing can never change a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gui.overlays import Overlay, overlays_of
+
+if TYPE_CHECKING:
+    from core.config import WorldConfig
+    from core.simulator import Simulator
+
+
+@dataclass
+class Frame:
+    """The agents at one instant. N agents; arrays are copies, safe to keep."""
+
+    time_s: float
+    ids: np.ndarray  # (N,) int64 agent ids
+    roles: list[str]  # role names; role_index indexes this list
+    role_index: np.ndarray  # (N,) int
+    positions: np.ndarray  # (N, 3) m, world ENU
+    orientations: np.ndarray  # (N, 4) quaternion x, y, z, w
+    alive: np.ndarray  # (N,) bool; dead agents keep the pose where they died
+    overlays: list[Overlay] = field(default_factory=list)
+
+    def index_of(self, agent_id: int | None) -> int | None:
+        if agent_id is None:
+            return None
+        hit = np.flatnonzero(self.ids == agent_id)
+        return int(hit[0]) if len(hit) else None
+
+    def pose_of(self, agent_id: int | None) -> tuple[np.ndarray, np.ndarray] | None:
+        i = self.index_of(agent_id)
+        return None if i is None else (self.positions[i], self.orientations[i])
+
+
+@dataclass(frozen=True)
+class Scenery:
+    """Static world: ground, obstacle boxes (centre, size, yaw rad), OBJ meshes."""
+
+    ground: bool = True
+    boxes: tuple[tuple[tuple[float, ...], tuple[float, ...], float], ...] = ()
+    meshes: tuple[tuple[Path, tuple[float, ...], float], ...] = ()  # path, origin m, scale
+
+    @classmethod
+    def from_config(cls, world: WorldConfig, base_dir: Path) -> Scenery:
+        boxes = tuple(
+            (tuple(o.center), tuple(o.size), float(np.radians(o.yaw_deg)))
+            for o in world.obstacles
+            if o.type == "box"
+        )
+        meshes = [
+            (base_dir / o.mesh, tuple(o.center), float(o.scale))
+            for o in world.obstacles
+            if o.type == "mesh"
+        ]
+        if world.terrain:
+            meshes.insert(0, (base_dir / world.terrain, (0.0, 0.0, 0.0), 1.0))
+        return cls(world.ground, boxes, tuple(meshes))
+
+
+class LiveSource:
+    """Frames of a running Simulator: every agent with a pose, its role, alive or dead."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+        scenario = getattr(sim, "scenario", None)
+        self.scenery = (
+            Scenery.from_config(scenario.world, scenario.base_dir) if scenario else Scenery()
+        )
+        self._key: tuple[int, int] = (-1, -1)
+        self._agents: list[Any] = []
+        self._slots = np.zeros(0, dtype=np.intp)
+        self._roles: list[str] = []
+        self._role_index = np.zeros(0, dtype=np.intp)
+        self._ids = np.zeros(0, dtype=np.int64)
+
+    def _refresh(self) -> None:
+        key = (len(self.sim.agents), len(self.sim.deaths))
+        if key == self._key:
+            return
+        self._key = key
+        self._agents = [a for a in self.sim.agents.values() if hasattr(a, "slot")]
+        self._slots = np.array([a.slot for a in self._agents], dtype=np.intp)
+        self._roles = sorted({a.role for a in self._agents})
+        lookup = {r: i for i, r in enumerate(self._roles)}
+        self._role_index = np.array([lookup[a.role] for a in self._agents], dtype=np.intp)
+        self._ids = np.array([a.id for a in self._agents], dtype=np.int64)
+
+    @property
+    def agents(self) -> list[Any]:
+        """The drawn (physical) agents, in frame order."""
+        self._refresh()
+        return self._agents
+
+    def frame(self) -> Frame:
+        self._refresh()
+        st = self.sim.world.state
+        alive = np.array([a.alive for a in self._agents], dtype=bool)
+        overlays = overlays_of(self.sim.mission) if self.sim.mission is not None else []
+        return Frame(
+            time_s=self.sim.time_s,
+            ids=self._ids.copy(),
+            roles=list(self._roles),
+            role_index=self._role_index.copy(),
+            positions=st.position[self._slots].copy(),
+            orientations=st.orientation[self._slots].copy(),
+            alive=alive,
+            overlays=overlays,
+        )
+
+
+def pick(frame: Frame, origin: np.ndarray, direction: np.ndarray, radii: np.ndarray) -> int | None:
+    """Id of the nearest agent whose bounding sphere the ray hits, or None.
+
+    `radii` is (N,) m per agent; `direction` a unit vector. Dead agents cannot be picked.
+    """
+    rel = frame.positions - origin  # (N, 3)
+    t = rel @ direction  # distance along the ray to the closest approach
+    miss2 = np.einsum("ij,ij->i", rel, rel) - t * t
+    hit = (t > 0) & (miss2 <= radii**2) & frame.alive & np.all(np.isfinite(rel), axis=1)
+    if not hit.any():
+        return None
+    idx = np.flatnonzero(hit)
+    return int(frame.ids[idx[np.argmin(t[idx])]])

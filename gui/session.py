@@ -1,0 +1,123 @@
+"""A viewed run: the simulator stepped in the GUI's process, paced to wall clock x speed.
+
+Stepping goes through `Simulator.step()` exactly as `Simulator.run()` does (same end tick, same
+mission-done check), so a viewed run and a headless run of the same seed record the same
+trajectory whatever the frame rate, pauses or speed changes.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING
+
+from core.agent import Agent
+
+if TYPE_CHECKING:
+    from core.simulator import Simulator
+
+MAX_STEP_WALL_S = 0.05  # s of wall time spent stepping per GUI frame before the GUI catches up
+SPEED_LIMITS = (1 / 64, 256.0)
+KILL_CAUSE = "killed by operator (GUI)"
+
+
+class SimSession:
+    """Start / pause / step / speed / kill for a Simulator viewed in real time."""
+
+    def __init__(self, sim: Simulator, speed: float | None = None) -> None:
+        self.sim = sim
+        scenario = getattr(sim, "scenario", None)
+        self.speed = float(speed if speed is not None else sim.settings.speed)
+        self.started = bool(scenario.mission.auto_start) if scenario is not None else True
+        self.paused = False
+        self.finished = False
+        self.reason = ""
+        self.end_tick = sim.world.ticks_for_until(sim.settings.duration_s)
+        self._owed_s = 0.0  # simulated seconds the clock owes the run
+        self._rtf_window: list[tuple[float, float]] = []  # (wall s, sim s) samples
+
+    @property
+    def running(self) -> bool:
+        return self.started and not self.paused and not self.finished
+
+    @property
+    def state(self) -> str:
+        if self.finished:
+            return f"finished ({self.reason})"
+        if not self.started:
+            return "waiting for Start"
+        return "paused" if self.paused else "running"
+
+    def advance(self, wall_dt: float, budget_s: float = MAX_STEP_WALL_S) -> int:
+        """Step the ticks owed after `wall_dt` wall seconds at `speed`; returns ticks stepped.
+
+        If stepping takes longer than `budget_s` the rest of the debt is dropped: the run goes
+        slower than asked (the HUD shows the real-time factor) but the window stays responsive.
+        """
+        if not self.running:
+            return 0
+        tick_s = self.sim.world.tick_s
+        self._owed_s += wall_dt * self.speed
+        due = math.floor(self._owed_s / tick_s + 1e-9)
+        deadline = time.perf_counter() + budget_s
+        done = 0
+        while done < due and not self.finished:
+            self._step()
+            done += 1
+            if time.perf_counter() > deadline:
+                break
+        self._owed_s = 0.0 if done < due else self._owed_s - done * tick_s
+        self._sample_rtf()
+        return done
+
+    def _step(self) -> None:
+        sim = self.sim
+        sim.step()
+        if sim.world.tick >= self.end_tick:
+            self._finish("duration")
+        elif sim.mission is not None and sim.mission.is_done():
+            self._finish("mission done")
+
+    def _finish(self, reason: str) -> None:
+        self.finished, self.reason = True, reason
+        self.sim.stop_reason = reason
+
+    def _sample_rtf(self) -> None:
+        now = time.perf_counter()
+        self._rtf_window.append((now, self.sim.time_s))
+        while len(self._rtf_window) > 2 and now - self._rtf_window[0][0] > 2.0:
+            self._rtf_window.pop(0)
+
+    @property
+    def real_time_factor(self) -> float:
+        """Simulated seconds per wall second over the last ~2 s of running."""
+        if len(self._rtf_window) < 2:
+            return 0.0
+        (w0, s0), (w1, s1) = self._rtf_window[0], self._rtf_window[-1]
+        return (s1 - s0) / (w1 - w0) if w1 > w0 else 0.0
+
+    # -- commands -------------------------------------------------------------------------
+    def start_or_pause(self) -> None:
+        """Start a run waiting for Start; otherwise toggle pause."""
+        if not self.started:
+            self.started = True
+        else:
+            self.paused = not self.paused
+        self._owed_s = 0.0
+        self._rtf_window.clear()
+
+    def step_once(self) -> None:
+        """One tick, while paused or not yet started."""
+        if not self.finished:
+            self._step()
+
+    def faster(self) -> None:
+        self.speed = min(self.speed * 2, SPEED_LIMITS[1])
+
+    def slower(self) -> None:
+        self.speed = max(self.speed / 2, SPEED_LIMITS[0])
+
+    def kill(self, agent_id: int | None) -> bool:
+        """Kill an agent through the simulator (recorded like any death); False if not alive."""
+        agent: Agent | None = self.sim.agents.get(agent_id) if agent_id is not None else None
+        return agent is not None and self.sim.kill(agent, KILL_CAUSE)

@@ -1,0 +1,167 @@
+"""pyglet windows, each with its own camera and moderngl renderer, forwarding input to a host.
+
+A host (the live viewer or the replay player) provides the frame to draw, the selection and the
+actions; a `ViewWindow` only turns mouse input into camera moves and picks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+import pyglet
+
+pyglet.options["shadow_window"] = False  # no hidden window: works with and without DISPLAY
+import moderngl  # noqa: E402
+import pyglet.window  # noqa: E402
+from pyglet.window import key, mouse  # noqa: E402
+
+from gui.camera import Camera  # noqa: E402
+from gui.renderer import Renderer  # noqa: E402
+from gui.scene import Frame, pick  # noqa: E402
+
+CLICK_SLOP_PX = 3  # a press and release closer than this is a click, not a drag
+
+
+class Host(Protocol):
+    """What a window needs from the application that owns it."""
+
+    selected: int | None
+
+    def frame(self) -> Frame: ...
+
+    def renderer_for(self, window: ViewWindow) -> Renderer: ...
+
+    def on_key(self, symbol: int, modifiers: int) -> bool: ...
+
+    def select(self, agent_id: int | None) -> None: ...
+
+    def window_closed(self, window: ViewWindow) -> None: ...
+
+
+def gl_config() -> pyglet.gl.Config:
+    return pyglet.gl.Config(
+        major_version=3, minor_version=3, forward_compatible=True, double_buffer=True, depth_size=24
+    )
+
+
+class ViewWindow(pyglet.window.Window):
+    """One view: a camera drawn in the window's scene area (left of `side_px`)."""
+
+    def __init__(
+        self,
+        host: Host,
+        camera: Camera,
+        title: str,
+        size: tuple[int, int],
+        side_px: int = 0,
+        overlay: Callable[[ViewWindow, Renderer], None] | None = None,
+        side_input: Callable[[str, float, float, float], None] | None = None,
+    ) -> None:
+        super().__init__(
+            width=size[0], height=size[1], caption=title, resizable=True, config=gl_config()
+        )
+        self.host = host
+        self.camera = camera
+        self.side_px = side_px  # width of a panel on the right, drawn by `overlay`
+        self.overlay = overlay
+        self.side_input = side_input  # ("click" | "scroll", x, y from the panel's top-left, amount)
+        self.ctx = moderngl.create_context()
+        self._press: tuple[int, int] | None = None
+
+    # -- drawing --------------------------------------------------------------------------
+    @property
+    def fb_size(self) -> tuple[int, int]:
+        return self.get_framebuffer_size()
+
+    @property
+    def scene_viewport(self) -> tuple[int, int, int, int]:
+        w, h = self.fb_size
+        return 0, 0, max(1, w - self.side_px), h
+
+    def on_draw(self) -> None:
+        self.switch_to()
+        self.ctx.screen.use()
+        renderer = self.host.renderer_for(self)
+        if hasattr(self.camera, "viewport_height"):
+            self.camera.viewport_height = self.scene_viewport[3]  # type: ignore[attr-defined]
+        renderer.render(
+            self.host.frame(), self.camera, self.scene_viewport, self.host.selected,
+            getattr(self.host, "trails", lambda: ())(),
+        )  # fmt: skip
+        if self.overlay is not None:
+            self.overlay(self, renderer)
+
+    def render_now(self) -> None:
+        """Draw into the back buffer without flipping (tests, screenshots: no event loop)."""
+        self.on_draw()
+
+    def screenshot(self) -> np.ndarray:
+        """(height, width, 3) uint8 of the back buffer just drawn, top row first."""
+        self.switch_to()
+        w, h = self.fb_size
+        raw = self.ctx.screen.read(viewport=(0, 0, w, h), components=3, alignment=1)
+        _ = self.ctx.error  # reading the default framebuffer leaves an error pyglet would raise
+        return np.frombuffer(raw, dtype=np.uint8).reshape(h, w, 3)[::-1].copy()
+
+    # -- input ----------------------------------------------------------------------------
+    def in_scene(self, x: float, y: float) -> bool:
+        return x < self.scene_viewport[2]
+
+    def on_key_press(self, symbol: int, modifiers: int) -> bool:
+        if symbol == key.ESCAPE:
+            self.close()
+            return True
+        return bool(self.host.on_key(symbol, modifiers))
+
+    def on_mouse_press(self, x: int, y: int, button: int, modifiers: int) -> None:
+        self._press = (x, y)
+        self._side("click", x, y, 0.0)
+
+    def _side(self, kind: str, x: float, y: float, amount: float) -> None:
+        if self.side_input is not None and not self.in_scene(x, y):
+            self.side_input(kind, x - self.scene_viewport[2], self.fb_size[1] - y, amount)
+
+    def on_mouse_drag(self, x: int, y: int, dx: int, dy: int, buttons: int, mods: int) -> None:
+        if self._press is not None and self.in_scene(*self._press):
+            pan = bool(buttons & (mouse.RIGHT | mouse.MIDDLE)) or bool(mods & key.MOD_SHIFT)
+            self.camera.drag(dx, dy, pan=pan)
+        else:
+            self._side("drag", x, y, 0.0)
+
+    def on_mouse_release(self, x: int, y: int, button: int, modifiers: int) -> None:
+        press, self._press = self._press, None
+        if press is None or button != mouse.LEFT:
+            return
+        if abs(x - press[0]) > CLICK_SLOP_PX or abs(y - press[1]) > CLICK_SLOP_PX:
+            return
+        if self.in_scene(x, y):
+            self.host.select(self.pick(x, y))
+
+    def pick(self, x: float, y: float) -> int | None:
+        """Agent under window pixel (x, y) (pyglet: origin bottom-left), or None."""
+        _, _, w, h = self.scene_viewport
+        self.camera.aspect = w / h
+        origin, direction = self.camera.ray(x, h - y, w, h)
+        frame = self.host.frame()
+        radii = self.host.renderer_for(self).agent_radii(frame)
+        return pick(frame, origin, direction, np.maximum(radii, 0.15))
+
+    def on_mouse_scroll(self, x: int, y: int, scroll_x: float, scroll_y: float) -> None:
+        if self.in_scene(x, y):
+            self.camera.scroll(scroll_y)
+        self._side("scroll", x, y, scroll_y)
+
+    def on_close(self) -> None:
+        self.host.window_closed(self)
+        super().on_close()
+
+
+def run_event_loop(update: Callable[[float], Any], fps: float = 60.0) -> None:
+    """Run pyglet's loop, calling `update(dt)` each frame, until every window is closed."""
+    pyglet.clock.schedule_interval(update, 1.0 / fps)
+    try:
+        pyglet.app.run(interval=1.0 / fps)
+    finally:
+        pyglet.clock.unschedule(update)
