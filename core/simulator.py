@@ -215,10 +215,13 @@ class Simulator:
         self.collision_monitor = CollisionMonitor(self, config.collisions)
         self.world.add_post_tick_listener(self.collision_monitor)
         self.fault_injector = faults.FaultInjector(self, config)
-        self.fault_injector.watch(
-            [a for a in self.agents.values() if getattr(a, "fault_prone", False)]
-        )
+        prone = [a for a in self.agents.values() if getattr(a, "fault_prone", False)]
+        self.fault_injector.watch(prone)
         self.world.add_post_tick_listener(self.fault_injector)
+        for controller in self.controllers:  # controllers that model power drain a battery
+            install = getattr(controller, "install_battery", None)
+            if install is not None:
+                install(config.battery, self.fault_injector)
 
     def _task_failed(self, task: Task, exc: BaseException) -> None:
         owner = task.owner

@@ -26,6 +26,8 @@ class UavAgent(PhysicalAgent):
     """A quadrotor commanded by stick (Manual) or by attitude (Attitude)."""
 
     role = "uav"
+    crashable = True  # collisions and hard ground contact kill it (core.collisions)
+    fault_prone = True  # random faults are injected into it (core.faults)
 
     def __init__(
         self, sim: Simulator, agent_id: int, body_id: int, slot: int, swarm: Swarm, index: int
@@ -94,6 +96,22 @@ class UavAgent(PhysicalAgent):
 
     def on_killed(self, cause: str) -> None:
         self.swarm.kill(self.index)
+
+    def apply_fault(self, kind: str, detail: str = "") -> bool:
+        """Play a fault out physically (faults.mode = "physical"); False if not modelled.
+
+        A broken propeller ("motor K") stops motor K at once; an empty battery or a crashed
+        flight controller cuts every motor. The collision monitor kills the UAV when it lands
+        hard.
+        """
+        if kind == "propeller failure":
+            motor = int(detail.split()[-1]) if detail.startswith("motor ") else 0
+            self.swarm.fail_motors(self.index, [motor])
+            return True
+        if kind in ("battery exhausted", "software failure"):
+            self.swarm.fail_motors(self.index, range(4))
+            return True
+        return False
 
 
 class AutonomousUavAgent(UavAgent):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from uav.battery import Battery
 from uav.config import UavConfig
 from uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
 from uav.frames import euler_from_matrix, quat_to_matrix
@@ -20,6 +21,7 @@ from uav.mixer import Mixer
 from uav.model import Motors, WrenchApplier, WrenchModel, create_bodies
 
 if TYPE_CHECKING:
+    from core.faults import BatteryConfig, FaultInjector
     from core.simulator import Simulator
     from uav.agents import UavAgent
 
@@ -60,6 +62,9 @@ class Swarm:
         self.wrench = WrenchModel(config.airframe)
         self.applier = WrenchApplier(world)
         self.alive = np.ones(n, dtype=bool)
+        self.motor_ok = np.ones((n, 4))  # 0 for a failed motor (physical faults)
+        self._motor_faults = False
+        self.battery: Battery | None = None
         self._alive_rows: np.ndarray | None = None  # None while all agents live
         self._live_bodies = list(self.bodies)
         self.force = np.zeros((n, 3))  # N, body frame, last applied
@@ -103,7 +108,11 @@ class Swarm:
         command = self.mixer.mix(self.cascade.compute(self.setpoints, m))
         if self._alive_rows is not None:
             command[~self.alive] = 0.0  # dead motors stay off
+        if self._motor_faults:
+            command *= self.motor_ok
         thrust = self.motors.step(command)
+        if self.battery is not None:
+            self.battery.drain(thrust)
         self.force, self.torque = self.wrench.compute(thrust, rot, m.velocity)
         if self._alive_rows is None:
             self.applier.apply(self._live_bodies, self.force, self.torque)
@@ -118,6 +127,18 @@ class Swarm:
         self.motors.thrust[index] = 0.0
         self._alive_rows = np.flatnonzero(self.alive)
         self._live_bodies = [self.bodies[i] for i in self._alive_rows]
+
+    def fail_motors(self, index: int, motors: Sequence[int]) -> None:
+        """Motors of agent `index` stop producing thrust at once and for good."""
+        for k in motors:
+            self.motor_ok[index, k] = 0.0
+            self.motors.thrust[index, k] = 0.0
+        self._motor_faults = True
+
+    def install_battery(self, config: BatteryConfig, injector: FaultInjector) -> None:
+        """Called by Simulator.install_faults: drain a battery per agent from its thrust."""
+        if config.enabled:
+            self.battery = Battery(self, config, injector)
 
     def mode_of(self, index: int) -> ControlMode:
         return MODES[self.setpoints.mode[index]]

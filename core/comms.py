@@ -1,0 +1,446 @@
+"""Wireless messages: Message, MessageTransceiver, MessageDispatcher and the BaseStation agent.
+
+Life of a message (DESIGN.md §2, §6):
+1. Behaviour code calls `agent.transceiver.send(to, payload)` or `.broadcast(payload)` during a
+   tick. The dispatcher only records the request (a dead agent sends nothing).
+2. At the start of the next tick (phase 1) the dispatcher decides the fate of everything sent
+   since, vectorised over the whole batch: bandwidth cap, delay (latency + jitter), the
+   receivers of each broadcast (alive agents within range, found with a spatial index, never
+   the sender), out of range, lost on air. Positions are those at the end of the sending tick.
+3. At phase 1 of the delivery tick each surviving copy goes to its receiver if it is still
+   alive: into the bounded queue of that channel (or to the `on_message` callback); a full queue
+   drops and counts the copy.
+
+Agents without a position (logical agents other than base stations) are reachable only on
+channels of unlimited range, where their distance counts as 0.
+
+Payloads are delivered as the same object, not a copy: zero-cost for large payloads (images,
+maps), but receivers must treat payloads as read-only. All receivers of a broadcast share one
+(frozen) `Message`. Every random draw comes from `sim.rng.comms`, in an order fixed by send order
+and agent index, so the same seed gives the same fates.
+
+Counted fates (per channel, per agent as sender `tx` and as receiver `rx`): see `FATES`. For every
+channel: addressed = delivered + lost_on_air + out_of_range + receiver_dead + queue_overflow +
+in_flight, and sent = over_bandwidth + transmitted.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import deque
+from collections.abc import Callable, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.agent import Agent, PhysicalAgent
+from core.channels import (
+    DELIVERED,
+    FATES,
+    OVERFLOW,
+    RX_DEAD,
+    SENT,
+    TX_DEAD,
+    Channel,
+    CommsConfig,
+    Copies,
+    Message,
+    resolve,
+    resolve_channels,
+)
+from core.schema import ConfigError
+
+__all__ = ["FATES", "BaseStation", "Message", "MessageDispatcher", "MessageTransceiver"]
+__all__ += ["attach_comms", "comms_from_scenario"]
+
+if TYPE_CHECKING:
+    from core.config import ScenarioConfig
+    from core.simulator import Simulator
+
+
+class MessageTransceiver:
+    """An agent's radio: send, broadcast, and one bounded receive queue per channel.
+
+    With `on_message` set, delivered messages go to that callback (at phase 1, in send order)
+    instead of the queue; an exception in it is a software fault of the agent.
+    """
+
+    def __init__(
+        self, dispatcher: MessageDispatcher, agent: Agent, index: int, default_channel: str
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.agent = agent
+        self.index = index  # row of this agent in the dispatcher's arrays
+        self.default_channel = default_channel
+        self.queues: list[deque[Message]] = [deque() for _ in dispatcher.channels]
+        self.on_message: Callable[[Message], Any] | None = None
+
+    def send(
+        self,
+        to: Agent | int,
+        payload: Any,
+        channel: str | None = None,
+        size_bytes: int | None = None,
+    ) -> int | None:
+        """Unicast to an agent (or id); returns the message's seq, None if this agent is dead."""
+        receiver = to.id if isinstance(to, Agent) else int(to)
+        return self.dispatcher.submit(self, receiver, payload, channel, size_bytes)
+
+    def broadcast(
+        self, payload: Any, channel: str | None = None, size_bytes: int | None = None
+    ) -> int | None:
+        """To every alive agent within the channel's range (not to self)."""
+        return self.dispatcher.submit(self, None, payload, channel, size_bytes)
+
+    def receive(self, channel: str | None = None) -> list[Message]:
+        """Drain the queue of one channel, or of all (ordered by delivery tick, then seq)."""
+        if channel is not None:
+            q = self.queues[self.dispatcher.channel_index(channel)]
+            out = list(q)
+            q.clear()
+            return out
+        full = [q for q in self.queues if q]
+        out = [m for q in full for m in q]
+        for q in full:
+            q.clear()
+        if len(full) > 1:
+            out.sort(key=lambda m: (m.delivery_tick, m.seq))
+        return out
+
+    def __len__(self) -> int:
+        return sum(len(q) for q in self.queues)
+
+
+class BaseStation(Agent):
+    """A logical agent (no body) at a fixed position; its default channel is `long_range`."""
+
+    role = "base_station"
+
+    def __init__(
+        self, sim: Simulator, agent_id: int, position: Sequence[float], name: str | None = None
+    ) -> None:
+        p = np.zeros(3)
+        p[: len(position)] = position
+        p.flags.writeable = False
+        self._position = p
+        super().__init__(sim, agent_id, name)
+
+    @property
+    def position(self) -> np.ndarray:
+        """(3,) m, world ENU, fixed."""
+        return self._position
+
+
+class MessageDispatcher:
+    """Collects a tick's sends, decides their fates, delivers them at phase 1 (`deliver`).
+
+    One per Simulator (`sim.dispatcher`, made by `attach_comms`); every agent of `sim.agents`
+    joins it (gets a transceiver) when it is added, or at the latest at the next `deliver()`.
+    """
+
+    def __init__(self, sim: Simulator, config: CommsConfig | None = None, file: str = "") -> None:
+        cfg = config or CommsConfig()
+        table = cfg.channels
+        if not all(hasattr(c, "latency_s") for c in table.values()):
+            table = resolve_channels(table, "comms", file)
+        tick_s = sim.world.tick_s
+        self.sim = sim
+        self.config = cfg
+        self.channels = [Channel(n, i, c, tick_s, file) for i, (n, c) in enumerate(table.items())]
+        self._channel_ix = {c.name: c.index for c in self.channels}
+        self.default_channel = "radio" if "radio" in self._channel_ix else self.channels[0].name
+        self.rng = sim.rng.comms
+        self.agents: list[Agent] = []
+        self.transceivers: list[MessageTransceiver] = []
+        self.index_of: dict[int, int] = {}
+        nch = len(self.channels)
+        self.alive = np.zeros(0, dtype=bool)
+        self.is_base = np.zeros(0, dtype=bool)
+        self.ids = np.zeros(0, dtype=np.int64)  # agent id of each row
+        self._fixed = np.zeros((0, 3))  # positions of fixed agents (NaN for others)
+        self._phys_idx: list[int] = []
+        self._phys_slots: list[int] = []
+        self._phys_rows = self._phys_slot_rows = np.zeros(0, dtype=np.intp)
+        self._other_idx: list[int] = []  # agents whose `position` property is read each time
+        self._unplaced: list[int] = []  # members whose position source is not sorted out yet
+        self._deaths_seen = -1
+        self._tx = np.zeros((nch, 0, len(FATES)), dtype=np.int64)  # by sender
+        self._rx = np.zeros((nch, 0, len(FATES)), dtype=np.int64)  # by receiver
+        self._in_flight = np.zeros(nch, dtype=np.int64)
+        self._pending: list[tuple[int, int, int, Any, int, int, int]] = []
+        self._seq = 0
+        self._due: dict[int, list[Copies]] = {}
+        self._log: list[np.ndarray] | None = [] if cfg.log_deliveries else None
+        self.base_stations: list[BaseStation] = []
+
+    # -- membership -------------------------------------------------------------------------
+    def channel_index(self, name: str) -> int:
+        try:
+            return self._channel_ix[name]
+        except KeyError:
+            known = ", ".join(self._channel_ix)
+            raise ValueError(f"no channel {name!r}; configured channels: {known}") from None
+
+    def sync(self) -> None:
+        """Let every agent of the simulation that has not joined yet join (see `join`)."""
+        if len(self.sim.agents) != len(self.agents):
+            for agent in islice(self.sim.agents.values(), len(self.agents), None):
+                self.join(agent)
+
+    def join(self, agent: Agent) -> MessageTransceiver:
+        """Give an agent its transceiver. `attach_comms` makes `sim.add_agent` call this, so an
+        agent has one as soon as it exists; where its position comes from is worked out on first
+        use (a subclass may set its state slot after `Agent.__init__`)."""
+        i = len(self.agents)
+        base = isinstance(agent, BaseStation)
+        default = "long_range" if base and "long_range" in self._channel_ix else None
+        tx = MessageTransceiver(self, agent, i, default or self.default_channel)
+        agent.transceiver = tx
+        self.agents.append(agent)
+        self.transceivers.append(tx)
+        self.index_of[int(agent.id)] = i
+        self._unplaced.append(i)
+        return tx
+
+    def _grow(self) -> None:
+        """Extend the per-agent arrays to the members that joined since (amortised: once per
+        batch of new agents, not once per agent)."""
+        n0, n = len(self.ids), len(self.agents)
+        if n0 == n:
+            return
+        new = self.agents[n0:]
+        self.is_base = np.r_[self.is_base, [isinstance(a, BaseStation) for a in new]]
+        self.ids = np.r_[self.ids, np.array([a.id for a in new], dtype=np.int64)]
+        grow = ((0, 0), (0, n - n0), (0, 0))
+        self._tx, self._rx = np.pad(self._tx, grow), np.pad(self._rx, grow)
+        for c in self.channels:
+            c.add_senders(n - n0)
+        self._deaths_seen = -1
+
+    def _place(self) -> None:
+        """Sort new members by position source: fixed, world state row, or their property."""
+        fixed = np.full((len(self.agents), 3), np.nan)
+        fixed[: len(self._fixed)] = self._fixed
+        for i in self._unplaced:
+            agent = self.agents[i]
+            if isinstance(agent, BaseStation):
+                fixed[i] = agent.position
+            elif isinstance(agent, PhysicalAgent) and _reads_state(agent):
+                self._phys_idx.append(i)
+                self._phys_slots.append(agent.slot)
+            else:
+                self._other_idx.append(i)
+        self._fixed = fixed
+        self._unplaced = []
+        self._phys_rows = np.array(self._phys_idx, dtype=np.intp)  # gathered in one go
+        self._phys_slot_rows = np.array(self._phys_slots, dtype=np.intp)
+
+    def _refresh_alive(self) -> None:
+        if self._deaths_seen != len(self.sim.deaths) or len(self.alive) != len(self.agents):
+            self.alive = np.fromiter((a.alive for a in self.agents), bool, len(self.agents))
+            self._deaths_seen = len(self.sim.deaths)
+
+    def positions(self) -> np.ndarray:
+        """(N, 3) m, every member's current position (NaN for agents without one)."""
+        if self._unplaced:
+            self._place()
+        pos = self._fixed.copy()
+        if len(self._phys_rows):
+            pos[self._phys_rows] = self.sim.world.state.position[self._phys_slot_rows]
+        for i in self._other_idx:
+            p = self.agents[i].position
+            if p is not None:
+                pos[i] = p
+        return pos
+
+    # -- sending ----------------------------------------------------------------------------
+    def submit(
+        self,
+        tx: MessageTransceiver,
+        receiver: int | None,
+        payload: Any,
+        channel: str | None,
+        size_bytes: int | None,
+    ) -> int | None:
+        """Record one send for the next fate decision; returns its seq (None: sender dead)."""
+        ch = self.channel_index(channel or tx.default_channel)
+        self._grow()
+        if not tx.agent.alive:
+            self._tx[ch, tx.index, TX_DEAD] += 1
+            return None
+        ridx = -1
+        if receiver is not None:
+            if receiver not in self.index_of:
+                self.sync()
+            if receiver not in self.index_of:
+                raise ValueError(f"agent {tx.agent.id} sent to unknown agent id {receiver}")
+            ridx = self.index_of[receiver]
+        size = self.channels[ch].cfg.message_size_bytes if size_bytes is None else int(size_bytes)
+        seq = self._seq
+        self._seq += 1
+        self._pending.append((seq, tx.index, ridx, payload, ch, size, self.sim.world.tick))
+        self._tx[ch, tx.index, SENT] += 1
+        return seq
+
+    # -- phase 1 ----------------------------------------------------------------------------
+    def deliver(self, tick: int) -> None:
+        """Phase 1: decide the fates of everything sent since the last call, then deliver the
+        copies due at `tick` to receivers still alive."""
+        self.sync()
+        self._grow()
+        if self._pending:
+            batch, self._pending = self._pending, []  # sends made while delivering go next
+            self._refresh_alive()
+            resolve(self, batch, tick, self.positions())
+        due = self._due.pop(tick, None)
+        if due:  # one hand-over per tick: one Python step per receiver, however many batches
+            self._hand_over(due[0] if len(due) == 1 else Copies.concatenate(due))
+
+    def schedule(self, copies: Copies, tick: int) -> None:
+        self._due.setdefault(tick, []).append(copies)
+        self._in_flight += np.bincount(copies.channel, minlength=len(self.channels))
+
+    def count(
+        self,
+        channel: np.ndarray,
+        sender: np.ndarray,
+        receiver: np.ndarray | None,
+        fate: np.ndarray | int,
+    ) -> None:
+        """Add one to each (channel, agent, fate) triple, by sender and (if given) receiver."""
+        n, nf = self._tx.shape[1], len(FATES)
+        np.add.at(self._tx.reshape(-1), (channel * n + sender) * nf + fate, 1)  # 1-D: fast path
+        if receiver is not None:
+            np.add.at(self._rx.reshape(-1), (channel * n + receiver) * nf + fate, 1)
+
+    def _hand_over(self, c: Copies) -> None:
+        self._refresh_alive()
+        self._in_flight -= np.bincount(c.channel, minlength=len(self.channels))
+        fate = np.where(self.alive[c.receiver], DELIVERED, RX_DEAD)
+        live = np.flatnonzero(fate == DELIVERED)
+        key = c.receiver[live] * len(self.channels) + c.channel[live]
+        by_key = np.argsort(key, kind="stable")
+        order = live[by_key]  # by receiver, then seq
+        if len(order):
+            keys = key[by_key]
+            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            ends = np.r_[starts[1:], len(order)]
+            messages = c.messages[order].tolist()
+            firsts = order[starts]
+            receivers, channels = c.receiver[firsts].tolist(), c.channel[firsts].tolist()
+            groups = zip(starts.tolist(), ends.tolist(), receivers, channels)
+            caps = [ch.cfg.queue_capacity for ch in self.channels]
+            txs = self.transceivers
+            for s, e, r, ch in groups:  # one Python step per (receiver, channel), not per copy
+                tx = txs[r]
+                if tx.on_message is not None:
+                    self._call_back(tx, messages[s:e])
+                    continue
+                q = tx.queues[ch]
+                room = caps[ch] - len(q)
+                if e - s <= room:
+                    q.extend(messages[s:e])
+                else:
+                    q.extend(messages[s : s + room])
+                    fate[order[s + room : e]] = OVERFLOW
+        self.count(c.channel, c.sender, c.receiver, fate)
+        if self._log is not None:
+            ok = fate == DELIVERED
+            tick = np.full(int(ok.sum()), self.sim.world.tick, dtype=np.int64)
+            self._log.append(np.column_stack([tick, c.seq[ok], self.ids[c.receiver[ok]]]))
+
+    def _call_back(self, tx: MessageTransceiver, messages: list[Message]) -> None:
+        """Hand messages (in seq order) to an on-message callback; a raise is a software fault."""
+        for m in messages:
+            try:
+                tx.on_message(m)  # type: ignore[misc]
+            except Exception as exc:
+                if self.sim.settings.strict:
+                    raise
+                tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+                self.sim.kill(tx.agent, f"software fault: {type(exc).__name__}: {exc}", tb)
+
+    # -- results ----------------------------------------------------------------------------
+    def totals(self) -> dict[str, dict[str, int]]:
+        """Per channel: every fate's count, plus copies in flight."""
+        self._grow()
+        out = {}
+        for c in self.channels:
+            row = self._tx[c.index].sum(axis=0)
+            out[c.name] = {f: int(v) for f, v in zip(FATES, row)}
+            out[c.name]["in_flight"] = int(self._in_flight[c.index])
+        return out
+
+    def agent_counts(self, agent: Agent | int) -> dict[str, dict[str, dict[str, int]]]:
+        """One agent's counts: channel -> {"tx": fate -> n (as sender), "rx": (as receiver)}."""
+        self._grow()
+        i = self.index_of[agent.id if isinstance(agent, Agent) else int(agent)]
+        return {
+            c.name: {
+                "tx": {f: int(v) for f, v in zip(FATES, self._tx[c.index, i])},
+                "rx": {f: int(v) for f, v in zip(FATES, self._rx[c.index, i]) if f != "sent"},
+            }
+            for c in self.channels
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """For summary.json: totals per channel and the non-zero counts of every agent."""
+        per_agent: dict[str, Any] = {}
+        for i, a in enumerate(self.agents):
+            if self._tx[:, i].any() or self._rx[:, i].any():
+                counts = self.agent_counts(a)
+                per_agent[str(a.id)] = {
+                    ch: {side: {f: n for f, n in d.items() if n} for side, d in sides.items()}
+                    for ch, sides in counts.items()
+                }
+        return {"channels": self.totals(), "per_agent": per_agent}
+
+    def sample(self) -> dict[str, int]:
+        """For each time-series row: `comms.CHANNEL.FATE` running totals (constant keys)."""
+        return {
+            f"comms.{ch}.{fate}": n for ch, row in self.totals().items() for fate, n in row.items()
+        }
+
+    def delivery_log(self) -> np.ndarray:
+        """(K, 3) int64 rows (delivery tick, seq, receiver id); needs `log_deliveries`."""
+        if self._log is None:
+            raise RuntimeError("delivery log is off: set comms.log_deliveries = true")
+        return np.concatenate(self._log) if self._log else np.zeros((0, 3), dtype=np.int64)
+
+
+def attach_comms(
+    sim: Simulator, config: CommsConfig | None = None, file: str = ""
+) -> MessageDispatcher:
+    """Give `sim` a dispatcher (and the configured base stations); also for sims built by hand."""
+    dispatcher = MessageDispatcher(sim, config, file)
+    sim.dispatcher = dispatcher
+    add_agent = sim.add_agent
+
+    def add_and_join(agent: Agent) -> None:  # every new agent gets its transceiver at once
+        add_agent(agent)
+        dispatcher.sync()  # joins `agent` (and any added before the dispatcher existed)
+
+    sim.add_agent = add_and_join  # type: ignore[method-assign]
+    for spec in dispatcher.config.base_stations:
+        bs = BaseStation(sim, spec.id, spec.position, spec.name or None)
+        dispatcher.base_stations.append(bs)
+    dispatcher.sync()
+    return dispatcher
+
+
+def comms_from_scenario(sim: Simulator, scenario: ScenarioConfig) -> MessageDispatcher:
+    """`attach_comms` for `Simulator.from_scenario`: base-station ids must not clash."""
+    cfg: CommsConfig = getattr(scenario, "comms", None) or CommsConfig()
+    taken = {s.id for s in scenario.agents.resolved()}
+    for i, bs in enumerate(cfg.base_stations):
+        if bs.id in taken:
+            raise ConfigError(
+                scenario.file, f"comms.base_stations[{i}].id", bs.id, "an id no agent uses"
+            )
+    return attach_comms(sim, cfg, scenario.file)
+
+
+def _reads_state(agent: PhysicalAgent) -> bool:
+    """True if the agent's position is the world state row (gathered for all in one go)."""
+    return type(agent).position is PhysicalAgent.position
