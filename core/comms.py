@@ -189,7 +189,7 @@ class MessageDispatcher:
                 self.join(agent)
 
     def join(self, agent: Agent) -> MessageTransceiver:
-        """Give an agent its transceiver. `attach_comms` makes `sim.add_agent` call this, so an
+        """Give an agent its transceiver. `Simulator.add_agent` syncs the dispatcher, so an
         agent has one as soon as it exists; where its position comes from is worked out on first
         use (a subclass may set its state slot after `Agent.__init__`)."""
         i = len(self.agents)
@@ -414,14 +414,7 @@ def attach_comms(
 ) -> MessageDispatcher:
     """Give `sim` a dispatcher (and the configured base stations); also for sims built by hand."""
     dispatcher = MessageDispatcher(sim, config, file)
-    sim.dispatcher = dispatcher
-    add_agent = sim.add_agent
-
-    def add_and_join(agent: Agent) -> None:  # every new agent gets its transceiver at once
-        add_agent(agent)
-        dispatcher.sync()  # joins `agent` (and any added before the dispatcher existed)
-
-    sim.add_agent = add_and_join  # type: ignore[method-assign]
+    sim.dispatcher = dispatcher  # Simulator.add_agent calls dispatcher.sync() from now on
     for spec in dispatcher.config.base_stations:
         bs = BaseStation(sim, spec.id, spec.position, spec.name or None)
         dispatcher.base_stations.append(bs)

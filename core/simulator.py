@@ -118,6 +118,8 @@ class Simulator:
         if agent.id in self.agents:
             raise ValueError(f"agent id {agent.id} is already used in this run")
         self.agents[agent.id] = agent
+        if self.dispatcher is not None:
+            self.dispatcher.sync()  # the new agent gets its transceiver at once
 
     @property
     def physical_agents(self) -> list[PhysicalAgent]:
