@@ -41,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check a scenario file and print the resolved config")
     _scenario_args(val)
     val.set_defaults(func=cmd_validate)
+    from core.batch import add_batch_parser  # argparse only; executors load when a sweep runs
+
+    add_batch_parser(sub)
 
     mis = sub.add_parser("missions", help="list installed mission plug-ins")
     mis.set_defaults(func=cmd_missions)

@@ -119,6 +119,7 @@ class FaultInjector:
         self.rate_per_s = np.array([rates.propeller_failure, rates.software_failure]) / 3600.0
         self._agents: list[Agent] = []
         self._due = np.zeros((0, len(PROCESSES)))  # s, time of each pending fault
+        self._initial = self._due.copy()
         self._next = np.inf
         self.history: list[tuple[float, int, str]] = []  # (time s, agent id, fault)
 
@@ -136,7 +137,12 @@ class FaultInjector:
         )
         self._agents.extend(agents)
         self._due = np.vstack([self._due, self.sim.time_s + draws])
+        self._initial = self._due.copy()
         self._next = float(self._due.min(initial=np.inf))
+
+    def watch_times(self) -> np.ndarray:
+        """(agents, processes) drawn fault times, s, in watch order (inf: rate 0 or fired)."""
+        return self._initial.copy()
 
     def post_tick(self, world: World) -> None:
         if world.time_s < self._next:

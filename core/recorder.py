@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import platform
 from importlib import metadata
 from pathlib import Path
@@ -176,7 +177,9 @@ class Recorder:
         if summary is not None:
             summary = dict(summary, versions=versions())
             text = json.dumps(summary, indent=2, default=_json_default)
-            (self.dir / "summary.json").write_text(text, encoding="utf-8")
+            tmp = self.dir / "summary.json.tmp"  # written whole, then renamed: never half a file
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, self.dir / "summary.json")
 
 
 def _fmt(v: Any) -> Any:

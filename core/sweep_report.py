@@ -1,0 +1,195 @@
+"""Sweep outputs: `sweep.csv` (one row per run), `aggregate.csv` (per point) and metric plots.
+
+Row columns, in order: run, point, replicate, seed, the varied key paths, status, attempts,
+error, then the run's summary.json flattened with dots (`metrics.<name>`, `alive`,
+`deaths_by_cause.<cause>`, `comms.<...>`, ...), then wall-clock columns under `timing.`
+(`timing.wall_time_s`, `timing.real_time_factor`, `timing.tasks.*`). Everything before
+`timing.` is a function of the config and the seed only, so it is identical whatever the
+executor or worker count; the `timing.` columns are not.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.sweep import flatten
+
+WALL_CLOCK_KEYS = ("wall_time_s", "real_time_factor", "tasks")
+TIMING = "timing."
+NOT_IN_TABLE = ("seed", "versions")  # the seed has its own column; versions are per install
+AGGREGATED_PREFIXES = ("metrics.", "deaths_by_cause.", "comms.")
+AGGREGATED = ("alive", "sim_time_s", "timing.wall_time_s", "timing.real_time_factor")
+
+Row = dict[str, Any]
+
+
+def summary_columns(summary: Mapping[str, Any]) -> Row:
+    """A run's summary.json as flat columns; wall-clock values moved under `timing.`."""
+    out: Row = {}
+    for key, value in summary.items():
+        if key in NOT_IN_TABLE:
+            continue
+        name = TIMING + key if key in WALL_CLOCK_KEYS else key
+        out.update(flatten({name: value}) if isinstance(value, Mapping) else {name: value})
+    return out
+
+
+class SweepTable:
+    """`sweep.csv`, appended as runs finish (rewritten when a new column appears) and rewritten
+    sorted by (point, replicate) by `finish()`. Rows are kept with their Python values."""
+
+    def __init__(self, path: Path, head: Sequence[str]) -> None:
+        self.path = path
+        self.head = list(head)
+        self.rows: list[Row] = []
+        self.columns: list[str] = []
+        self._rewrite()
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        if set(row) <= set(self.columns):
+            with open(self.path, "a", newline="", encoding="utf-8") as f:
+                csv.writer(f).writerow(_cells(row, self.columns))
+        else:
+            self._rewrite()
+
+    def finish(self) -> None:
+        self.rows.sort(key=lambda r: (r["point"], r["replicate"]))
+        self._rewrite()
+
+    def _rewrite(self) -> None:
+        extra = {c for r in self.rows for c in r} - set(self.head)
+        timing = sorted(c for c in extra if c.startswith(TIMING))
+        self.columns = [*self.head, *sorted(extra - set(timing)), *timing]
+        tmp = self.path.with_suffix(".csv.tmp")
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            out = csv.writer(f)
+            out.writerow(self.columns)
+            out.writerows(_cells(r, self.columns) for r in self.rows)
+        os.replace(tmp, self.path)  # a reader or a crash never sees half a table
+
+
+def _cells(row: Row, columns: Sequence[str]) -> list[Any]:
+    return [_cell(row.get(c)) for c in columns]
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)  # shortest round-trip text
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def metric_columns(rows: Iterable[Row]) -> list[str]:
+    """The numeric columns `aggregate.csv` summarises, sorted, `timing.` last."""
+    found = {c for r in rows for c, v in r.items() if _aggregated(c) and _is_number(v)}
+    return sorted(found, key=lambda c: (c.startswith(TIMING), c))
+
+
+def _aggregated(column: str) -> bool:
+    return column.startswith(AGGREGATED_PREFIXES) or column in AGGREGATED
+
+
+def stats(values: Sequence[float]) -> dict[str, float | int | None]:
+    """n, mean, sample std and the 95 % Student-t confidence interval of the mean."""
+    from scipy import stats as st
+
+    n = len(values)
+    if n == 0:
+        return {"n": 0, "mean": None, "std": None, "ci95_low": None, "ci95_high": None}
+    mean = math.fsum(values) / n
+    if n < 2:
+        return {"n": 1, "mean": mean, "std": None, "ci95_low": None, "ci95_high": None}
+    std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(st.t.ppf(0.975, n - 1)) * std / math.sqrt(n)
+    return {"n": n, "mean": mean, "std": std, "ci95_low": mean - half, "ci95_high": mean + half}
+
+
+def aggregate(rows: Sequence[Row], param_keys: Sequence[str]) -> list[Row]:
+    """One row per point: its parameters, run counts, and `stats()` of every numeric column
+    over the point's successful runs (`<column>.mean`, `.std`, `.ci95_low`, ...)."""
+    by_point: dict[int, list[Row]] = {}
+    for r in sorted(rows, key=lambda r: (r["point"], r["replicate"])):
+        by_point.setdefault(r["point"], []).append(r)
+    metrics = metric_columns(rows)
+    out = []
+    for point, runs in by_point.items():
+        ok = [r for r in runs if r["status"] == "ok"]
+        agg: Row = {"point": point, **{k: runs[0].get(k) for k in param_keys}}
+        agg.update(runs=len(runs), ok=len(ok), failed=len(runs) - len(ok))
+        for m in metrics:
+            values = [float(r[m]) for r in ok if _is_number(r.get(m))]
+            agg.update({f"{m}.{k}": v for k, v in stats(values).items()})
+        out.append(agg)
+    return out
+
+
+def write_csv(path: Path, rows: Sequence[Row]) -> None:
+    columns = list(dict.fromkeys(c for r in rows for c in r))
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(columns)
+        out.writerows(_cells(r, columns) for r in rows)
+
+
+def plot_metrics(agg: Sequence[Row], param_keys: Sequence[str], folder: Path) -> list[Path]:
+    """One PNG per mission metric and varied parameter: mean vs parameter value with 95 % CI
+    bars, one line per combination of the other varied parameters."""
+    metrics = sorted({c[: -len(".mean")] for r in agg for c in r if c.endswith(".mean")})
+    metrics = [m for m in metrics if m.startswith("metrics.")]
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for m in metrics:
+        if not any(r.get(f"{m}.mean") is not None for r in agg):
+            continue
+        for key in param_keys:
+            path = folder / f"{m.removeprefix('metrics.')}__vs__{key}.png"
+            _plot_one(agg, m, key, [k for k in param_keys if k != key], path)
+            written.append(path)
+    return written
+
+
+def _plot_one(agg: Sequence[Row], metric: str, key: str, others: list[str], path: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 4), dpi=100)
+    FigureCanvasAgg(fig)  # Agg, no display and no pyplot global state
+    ax = fig.add_subplot()
+    rows = [r for r in agg if r.get(key) is not None and r.get(f"{metric}.mean") is not None]
+    numeric = all(_is_number(r[key]) for r in rows)
+    ticks = list(dict.fromkeys(str(r[key]) for r in rows))
+    lines: dict[str, list[Row]] = {}
+    for r in rows:
+        label = ", ".join(f"{k}={r.get(k)}" for k in others) or metric
+        lines.setdefault(label, []).append(r)
+    for label, line in lines.items():
+        line.sort(key=lambda r: r[key] if numeric else ticks.index(str(r[key])))
+        x = [r[key] if numeric else ticks.index(str(r[key])) for r in line]
+        y = [r[f"{metric}.mean"] for r in line]
+        err = [_half_width(r, metric) for r in line]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=4, label=label)
+    if not numeric:
+        ax.set_xticks(range(len(ticks)), ticks)
+    ax.set_xlabel(key)
+    ax.set_ylabel(f"{metric} (mean, 95% CI)")
+    ax.grid(True, alpha=0.3)
+    if len(lines) > 1:
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def _half_width(row: Row, metric: str) -> float:
+    high, mean = row.get(f"{metric}.ci95_high"), row[f"{metric}.mean"]
+    return 0.0 if high is None else high - mean
