@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     _scenario_args(run)
     run.add_argument("--out", type=Path, help="results directory (default: results/<name>-<time>)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--inputs", type=Path, metavar="INPUTS.csv", help="replay recorded manual inputs"
+    )
     run.set_defaults(func=cmd_run)
     _gui_cli().add_gui_parsers(sub, run, _scenario_args)
 
@@ -44,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     from core.batch import add_batch_parser  # argparse only; executors load when a sweep runs
 
     add_batch_parser(sub)
+
+    plot = sub.add_parser("plot", help="write the PNG plots of a results directory")
+    plot.add_argument("results", type=Path, help="results directory of a run")
+    plot.set_defaults(func=cmd_plot)
 
     mis = sub.add_parser("missions", help="list installed mission plug-ins")
     mis.set_defaults(func=cmd_missions)
@@ -93,6 +100,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     scenario = _load(args)
     out = args.out or default_results_dir(scenario)
     sim = Simulator.from_scenario(scenario, out)
+    if args.inputs is not None:  # by name: core/ does not import uav/
+        importlib.import_module("uav.manual").replay_inputs(sim, args.inputs)
     capture = _gui_cli().start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
     interrupted = False
@@ -110,7 +119,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     summary = sim.finish()
     sim.close()
     _print_summary(summary, out)
+    if getattr(scenario.mission_class, "plot_results", False):  # the mission asks for plots
+        _print_plots(out)
     return 130 if interrupted else 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    try:
+        _print_plots(args.results)
+    except FileNotFoundError as exc:
+        print(f"skyswarm: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0
+
+
+def _print_plots(results: Path) -> None:
+    from core.plot import plot_results
+
+    for path in plot_results(results):
+        print(f"plot: {path}")
 
 
 class _ProgressBar:

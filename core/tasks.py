@@ -51,6 +51,7 @@ class Task:
     next_tick: int = 0
     seq: int = 0  # registration order; breaks ties between tasks due on the same tick
     cancelled: bool = False
+    paused: bool = False  # skipped and dropped from the schedule until resumed
     stats: TaskStats = field(default_factory=TaskStats)
 
     def cancel(self) -> None:
@@ -109,7 +110,7 @@ class TaskScheduler:
             bucket.sort(key=lambda t: t.seq)
         clock = time.perf_counter
         for task in bucket:
-            if task.cancelled:
+            if task.cancelled or task.paused:
                 continue
             t0 = clock()
             try:
@@ -134,6 +135,26 @@ class TaskScheduler:
         for task in self.tasks:
             if task.owner is owner:
                 task.cancel()
+
+    def pause_owned_by(self, owner: Any) -> list[Task]:
+        """Suspend `owner`'s live tasks (e.g. while a pilot flies the agent); returns them."""
+        paused = [t for t in self.tasks if t.owner is owner and not (t.cancelled or t.paused)]
+        for task in paused:
+            task.paused = True
+        return paused
+
+    def resume_owned_by(self, owner: Any, now_tick: int) -> None:
+        """Resume `owner`'s paused tasks at their first tick >= `now_tick` (the first tick not
+        yet run) on their own period grid, so the schedule keeps its phase."""
+        for task in self.tasks:
+            if task.owner is not owner or not task.paused:
+                continue
+            task.paused = False
+            if task.cancelled or task.next_tick >= now_tick:
+                continue  # still queued in a bucket not yet run
+            k = -(-(now_tick - task.next_tick) // task.period_ticks)
+            task.next_tick += k * task.period_ticks
+            self._due.setdefault(task.next_tick, []).append(task)
 
     def summary(self) -> dict[str, dict[str, float | int]]:
         """Statistics aggregated by task name (many agents share one behaviour task)."""

@@ -26,6 +26,7 @@ from gui.windows import ViewWindow, key, run_event_loop  # first: sets pyglet op
 if TYPE_CHECKING:
     from core.config import ScenarioConfig
     from core.simulator import Simulator
+    from gui.joystick import JoystickHub
 
 TRAIL_EVERY_S = 0.2  # s of simulated time between trail points
 TRAIL_POINTS = 60
@@ -50,6 +51,7 @@ ACTIONS = (
     Action(key.V, "V", "Subj", "open_subjective_view", "open the subjective view"),
     Action(key.C, "C", "Chase", "toggle_subjective_mode", "subjective: chase / first person"),
     Action(key.TAB, "Tab", "Next", "select_next", "select the next alive agent"),
+    Action(key.J, "J", "Joy", "toggle_joystick", "fly the selected agent by joystick / release"),
     Action(key.H, "H", "Help", "toggle_help", "show / hide this help"),
     Action(key.L, "L", None, "toggle_trails", "show / hide trails"),
     Action(key.R, "R", None, "reset_camera", "reset the 3D camera"),
@@ -71,6 +73,7 @@ class ViewerApp:
         self.selected: int | None = None
         self.show_help = False
         self.show_trails = False
+        self.joystick: JoystickHub | None = None  # created at the first J
         self._frame: Frame | None = None
         self._frame_key: tuple[int, int] = (-1, -1)
         self._trail: deque[np.ndarray] = deque(maxlen=TRAIL_POINTS)
@@ -126,6 +129,8 @@ class ViewerApp:
         if window is self.subjective:
             self.subjective = None
         if window is self.main:
+            if self.joystick is not None:
+                self.joystick.close()
             for w in list(self.windows):
                 w.close()
 
@@ -137,6 +142,8 @@ class ViewerApp:
 
     # -- loop -----------------------------------------------------------------------------
     def update(self, dt: float) -> None:
+        if self.joystick is not None:
+            self.joystick.poll()
         self.session.advance(dt)
         sim = self.session.sim
         if self.show_trails and sim.time_s >= self._next_trail_s:
@@ -161,6 +168,15 @@ class ViewerApp:
 
     def kill_selected(self) -> None:
         self.session.kill(self.selected)
+
+    def toggle_joystick(self) -> None:
+        from gui.joystick import JoystickHub
+
+        if self.joystick is None:
+            self.joystick = JoystickHub(self.session.sim, keyboard_window=self.main)
+        if self.selected is None:
+            self.select_next()
+        self.joystick.toggle(self.selected)
 
     def toggle_help(self) -> None:
         self.show_help = not self.show_help
@@ -237,6 +253,8 @@ class ViewerApp:
             lines.append(f"selected {self.selected}: ({x:.1f}, {y:.1f}, {z:.1f}) m")
         else:
             lines.append("selected: none (click a drone or a row)")
+        if self.joystick is not None:
+            lines.append(self.joystick.status())
         return lines
 
     def _panel_input(self, kind: str, x: float, y: float, amount: float) -> None:
