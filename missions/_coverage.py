@@ -1,0 +1,225 @@
+"""Area coverage geometry: areas and their grids, the camera footprint, lane planning.
+
+Each area is a rectangle with its own frame: `u` across the sweep (positive to the right of the
+sweep heading) and `v` along the sweep heading, both in m from the area centre. Its coverage grid
+has `n_u x n_v` cells laid out in that frame; a grid is an `(n_u, n_v)` bool array. A UAV's
+downward (nadir, gimballed) camera sees a square of half-size `a = h tan(fov / 2)` on the
+ground, turned with the UAV's yaw; a cell is seen when its centre lies inside that square.
+
+Lane planning is boustrophedon: parallel lanes along `v`, each covering a band of `u` as wide as
+the flock's swath, flown in alternate directions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.geo import heading_to_yaw
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One pass of the flock centre along the area's `v` axis, in area coordinates (m)."""
+
+    area: int  # index of the area in the mission's list
+    u: float  # cross-track position of the flock centre, m
+    v0: float  # along-track start, m
+    v1: float  # along-track end, m
+
+
+class Area:
+    """A rectangle to explore and its coverage grid geometry (no coverage state).
+
+    `center` (x, y) m ENU; `size` = (width across the sweep, length along it) m; `heading_deg`
+    the compass direction of the sweep; `cell_m` the requested cell size (m), adjusted so that
+    whole cells tile the rectangle.
+    """
+
+    def __init__(
+        self,
+        area_id: int,
+        center: tuple[float, float],
+        size: tuple[float, float],
+        heading_deg: float,
+        cell_m: float,
+    ) -> None:
+        self.id = int(area_id)
+        self.center = np.asarray(center, dtype=float)
+        self.width, self.length = float(size[0]), float(size[1])
+        self.heading_deg = float(heading_deg)
+        yaw = float(heading_to_yaw(heading_deg))
+        self.vhat = np.array([math.cos(yaw), math.sin(yaw)])  # along the sweep
+        self.uhat = np.array([self.vhat[1], -self.vhat[0]])  # to the right of the sweep
+        self.n_u = max(1, round(self.width / cell_m))
+        self.n_v = max(1, round(self.length / cell_m))
+        self.cell_u, self.cell_v = self.width / self.n_u, self.length / self.n_v
+        self.u_centres = -self.width / 2 + (np.arange(self.n_u) + 0.5) * self.cell_u
+        self.v_centres = -self.length / 2 + (np.arange(self.n_v) + 0.5) * self.cell_v
+        uu, vv = np.meshgrid(self.u_centres, self.v_centres, indexing="ij")
+        self.cell_xy = self.to_world(uu, vv)  # (n_u, n_v, 2) m
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.n_u, self.n_v
+
+    @property
+    def cells(self) -> int:
+        return self.n_u * self.n_v
+
+    def grid(self) -> np.ndarray:
+        """An empty (n_u, n_v) bool coverage grid."""
+        return np.zeros(self.shape, dtype=bool)
+
+    def to_area(self, xy: np.ndarray) -> np.ndarray:
+        """(..., 2) world x, y (m) -> (..., 2) area u, v (m)."""
+        d = np.asarray(xy, dtype=float)[..., :2] - self.center
+        return np.stack([d @ self.uhat, d @ self.vhat], axis=-1)
+
+    def to_world(self, u: np.ndarray | float, v: np.ndarray | float) -> np.ndarray:
+        """Area u, v (m, broadcastable) -> (..., 2) world x, y (m)."""
+        u, v = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
+        return self.center + u[..., None] * self.uhat + v[..., None] * self.vhat
+
+    def sweep_heading(self, forward: bool) -> float:
+        """Compass heading (deg) of a pass towards +v (forward) or -v."""
+        return self.heading_deg % 360.0 if forward else (self.heading_deg + 180.0) % 360.0
+
+    def corners(self) -> np.ndarray:
+        """(4, 2) world corners, m, in drawing order."""
+        hu, hv = self.width / 2, self.length / 2
+        return self.to_world(np.array([-hu, hu, hu, -hu]), np.array([-hv, -hv, hv, hv]))
+
+    def cell_polygons(self) -> np.ndarray:
+        """(n_u * n_v, 4, 2) world corners of every cell (row-major like the grid), m."""
+        du = 0.5 * self.cell_u * self.uhat
+        dv = 0.5 * self.cell_v * self.vhat
+        c = self.cell_xy.reshape(-1, 1, 2)
+        return c + np.stack([-du - dv, du - dv, du + dv, -du + dv])[None]
+
+    def footprint(
+        self, xy: np.ndarray, yaw_rad: float, half_m: float
+    ) -> tuple[slice, slice, np.ndarray] | None:
+        """Cells whose centre is inside a square footprint: (u slice, v slice, bool block).
+
+        `xy` (2,) m is the footprint centre, `yaw_rad` (ENU) turns the square, `half_m` is its
+        half-size. None when the footprint misses the grid. Only the cells of the footprint's
+        bounding box are tested, so the cost does not grow with the area.
+        """
+        u, v = self.to_area(xy)
+        r = half_m * math.sqrt(2.0)
+        iu0 = max(0, math.floor((u - r + self.width / 2) / self.cell_u))
+        iu1 = min(self.n_u, math.ceil((u + r + self.width / 2) / self.cell_u))
+        iv0 = max(0, math.floor((v - r + self.length / 2) / self.cell_v))
+        iv1 = min(self.n_v, math.ceil((v + r + self.length / 2) / self.cell_v))
+        if iu0 >= iu1 or iv0 >= iv1:
+            return None
+        su, sv = slice(iu0, iu1), slice(iv0, iv1)
+        d = self.cell_xy[su, sv] - np.asarray(xy, dtype=float)[:2]
+        c, s = math.cos(yaw_rad), math.sin(yaw_rad)
+        fwd = c * d[..., 0] + s * d[..., 1]
+        left = c * d[..., 1] - s * d[..., 0]
+        return su, sv, (np.abs(fwd) <= half_m) & (np.abs(left) <= half_m)
+
+    def strip_mask(self, u_lo: float, u_hi: float, v_lo: float, v_hi: float) -> np.ndarray:
+        """(n_u, n_v) bool: cells whose centre has u in [u_lo, u_hi) and v in [v_lo, v_hi]."""
+        mu = (self.u_centres >= u_lo) & (self.u_centres < u_hi)
+        mv = (self.v_centres >= v_lo) & (self.v_centres <= v_hi)
+        return mu[:, None] & mv[None, :]
+
+
+def footprint_half_m(altitude_m: float, fov_deg: float) -> float:
+    """Half-size (m) of the square ground footprint of a nadir camera of full angle `fov_deg`."""
+    return max(0.0, altitude_m) * math.tan(math.radians(fov_deg) / 2)
+
+
+def plan_lanes(
+    area: int,
+    band: tuple[float, float],
+    swath_m: float,
+    v_range: tuple[float, float],
+    from_high_u: bool,
+    start_low_v: bool,
+) -> list[Lane]:
+    """Boustrophedon lanes covering the `u` band [lo, hi] (m) with a flock of swath `swath_m`.
+
+    Lanes are as few as possible and evenly spread: the first is centred half a swath inside
+    the band's starting edge, the last half a swath inside the other edge, so neighbouring lanes
+    overlap rather than leave gaps. Directions alternate, starting at the `v` end given.
+    """
+    lo, hi = band
+    width = hi - lo
+    if width <= 0:
+        return []
+    m = max(1, math.ceil(width / swath_m - 1e-9))
+    if m == 1:
+        centres = [lo + width / 2]
+    else:
+        step = (width - swath_m) / (m - 1)
+        centres = [lo + swath_m / 2 + k * step for k in range(m)]
+    if from_high_u:
+        centres = centres[::-1]
+    va, vb = v_range
+    lanes = []
+    low = start_low_v
+    for u in centres:
+        lanes.append(Lane(area, u, va if low else vb, vb if low else va))
+        low = not low
+    return lanes
+
+
+def plan_holes(
+    area: Area,
+    area_index: int,
+    holes: np.ndarray,
+    swath_m: float,
+    here_uv: tuple[float, float],
+    margin_m: float,
+    min_cells: int,
+) -> list[Lane]:
+    """Lanes that sweep the unseen cells `holes` ((n_u, n_v) bool) of one area.
+
+    Columns holding holes are grouped greedily into bands one swath wide, starting from the
+    side of the area nearest `here_uv` (m); a band with fewer than `min_cells` holes is skipped.
+    Each lane covers only the `v` extent of its band's holes, extended by `margin_m` (m) at both
+    ends, and starts at the end nearest the previous lane's end.
+    """
+    cols = np.flatnonzero(holes.any(axis=1))
+    if not len(cols):
+        return []
+    from_high = here_uv[0] > 0.0
+    order = cols[::-1] if from_high else cols
+    bands: list[np.ndarray] = []
+    while len(order):
+        u0 = area.u_centres[order[0]]
+        inside = np.abs(area.u_centres[order] - u0) < swath_m - 0.5 * area.cell_u
+        bands.append(order[inside])
+        order = order[~inside]
+    lanes: list[Lane] = []
+    v_here = here_uv[1]
+    for band in bands:
+        block = holes[band]
+        if block.sum() < min_cells:
+            continue
+        us = area.u_centres[band]
+        rows = np.flatnonzero(block.any(axis=0))
+        v_lo = area.v_centres[rows[0]] - margin_m
+        v_hi = area.v_centres[rows[-1]] + margin_m
+        u = 0.5 * (us.min() + us.max())
+        start_low = abs(v_here - v_lo) <= abs(v_here - v_hi)
+        lanes.append(Lane(area_index, u, v_lo if start_low else v_hi, v_hi if start_low else v_lo))
+        v_here = lanes[-1].v1
+    return lanes
+
+
+def pack(grid: np.ndarray) -> bytes:
+    """A bool grid as bytes, 8 cells a byte (what goes on the air)."""
+    return np.packbits(grid.ravel()).tobytes()
+
+
+def unpack(data: bytes, shape: tuple[int, int]) -> np.ndarray:
+    """The inverse of `pack` for a grid of `shape`."""
+    bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), count=shape[0] * shape[1])
+    return bits.astype(bool).reshape(shape)

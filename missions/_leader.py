@@ -1,0 +1,291 @@
+"""The flock leader's plan: stages, lanes, formation slots, re-planning and re-scouting.
+
+The plan is a small state machine advanced by the leader at its behaviour rate:
+
+    form -> cross -> wait -> sweep -> (cross -> wait -> sweep)* -> settle -> [re-scout] -> done
+
+- `form`: hover at the take-off point until every member is on its slot (or `form_timeout_s`).
+- `cross`: fly (speed-limited) to the start of the next lane, the flock following abeam.
+- `wait`: at a lane start, wait until the members are on their slots (or `form_timeout_s`). With
+  re-scouting on, a changed membership is handled here: the survivors close ranks and the lanes
+  left in the area are re-planned for the narrower swath.
+- `sweep`: fly the lane at `speed_m_s`.
+- `settle`: after an area's last lane, hover `settle_s` so that the members' last coverage shares
+  arrive; then, with re-scouting on, plan lanes over the cells still unseen in the leader's own
+  knowledge (those the dead members were responsible for), up to `max_rescout_rounds` times.
+- `done`: every area swept; hover.
+
+Slots: each member has a cross-track offset (m, along the area's `u` axis) from the flock centre,
+one `slot_m` apart, ordered by position across the sweep so that forming never crosses paths.
+The whole state travels in every beacon (`PlanSnapshot`) so that a new leader resumes the plan.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from missions._coverage import Area, Lane, plan_holes, plan_lanes
+
+
+@dataclass(frozen=True)
+class PlanSnapshot:
+    """The leader's plan as broadcast in beacons (immutable, shared by receivers)."""
+
+    area: int  # index of the area being explored
+    lanes: tuple[Lane, ...]
+    lane: int  # index of the current (or next) lane
+    stage: str  # form, cross, wait, sweep, settle, done
+    offsets: tuple[tuple[int, float], ...]  # (member id, cross-track offset m), by offset
+    swath_m: float  # swath the lanes were planned for, m
+    rounds: int  # re-scouting rounds done in this area
+    stage_since_s: float  # time the stage began, s
+
+    def offset_of(self, member: int) -> float | None:
+        for i, off in self.offsets:
+            if i == member:
+                return off
+        return None
+
+
+@dataclass(frozen=True)
+class LeaderSettings:
+    """What the leader's planning needs from the mission's configuration (m, s, m/s)."""
+
+    slot_m: float
+    half_m: float  # camera footprint half-size at the flight altitude
+    speed_m_s: float
+    transit_speed_m_s: float
+    gain: float  # position-loop gain of the autopilot, 1/s
+    form_tolerance_m: float
+    form_timeout_s: float
+    settle_s: float
+    rescout: bool
+    max_rescout_rounds: int
+    rescout_min_cells: int
+    altitude_m: float
+
+
+@dataclass(frozen=True)
+class LeaderCommand:
+    """Where the leader flies next: a Position-mode target (m) and a compass heading (deg)."""
+
+    target: np.ndarray  # (2,) m
+    heading_deg: float
+
+
+def slot_offsets(order: Sequence[int], slot_m: float) -> tuple[tuple[int, float], ...]:
+    """Offsets (m) of members listed left to right, centred on the flock centre."""
+    n = len(order)
+    return tuple((int(i), (k - (n - 1) / 2) * slot_m) for k, i in enumerate(order))
+
+
+def initial_plan(
+    areas: Sequence[Area],
+    starts: Mapping[int, np.ndarray],
+    s: LeaderSettings,
+    now: float,
+) -> PlanSnapshot:
+    """The plan of a flock whose members start at `starts` (id -> (2,) m): slots ordered
+    across the first area's sweep, lanes from the area corner nearest the flock."""
+    area = areas[0]
+    order = sorted(starts, key=lambda i: (float(area.to_area(starts[i])[0]), i))
+    centroid = np.mean([starts[i] for i in order], axis=0)
+    lanes = _area_lanes(areas, 0, len(order) * s.slot_m, centroid, s)
+    return PlanSnapshot(
+        0, tuple(lanes), 0, "form", slot_offsets(order, s.slot_m), len(order) * s.slot_m, 0, now
+    )
+
+
+def _area_lanes(
+    areas: Sequence[Area], index: int, swath: float, here: np.ndarray, s: LeaderSettings
+) -> list[Lane]:
+    """Lanes over a whole area, starting at the corner nearest `here` ((2,) m world)."""
+    area = areas[index]
+    u, v = area.to_area(here)
+    margin = area.length / 2 - 0.5 * s.half_m
+    return plan_lanes(
+        index, (-area.width / 2, area.width / 2), swath, (-margin, margin), u > 0, v < 0
+    )
+
+
+class Leader:
+    """The plan and its execution, held by the member currently leading."""
+
+    def __init__(self, plan: PlanSnapshot, areas: Sequence[Area], settings: LeaderSettings) -> None:
+        self.plan = plan
+        self.areas = areas
+        self.s = settings
+        self._anchor: np.ndarray | None = None  # where the leader hovers in this stage, m
+        self._anchor_key: tuple[str, float] | None = None
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _stage(self, stage: str, now: float, **changes: object) -> None:
+        self.plan = replace(self.plan, stage=stage, stage_since_s=now, **changes)
+
+    def _offsets(self) -> dict[int, float]:
+        return dict(self.plan.offsets)
+
+    def formed(self, me: int, here: np.ndarray, peers: Mapping[int, np.ndarray]) -> bool:
+        """True when every member heard lies within `form_tolerance_m` of its slot."""
+        offsets = self._offsets()
+        mine = offsets.get(me, 0.0)
+        uhat = self.areas[self.plan.area].uhat
+        for member, pos in peers.items():
+            off = offsets.get(member)
+            if off is None:
+                continue
+            slot = here + (off - mine) * uhat
+            if float(np.hypot(*(pos - slot))) > self.s.form_tolerance_m:
+                return False
+        return True
+
+    def _close_ranks(self, members: set[int], now: float) -> bool:
+        """Re-assign slots to `members` (keeping their order); True if anything changed."""
+        offsets = self._offsets()
+        if set(offsets) == members:
+            return False
+        order = sorted(members, key=lambda i: (offsets.get(i, math.inf), i))
+        self.plan = replace(self.plan, offsets=slot_offsets(order, self.s.slot_m))
+        return True
+
+    # -- the state machine ------------------------------------------------------------------
+    def step(
+        self,
+        me: int,
+        here: np.ndarray,
+        members: set[int],
+        peers: Mapping[int, np.ndarray],
+        known: Sequence[np.ndarray],
+        now: float,
+        altitude_m: float,
+    ) -> LeaderCommand:
+        """Advance the plan and return the leader's command.
+
+        `here` (2,) m is the leader's own position; `members` the ids it considers alive
+        (itself included); `peers` the last positions heard from them (m); `known` its own
+        coverage knowledge per area.
+        """
+        p = self.plan
+        if p.stage == "form":
+            if altitude_m >= 0.8 * self.s.altitude_m and (
+                self.formed(me, here, peers) or now - p.stage_since_s > self.s.form_timeout_s
+            ):
+                self._stage("cross", now)
+            return self._hold(here, now)
+        if p.stage == "cross":
+            lane = p.lanes[p.lane]
+            goal = self._lane_point(me, lane, lane.v0)
+            if float(np.hypot(*(goal - here))) < 0.7:
+                self._stage("wait", now)
+            return self._fly(here, goal, self.s.transit_speed_m_s, lane)
+        if p.stage == "wait":
+            lane = p.lanes[p.lane]
+            if self.s.rescout and self._close_ranks(members, now):
+                self._replan_rest(now)
+                return self.step(me, here, members, peers, known, now, altitude_m)
+            timeout = now - p.stage_since_s > self.s.form_timeout_s
+            if self.formed(me, here, peers) or timeout:
+                self._stage("sweep", now)
+            return LeaderCommand(self._lane_point(me, lane, lane.v0), self._heading(lane))
+        if p.stage == "sweep":
+            return self._sweep(me, here, now)
+        if p.stage == "settle":
+            if now - p.stage_since_s >= self.s.settle_s:
+                self._next_work(here, members, known, now)
+            return self._hold(here, now)
+        return self._hold(here, now)  # done
+
+    def _sweep(self, me: int, here: np.ndarray, now: float) -> LeaderCommand:
+        p = self.plan
+        lane = p.lanes[p.lane]
+        area = self.areas[lane.area]
+        direction = 1.0 if lane.v1 >= lane.v0 else -1.0
+        v = float(area.to_area(here)[1])
+        if direction * (lane.v1 - v) < 0.3:
+            if p.lane + 1 < len(p.lanes):
+                self._stage("cross", now, lane=p.lane + 1)
+            else:
+                self._stage("settle", now)
+            return LeaderCommand(self._lane_point(me, lane, lane.v1), self._heading(lane))
+        ahead = v + direction * self.s.speed_m_s / self.s.gain
+        ahead = min(ahead, lane.v1) if direction > 0 else max(ahead, lane.v1)
+        return LeaderCommand(self._lane_point(me, lane, ahead), self._heading(lane))
+
+    def _next_work(
+        self, here: np.ndarray, members: set[int], known: Sequence[np.ndarray], now: float
+    ) -> None:
+        """After an area's lanes: re-scout its unseen cells, or go on to the next area."""
+        p = self.plan
+        area = self.areas[p.area]
+        if self.s.rescout and p.rounds < self.s.max_rescout_rounds:
+            self._close_ranks(members, now)
+            swath = len(self.plan.offsets) * self.s.slot_m
+            u, v = area.to_area(here)
+            lanes = plan_holes(
+                area,
+                p.area,
+                ~known[p.area],
+                swath,
+                (float(u), float(v)),
+                0.5 * self.s.half_m,
+                self.s.rescout_min_cells,
+            )
+            if lanes:
+                self._stage(
+                    "cross", now, lanes=tuple(lanes), lane=0, swath_m=swath, rounds=p.rounds + 1
+                )
+                return
+        if p.area + 1 < len(self.areas):
+            if self.s.rescout:
+                self._close_ranks(members, now)
+            swath = len(self.plan.offsets) * self.s.slot_m
+            lanes = _area_lanes(self.areas, p.area + 1, swath, here, self.s)
+            self._stage(
+                "cross", now, area=p.area + 1, lanes=tuple(lanes), lane=0, swath_m=swath, rounds=0
+            )
+            return
+        self._stage("done", now)
+
+    def _replan_rest(self, now: float) -> None:
+        """Re-plan the lanes not flown yet in this area for the swath of the current slots."""
+        p = self.plan
+        rest = p.lanes[p.lane :]
+        area = self.areas[p.area]
+        swath = len(p.offsets) * self.s.slot_m
+        lo = max(-area.width / 2, min(ln.u for ln in rest) - p.swath_m / 2)
+        hi = min(area.width / 2, max(ln.u for ln in rest) + p.swath_m / 2)
+        descending = rest[0].u > rest[-1].u or (len(rest) == 1 and rest[0].u > 0)
+        first = rest[0]
+        v_range = (min(first.v0, first.v1), max(first.v0, first.v1))
+        lanes = plan_lanes(p.area, (lo, hi), swath, v_range, descending, first.v0 < first.v1)
+        if not lanes:
+            return
+        self._stage("cross", now, lanes=p.lanes[: p.lane] + tuple(lanes), swath_m=swath)
+
+    # -- commands ---------------------------------------------------------------------------
+    def _lane_point(self, me: int, lane: Lane, v: float) -> np.ndarray:
+        off = self._offsets().get(me, 0.0)
+        return self.areas[lane.area].to_world(lane.u + off, v)
+
+    def _heading(self, lane: Lane) -> float:
+        return self.areas[lane.area].sweep_heading(lane.v1 >= lane.v0)
+
+    def _fly(self, here: np.ndarray, goal: np.ndarray, speed: float, lane: Lane) -> LeaderCommand:
+        step = goal - here
+        dist = float(np.hypot(*step))
+        reach = speed / self.s.gain  # the position loop turns this lead into `speed`
+        target = goal if dist <= reach else here + step * (reach / dist)
+        return LeaderCommand(target, self._heading(lane))
+
+    def _hold(self, here: np.ndarray, now: float) -> LeaderCommand:
+        p = self.plan
+        lane = p.lanes[min(p.lane, len(p.lanes) - 1)] if p.lanes else None
+        heading = self._heading(lane) if lane is not None else self.areas[p.area].heading_deg
+        if self._anchor is None or self._anchor_key != (p.stage, p.stage_since_s):
+            self._anchor = here.copy()
+            self._anchor_key = (p.stage, p.stage_since_s)
+        return LeaderCommand(self._anchor, heading)

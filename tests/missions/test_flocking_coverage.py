@@ -1,0 +1,192 @@
+"""Flocking area coverage (the reference case study): full runs of the shipped scenario.
+
+Each long scenario runs once (module-scoped fixtures) and several tests read its results. Seeds
+are the config's (seed 1). Kills are scripted through `Simulator.kill` at 30, 60 and 90 s: the
+leader (agent 1) first, then agents 5 and 8.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from core.cli import main
+from core.config import load_scenario
+from core.simulator import Simulator
+
+CONFIG = Path(__file__).resolve().parents[2] / "configs" / "flocking_coverage.toml"
+KILLS = ((30.0, 1), (60.0, 5), (90.0, 8))
+TIMEOUT_S = 2.0  # flocking.timeout_s of the shipped config
+
+
+def run(overrides: list[str], kills: tuple[tuple[float, int], ...] = ()) -> tuple[Simulator, Any]:
+    sim = Simulator.from_scenario(load_scenario(CONFIG, overrides))
+    for t, agent_id in kills:
+        sim.run(until_s=t)
+        assert sim.stop_reason == "duration", f"mission ended before the kill at {t} s"
+        assert sim.kill(sim.agents[agent_id], "test: scripted kill")
+    sim.run()
+    return sim, sim.finish()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, Any]]:
+    """`skyswarm run configs/flocking_coverage.toml` as a user runs it."""
+    out = tmp_path_factory.mktemp("flocking") / "run"
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        code = main(["run", str(CONFIG), "--quiet", "--out", str(out)])
+    assert code == 0
+    return out, text.getvalue(), json.loads((out / "summary.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def killed() -> tuple[Simulator, Any]:
+    return run([], KILLS)
+
+
+@pytest.fixture(scope="module")
+def killed_no_rescout() -> tuple[Simulator, Any]:
+    return run(["flocking.rescout=false"], KILLS)
+
+
+def test_reference_reaches_99_percent_without_collision(reference) -> None:
+    _, _, summary = reference
+    m = summary["metrics"]
+    assert summary["stop_reason"] == "mission done"
+    assert m["coverage"] >= 0.99
+    assert summary["deaths_by_cause"] == {} and m["agents_lost"] == 0
+    # long enough that kills at 30, 60 and 90 s hit the sweep, well inside the 400 s limit
+    assert 110.0 <= m["time_to_99_s"] <= 200.0
+    assert m["time_to_95_s"] < m["time_to_99_s"]
+    assert m["min_separation_m"] > 2.0  # slots are 3.28 m apart; forming keeps > 2 m
+    assert m["formation_error_mean_m"] < 0.1 and m["formation_error_max_m"] < 1.0
+    assert m["messages_delivered"] > 0 and m["messages_lost"] > 0  # 1 % radio loss
+
+
+def test_run_prints_coverage_and_writes_plots(reference) -> None:
+    out, printed, summary = reference
+    m = summary["metrics"]
+    assert f"coverage: {m['coverage']:.6g}" in printed
+    assert f"time_to_99_s: {m['time_to_99_s']:.6g}" in printed
+    for name in ("map.png", "timeseries.png", "mission.png"):
+        assert (out / name).stat().st_size > 10_000, name
+        assert f"plot: {out / name}" in printed
+    layer = np.load(out / "coverage.npz")
+    assert layer["cell_values"].shape == (8000,)  # 80 x 100 cells of 1 m
+    assert layer["cell_values"].mean() == pytest.approx(m["coverage"])
+
+
+def test_plot_command_rewrites_the_plots(reference) -> None:
+    out, _, _ = reference
+    (out / "map.png").unlink()
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["plot", str(out)]) == 0
+    assert (out / "map.png").stat().st_size > 10_000
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["plot", str(out / "nothing")]) == 2
+
+
+def test_three_kills_still_reach_99_percent(killed) -> None:
+    sim, summary = killed
+    m = summary["metrics"]
+    assert summary["stop_reason"] == "mission done"
+    assert m["coverage"] >= 0.99
+    assert m["lost_ids"] == [1, 5, 8] and summary["deaths_by_cause"] == {"test": 3}
+    assert m["min_separation_m"] > 2.0
+    assert m["time_to_99_s"] < sim.scenario.simulation.duration_s
+    from gui.overlays import Lines, Quads, overlays_of  # plain numpy containers, no GL
+
+    lines, quads = overlays_of(sim.mission)
+    assert isinstance(lines, Lines) and lines.segments.shape == (4, 2, 3)  # the area outline
+    assert isinstance(quads, Quads) and len(quads.corners) == round(m["coverage"] * 8000)
+
+
+def test_new_leader_within_two_seconds_of_the_timeout(killed) -> None:
+    sim, summary = killed
+    changes = summary["metrics"]["leader_changes"]
+    assert changes[0] == [0.0, 1]
+    t_new, new_leader = changes[1]
+    assert new_leader == 2  # lowest id among the survivors
+    assert 30.0 + TIMEOUT_S <= t_new <= 30.0 + TIMEOUT_S + 2.0
+    events = sim.mission.events
+    followers = {i for _, kind, i, d in events if kind == "leader" and d == "follows 2"}
+    assert followers == {3, 4, 5, 6, 7, 8, 9, 10}  # every survivor switched to agent 2 ...
+    last = max(t for t, kind, _, d in events if kind == "leader" and d == "follows 2")
+    assert last <= 30.0 + TIMEOUT_S + 2.0  # ... within 2 s of the timeout
+
+
+def test_without_rescouting_the_dead_members_cells_stay_unseen(killed_no_rescout) -> None:
+    sim, summary = killed_no_rescout
+    m = summary["metrics"]
+    assert summary["stop_reason"] == "mission done"  # the plan ran out: the leader said so
+    assert m["sweep_done_s"] is not None
+    assert 0.80 < m["coverage"] < 0.99
+    assert m["uncovered_cells"] > 300
+    assert m["uncovered_owned_by_dead"] >= 0.95  # holes are the dead members' strips
+    assert m["lost_ids"] == [1, 5, 8]
+
+
+def test_twenty_percent_radio_loss_still_reaches_99_percent() -> None:
+    sim, summary = run(["comms.channels.radio.loss=0.2"])
+    m = summary["metrics"]
+    assert summary["stop_reason"] == "mission done" and m["coverage"] >= 0.99
+    assert summary["deaths_by_cause"] == {}
+    radio = summary["comms"]["channels"]["radio"]
+    assert 0.17 < radio["lost_on_air"] / radio["addressed"] < 0.23
+    assert m["leader_changes"] == [[0.0, 1]]  # no member falsely presumed dead: one leader
+
+
+def test_radio_cut_followers_do_not_follow() -> None:
+    """With every radio frame lost, followers hear no beacon: they climb and hover at their
+    take-off point (lost link) while the leader sweeps on alone. Reading the leader's true state
+    from the simulator would make them follow anyway."""
+    sim, summary = run(["comms.channels.radio.loss=1.0", "simulation.duration_s=40"])
+    mission = sim.mission
+    starts = {s.id: np.array(s.position[:2]) for s in sim.scenario.agents.resolved()}
+    moved = {u.id: float(np.hypot(*(u.position[:2] - starts[u.id]))) for u in mission.uavs}
+    assert moved[1] > 40.0  # the leader flew off to the area and along its lane
+    assert max(v for i, v in moved.items() if i != 1) < 1.0
+    assert all(u.formation is None for u in mission.uavs)
+    assert summary["metrics"]["formation_error_mean_m"] is None
+    assert summary["comms"]["channels"]["radio"]["delivered"] == 0
+
+
+def test_footprint_matches_a_one_cell_reference() -> None:
+    """The windowed, vectorised footprint test agrees with a plain loop over every cell."""
+    from missions._coverage import Area
+
+    area = Area(1, (50.0, 50.0), (80.0, 100.0), 60.0, 1.0)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        xy = area.center + rng.uniform(-60, 60, 2)
+        yaw, half = rng.uniform(-np.pi, np.pi), rng.uniform(0.5, 4.0)
+        fast = area.grid()
+        hit = area.footprint(xy, yaw, half)
+        if hit is not None:
+            fast[hit[0], hit[1]] = hit[2]
+        slow = area.grid()
+        for i in range(area.n_u):
+            for j in range(area.n_v):
+                dx, dy = area.cell_xy[i, j] - xy
+                fwd = np.cos(yaw) * dx + np.sin(yaw) * dy
+                left = np.cos(yaw) * dy - np.sin(yaw) * dx
+                slow[i, j] = abs(fwd) <= half and abs(left) <= half
+        assert np.array_equal(fast, slow)
+
+
+def test_lanes_tile_the_band_in_alternate_directions() -> None:
+    from missions._coverage import plan_lanes
+
+    lanes = plan_lanes(0, (-40.0, 40.0), 32.8, (-49.0, 49.0), True, True)
+    assert len(lanes) == 3  # ceil(80 / 32.8)
+    assert lanes[0].u == pytest.approx(40.0 - 16.4) and lanes[-1].u == pytest.approx(-40 + 16.4)
+    assert [ln.v0 < ln.v1 for ln in lanes] == [True, False, True]
+    gaps = [abs(a.u - b.u) for a, b in zip(lanes, lanes[1:])]
+    assert max(gaps) <= 32.8  # neighbouring swaths overlap: no strip left out
