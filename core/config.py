@@ -253,7 +253,9 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
         name: convert(tp, data.get(name, _default_of(tp)), name, file, {})
         for name, tp in declared.items()
     }
-    return ScenarioConfig(file=file, mission_class=mission_class, sections=sections, **core)
+    scenario = ScenarioConfig(file=file, mission_class=mission_class, sections=sections, **core)
+    mission_class.check_config(scenario)
+    return scenario
 
 
 def _default_of(tp: Any) -> Any:

@@ -28,6 +28,7 @@ class Mission:
     """Base of every mission. Hooks do nothing by default; override what you need.
 
     - `sections`: extra config sections the mission owns, name -> dataclass (or tuple of one).
+    - `check_config(scenario)`: checks that span sections (`skyswarm validate` runs it).
     - `setup()`: create agents, install tasks and listeners.
     - `pre_tick(world)` / `post_tick(world)`: installed as listeners only when overridden.
     - `is_done()`: the run stops early when it returns True.
@@ -41,6 +42,10 @@ class Mission:
     def __init__(self, sim: Simulator, config: ScenarioConfig) -> None:
         self.sim = sim
         self.config = config
+
+    @classmethod
+    def check_config(cls, scenario: ScenarioConfig) -> None:
+        """Checks across sections (raise ConfigError); run by validation, before any setup."""
 
     def setup(self) -> None:
         pass

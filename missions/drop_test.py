@@ -10,12 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pybullet as pb
 
 from core.agent import PhysicalAgent
 from core.mission import Mission
 from core.schema import param
-from core.world import World
+from core.world import World, pb  # pybullet, imported without its stdout banner
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from core.comms import BaseStation
+from core.config import ScenarioConfig
 from core.faults import DeathEvent
 from core.geo import heading_to_yaw
 from core.mission import Mission
@@ -117,6 +118,21 @@ class FlockingCoverage(Mission):
             st.every(0.1, lambda st=st: self._poll(st), name="coverage collector")
         self.sim.every(self.cov.metrics_period_s, self._measure, name="coverage metrics")
         self.sim.death_listeners.append(self._on_death)
+
+    @classmethod
+    def check_config(cls, scenario: ScenarioConfig) -> None:
+        ids = [a.id for a in scenario.section("areas")]
+        if not ids:
+            raise ConfigError(scenario.file, "areas", [], "at least one [[areas]] table")
+        if len(set(ids)) != len(ids):
+            raise ConfigError(scenario.file, "areas", ids, "distinct area ids")
+        if not scenario.comms.base_stations:
+            raise ConfigError(
+                scenario.file,
+                "comms.base_stations",
+                [],
+                "at least one [[comms.base_stations]]: the flock reports coverage to it",
+            )
 
     def _areas(self) -> list[Area]:
         specs = self.config.section("areas")

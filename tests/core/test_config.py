@@ -154,3 +154,28 @@ def test_every_shipped_scenario_validates(repo_root: Path):
     for path in scenarios:
         sc = load_scenario(path)
         assert sc.simulation.duration_s > 0, path
+
+
+def test_mission_cross_section_checks_run_at_validation(repo_root, tmp_path, capsys):
+    import tomli_w
+    import tomllib
+
+    data = tomllib.loads((repo_root / "configs/flocking_coverage.toml").read_text())
+    del data["comms"]["base_stations"]
+    data["uav"]["airframe"] = str(repo_root / "configs/airframes/quad_x.toml")
+    path = tmp_path / "no_base.toml"
+    path.write_text(tomli_w.dumps(data))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "comms.base_stations = []: expected at least one [[comms.base_stations]]" in err
+
+
+def test_no_pybullet_banner_in_cli_output(repo_root):
+    proc = subprocess.run(
+        [sys.executable, "-m", "core.cli", "validate", str(repo_root / "configs/hover.toml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0
+    assert "build time" not in proc.stdout + proc.stderr
