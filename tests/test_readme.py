@@ -9,7 +9,9 @@ import sys
 
 
 def _updater(repo_root):
-    spec = importlib.util.spec_from_file_location("update_readme", repo_root / "docs/update_readme.py")
+    spec = importlib.util.spec_from_file_location(
+        "update_readme", repo_root / "docs/update_readme.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -33,6 +35,11 @@ def test_every_cli_command_in_readme_has_help(repo_root):
     text = (repo_root / "README.md").read_text()
     for command in ("run", "view", "replay", "batch", "plot", "validate", "missions"):
         assert f"skyswarm {command}" in text
-        proc = subprocess.run([sys.executable, "-m", "core.cli", command, "--help"],
-                              capture_output=True, text=True, cwd=repo_root, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "core.cli", command, "--help"],
+            capture_output=True,
+            text=True,
+            cwd=repo_root,
+            timeout=120,
+        )
         assert proc.returncode == 0, (command, proc.stderr)
