@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 from PIL import Image
 
 from core.config import load_scenario
@@ -25,10 +26,17 @@ def main() -> None:
     sim.run(until_s=seconds)
     source = LiveSource(sim)
     frame = source.frame()
-    center, half = scene_extent(frame.positions)
+    # Frame the agents and whatever the mission overlays (areas, coverage grid).
+    shown = [frame.positions.reshape(-1, 3)]
+    for ov in frame.overlays:
+        pts = getattr(ov, "segments", getattr(ov, "corners", None))
+        if pts is not None:
+            shown.append(np.asarray(pts, dtype=float).reshape(-1, 3))
+    everything = np.vstack(shown)
+    center, half = scene_extent(everything)
     canvas = OffscreenCanvas(source.scenery, (1280, 720), tuple(center), half)
     for kind in ("orbit", "top"):
-        cam = default_camera(kind, frame.positions)
+        cam = default_camera(kind, everything if kind == "top" else frame.positions)
         if kind == "orbit":
             cam.distance *= 0.6  # type: ignore[attr-defined]
         image = canvas.render(frame, cam, selected=int(frame.ids[0]))
