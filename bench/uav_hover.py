@@ -4,9 +4,17 @@ For each N the two loops run interleaved in one process (skyswarm chunk, bare ch
 on the same airframe bodies over a ground plane. The bare loop makes the calls skyswarm cannot
 avoid, per agent and tick: one applyExternalForce, one applyExternalTorque, one pose read and
 one velocity read, plus one getContactPoints and one stepSimulation per tick, with no control.
+skyswarm runs twice: as built here (`Simulator(world=...)`: controllers only, no post-tick
+listeners) and "+faults", with `sim.install_faults(FaultsConfig())` as every scenario run
+(`Simulator.from_scenario`) does: the collision monitor (contact judgement, numerical guard)
+and the fault injector run after every tick. A run with a results directory also records
+(trajectory samples at `results.trajectory_hz`), which neither variant includes.
 Prints a table and writes bench/results/uav_hover.json. Not a test: numbers depend on the host.
 
-    python bench/uav_hover.py [--sizes 1 10 100 500 1000] [--seconds 1.0] [--rounds 3]
+Many short interleaved rounds and the median per variant: on a shared machine the load changes
+from second to second, and short rounds let every variant see the same load.
+
+    python bench/uav_hover.py [--sizes 1 10 100 500 1000] [--seconds 0.25] [--rounds 12]
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ import numpy as np
 import pybullet as pb
 
 from core.config import WorldConfig
+from core.faults import FaultsConfig
 from core.simulator import Simulator
+from uav import kernel
 from uav.config import load_uav_config
 from uav.model import create_bodies
 from uav.swarm import Swarm
@@ -37,12 +47,14 @@ def grid(n: int, spacing: float = 3.0, z: float = 10.0) -> np.ndarray:
 
 
 class SkyswarmLoop:
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, faults: bool = False) -> None:
         self.sim = Simulator(world=WorldConfig())
         cfg = load_uav_config()
         self.swarm = Swarm(self.sim, cfg, range(1, n + 1), grid(n), np.zeros(n), hovering=True)
         for agent in self.swarm.agents:
             agent.fly(0.0, 0.0, 10.0, 90.0)
+        if faults:  # what Simulator.from_scenario installs: collision monitor, fault injector
+            self.sim.install_faults(FaultsConfig())
 
     def run(self, ticks: int) -> None:
         step = self.sim.step
@@ -95,17 +107,24 @@ class BareLoop:
 
 
 def measure(n: int, seconds: float, rounds: int, tick_s: float = 0.0025) -> dict:
-    sky, bare = SkyswarmLoop(n), BareLoop(n)
+    loops = {"skyswarm": SkyswarmLoop(n), "skyswarm+faults": SkyswarmLoop(n, True)}
+    loops["bare"] = BareLoop(n)
     ticks = max(20, int(seconds / tick_s))
-    sky.run(20)
-    bare.run(20)  # warm-up
-    times = {"skyswarm": [], "bare": []}
+    for loop in loops.values():
+        loop.run(20)  # warm-up (and the compiled controller's first call)
+    times: dict[str, list[float]] = {name: [] for name in loops}
     for _ in range(rounds):
-        for name, loop in (("skyswarm", sky), ("bare", bare)):
+        for name, loop in loops.items():
             t0 = time.perf_counter()
             loop.run(ticks)
             times[name].append((time.perf_counter() - t0) / ticks)
-    row = {"n": n, "ticks_per_round": ticks, "rounds": rounds, "hover_error_m": sky.check()}
+    row = {
+        "n": n,
+        "ticks_per_round": ticks,
+        "rounds": rounds,
+        "hover_error_m": max(loops["skyswarm"].check(), loops["skyswarm+faults"].check()),
+        "deaths": len(loops["skyswarm+faults"].sim.deaths),
+    }
     for name, ts in times.items():
         per_tick = float(np.median(ts))
         row[name] = {
@@ -114,35 +133,43 @@ def measure(n: int, seconds: float, rounds: int, tick_s: float = 0.0025) -> dict
             "real_time_factor": tick_s / per_tick,
         }
     row["ratio"] = row["bare"]["s_per_tick"] / row["skyswarm"]["s_per_tick"]
-    sky.sim.close()
-    bare.sim.close()
+    row["ratio_with_faults"] = row["bare"]["s_per_tick"] / row["skyswarm+faults"]["s_per_tick"]
+    for loop in loops.values():
+        loop.sim.close()
     return row
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100, 500, 1000])
-    ap.add_argument("--seconds", type=float, default=1.0, help="simulated s per round")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=0.25, help="simulated s per round")
+    ap.add_argument("--rounds", type=int, default=12)
     args = ap.parse_args()
     rows = []
     head = (
-        f"{'N':>5} {'skyswarm ag-steps/s':>20} {'RTF':>8} "
-        f"{'bare ag-steps/s':>16} {'RTF':>8} {'ratio':>6}"
+        f"{'N':>5} {'skyswarm ag-steps/s':>20} {'RTF':>8} {'+faults ag-steps/s':>19} "
+        f"{'RTF':>8} {'bare ag-steps/s':>16} {'RTF':>8} {'ratio':>6} {'+faults':>8}"
     )
     print(head)
     for n in args.sizes:
         r = measure(n, args.seconds, args.rounds)
         rows.append(r)
-        s, b = r["skyswarm"], r["bare"]
+        s, f, b = r["skyswarm"], r["skyswarm+faults"], r["bare"]
         print(
             f"{n:>5} {s['agent_steps_per_s']:>20,.0f} {s['real_time_factor']:>8.1f} "
-            f"{b['agent_steps_per_s']:>16,.0f} {b['real_time_factor']:>8.1f} {r['ratio']:>6.2f}"
+            f"{f['agent_steps_per_s']:>19,.0f} {f['real_time_factor']:>8.1f} "
+            f"{b['agent_steps_per_s']:>16,.0f} {b['real_time_factor']:>8.1f} "
+            f"{r['ratio']:>6.2f} {r['ratio_with_faults']:>8.2f}"
         )
+    print(
+        "ratio = bare / skyswarm time per tick. +faults: with the collision monitor and fault "
+        "injector that every scenario run installs (no recorder in either)."
+    )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     meta = {
         "python": platform.python_version(),
         "numpy": np.__version__,
+        "compiled_controller": kernel.AVAILABLE,
         "machine": platform.machine(),
         "processor": platform.processor(),
     }

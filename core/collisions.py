@@ -54,6 +54,8 @@ class CollisionMonitor:
         self.config = config
         self._prev_velocity = sim.world.state.linear_velocity.copy()
         self.landings = 0
+        self._slots_key: np.ndarray | None = None  # world.tracked_slots the rows below are for
+        self._rows: slice | np.ndarray = slice(0, 0)
 
     def post_tick(self, world: World) -> None:
         state = world.state
@@ -61,7 +63,11 @@ class CollisionMonitor:
         if contacts and self.config.enabled:
             self._judge(world, contacts)
         self._guard(world)
-        self._prev_velocity = state.linear_velocity.copy()
+        velocity = state.linear_velocity
+        if self._prev_velocity.shape == velocity.shape:
+            np.copyto(self._prev_velocity, velocity)  # no new array per tick
+        else:
+            self._prev_velocity = velocity.copy()
 
     def _judge(self, world: World, contacts) -> None:
         owners = world.owner_of_body
@@ -96,10 +102,29 @@ class CollisionMonitor:
         faults = getattr(agent, "faults", None)
         return f"{cause} (after {'; '.join(faults)})" if faults else cause
 
+    def _all_within_limits(self, pos: np.ndarray, vel: np.ndarray) -> bool:
+        """Fast path of the guard, (n, 3) arrays: True only if no body can be blown up. A NaN
+        or inf makes every comparison false, so anything doubtful takes the exact checks."""
+        speed2, dist2 = self.config.max_speed_mps**2, self.config.max_distance_m**2
+        # The sums over all bodies bound each body's value (einsum: no overflow warnings).
+        if np.einsum("ij,ij->", vel, vel) <= speed2 and np.einsum("ij,ij->", pos, pos) <= dist2:
+            return True
+        return bool(
+            np.einsum("ij,ij->i", vel, vel).max() <= speed2
+            and np.einsum("ij,ij->i", pos, pos).max() <= dist2
+        )
+
     def _guard(self, world: World) -> None:
         state = world.state
         slots = world.tracked_slots
         if len(slots) == 0:
+            return
+        if slots is not self._slots_key:  # the tracked set changed: a slice if contiguous
+            self._slots_key = slots
+            first = int(slots[0])
+            contiguous = np.array_equal(slots, np.arange(first, first + len(slots)))
+            self._rows = slice(first, first + len(slots)) if contiguous else slots
+        if self._all_within_limits(state.position[self._rows], state.linear_velocity[self._rows]):
             return
         pos = state.position[slots]
         vel = state.linear_velocity[slots]

@@ -26,7 +26,11 @@ def config_reference() -> str:
         cls = resolve_mission(name)
         own = {k: v for k, v in cls.sections.items() if k not in seen}
         tables = {k: v for k, v in own.items() if hasattr(v, "__dataclass_fields__")}
-        lists = {k: v.__args__[0] for k, v in own.items() if k not in tables and getattr(v, "__args__", None)}
+        lists = {
+            k: v.__args__[0]
+            for k, v in own.items()
+            if k not in tables and getattr(v, "__args__", None)
+        }
         if not (tables or lists):
             continue
         seen |= set(own)

@@ -127,7 +127,7 @@ class Setpoints:
         pos, alt, hdg, vel, att = (uses[:, i] for i in range(len(STAGES)))
         self.outer_drives_velocity = np.stack([pos, pos, alt], axis=1)  # (N, 3)
         self.velocity_drives_attitude = np.stack([vel, vel, hdg], axis=1)  # (N, 3)
-        self.velocity_drives_thrust = vel
+        self.velocity_drives_thrust = vel.copy()  # (N,), contiguous for uav.kernel
         self.manual_mask = ~att[:, None]  # (N, 1)
 
 
@@ -164,6 +164,7 @@ class Cascade:
         self.velocity_target = np.zeros((n, 3))
         self.attitude_target = np.zeros((n, 3))
         self.demand = np.zeros((n, 4))
+        self.yaw_rate_command = np.zeros(n)  # rad/s, the heading loop's output
 
     def compute(self, sp: Setpoints, m: Measured) -> np.ndarray:
         """One tick of every stage; returns (N, 4) [collective N, torque x, y, z N m]."""

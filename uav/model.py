@@ -10,18 +10,19 @@ body force and one body torque per agent (`allocation` @ f), applied with one ca
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 
 import numpy as np
-import pybullet as pb
 
 from core.schema import ConfigError, param
-from core.world import World
+from core.world import World, pb  # pybullet, imported without its stdout banner
 from uav.frames import yaw_quaternion
 
 MOTOR_ANGLES_DEG = (45.0, 135.0, 225.0, 315.0)  # the X layout, counter-clockwise from the nose
+_drain = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
 
 
 @dataclass(frozen=True)
@@ -127,25 +128,30 @@ class WrenchApplier:
     def apply(self, bodies: list[int], force_body: np.ndarray, torque_world: np.ndarray) -> None:
         """`bodies` (n,) Bullet ids; (n, 3) body-frame forces N; (n, 3) world torques N m."""
         client = self.client
-        for _ in map(
-            pb.applyExternalForce,
-            bodies,
-            repeat(-1),
-            force_body.tolist(),
-            repeat((0.0, 0.0, 0.0)),
-            repeat(pb.LINK_FRAME),
-            repeat(client),
-        ):
-            pass
-        for _ in map(
-            pb.applyExternalTorque,
-            bodies,
-            repeat(-1),
-            torque_world.tolist(),
-            repeat(pb.WORLD_FRAME),
-            repeat(client),
-        ):
-            pass
+        # zip over three columns: zip reuses its result tuple once pybullet has let go of it,
+        # so no per-body list is built (cheaper than tolist() on the (n, 3) array); a
+        # zero-length deque drains the calls in C.
+        _drain(
+            map(
+                pb.applyExternalForce,
+                bodies,
+                repeat(-1),
+                zip(*force_body.T.tolist()),
+                repeat((0.0, 0.0, 0.0)),
+                repeat(pb.LINK_FRAME),
+                repeat(client),
+            )
+        )
+        _drain(
+            map(
+                pb.applyExternalTorque,
+                bodies,
+                repeat(-1),
+                zip(*torque_world.T.tolist()),
+                repeat(pb.WORLD_FRAME),
+                repeat(client),
+            )
+        )
 
 
 def create_bodies(

@@ -2,8 +2,10 @@
 
 `Swarm` is installed in `sim.controllers` (phase 3 of the tick). Per tick it reads the world's
 state arrays, runs the cascade, the mixer and the motors for all agents at once, and applies
-one force and one torque per live body. Agent objects (uav/agents.py) are thin handles that
-read and write these arrays by index.
+one force and one torque per live body. With numba installed the whole path is one compiled
+call (uav/kernel.py); otherwise the numpy objects below run it stage by stage. Both hold their
+state in the same arrays and agree within 1e-9 (tests/uav/test_uav_reference.py). Agent
+objects (uav/agents.py) are thin handles that read and write these arrays by index.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from uav import kernel
 from uav.battery import Battery
 from uav.config import UavConfig
 from uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
@@ -61,9 +64,16 @@ class Swarm:
         self.motors = Motors(config.airframe, n, self.dt)
         self.wrench = WrenchModel(config.airframe)
         self.applier = WrenchApplier(world)
+        # The compiled path when numba is installed; the numpy objects above stay the reference.
+        self.kernel = (
+            kernel.FlightKernel(self.cascade, self.mixer, self.motors, self.wrench, slots)
+            if kernel.AVAILABLE
+            else None
+        )
         self.alive = np.ones(n, dtype=bool)
         self.motor_ok = np.ones((n, 4))  # 0 for a failed motor (physical faults)
         self._motor_faults = False
+        self._motor_fault_count = 0  # bumped by fail_motors
         self.battery: Battery | None = None
         self._alive_rows: np.ndarray | None = None  # None while all agents live
         self._live_bodies = list(self.bodies)
@@ -104,6 +114,35 @@ class Swarm:
         """Phase 3: setpoints -> cascade -> mixer -> motors -> one force + one torque per body."""
         if not self._live_bodies:
             return
+        if self.kernel is None:
+            self._control_numpy()
+        else:
+            self.kernel.step(
+                self.sim.world.state,
+                self.setpoints,
+                self.cascade,
+                self.alive,
+                self.motor_ok,
+                self.motors.thrust,
+                self.force,
+                self.torque,
+            )
+            if self.battery is not None:
+                faults = self._motor_fault_count
+                self.battery.drain(self.motors.thrust)
+                if faults != self._motor_fault_count:  # power cut now: the wrench sees it now
+                    m, rot = self.measure()
+                    self.force, self.torque = self.wrench.compute(
+                        self.motors.thrust, rot, m.velocity
+                    )
+        if self._alive_rows is None:
+            self.applier.apply(self._live_bodies, self.force, self.torque)
+        else:
+            rows = self._alive_rows
+            self.applier.apply(self._live_bodies, self.force[rows], self.torque[rows])
+
+    def _control_numpy(self) -> None:
+        """The numpy path (no numba): the same equations as uav.kernel, stage by stage."""
         m, rot = self.measure()
         command = self.mixer.mix(self.cascade.compute(self.setpoints, m))
         if self._alive_rows is not None:
@@ -114,11 +153,6 @@ class Swarm:
         if self.battery is not None:
             self.battery.drain(thrust)
         self.force, self.torque = self.wrench.compute(thrust, rot, m.velocity)
-        if self._alive_rows is None:
-            self.applier.apply(self._live_bodies, self.force, self.torque)
-        else:
-            rows = self._alive_rows
-            self.applier.apply(self._live_bodies, self.force[rows], self.torque[rows])
 
     # -- agents ---------------------------------------------------------------------------
     def kill(self, index: int) -> None:
@@ -134,6 +168,7 @@ class Swarm:
             self.motor_ok[index, k] = 0.0
             self.motors.thrust[index, k] = 0.0
         self._motor_faults = True
+        self._motor_fault_count += 1
 
     def install_battery(self, config: BatteryConfig, injector: FaultInjector) -> None:
         """Called by Simulator.install_faults: drain a battery per agent from its thrust."""

@@ -118,7 +118,8 @@ def _one_body(yaw: float, pitch: float = 0.0) -> tuple[Simulator, int]:
 
 def test_body_x_torque_on_a_yawed_body_spins_it_about_its_own_x_axis() -> None:
     sim, body = _one_body(math.pi / 2)  # body x points to world +y
-    rot = quat_to_matrix(np.array([pb.getBasePositionAndOrientation(body)[1]]))
+    pose = pb.getBasePositionAndOrientation(body, physicsClientId=sim.world.client)
+    rot = quat_to_matrix(np.array([pose[1]]))
     torque_world = np.einsum("nij,nj->ni", rot, [[0.01, 0.0, 0.0]])
     WrenchApplier(sim.world).apply([body], np.zeros((1, 3)), torque_world)
     pb.stepSimulation(physicsClientId=sim.world.client)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from uav_helpers import CONFIG
 
+from uav import kernel
 from uav import reference as ref
 from uav.control import MODES, Cascade, Measured, Setpoints
 from uav.frames import euler_from_matrix, quat_to_matrix
@@ -120,3 +121,109 @@ def test_mixer_matches_the_reference_on_saturating_demands() -> None:
     out = Mixer(AF).mix(demand)
     for i in range(len(demand)):
         np.testing.assert_allclose(out[i], ref.mix(AF, list(demand[i])), rtol=0, atol=1e-9)
+
+
+class FakeState:
+    """The four state arrays of core.world.BodyState, agents at scattered rows."""
+
+    def __init__(self, s: dict, slots: np.ndarray, capacity: int) -> None:
+        def spread(values: np.ndarray) -> np.ndarray:
+            out = np.full((capacity, values.shape[1]), np.nan)  # unused rows must not matter
+            out[slots] = values
+            return out
+
+        self.position, self.orientation = spread(s["pos"]), spread(s["quat"])
+        self.linear_velocity, self.angular_velocity = spread(s["vel"]), spread(s["omega"])
+
+
+@pytest.mark.skipif(not kernel.AVAILABLE, reason="numba is not installed")
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_compiled_kernel_matches_numpy_path_and_reference(seed: int) -> None:
+    """uav.kernel.fly == Cascade + Mixer + Motors + WrenchModel == uav.reference, within 1e-9,
+    every mode mixed, with dead agents and failed motors."""
+    rng = np.random.default_rng(seed)
+    s, sp = random_state(rng), random_setpoints(rng)
+    slots = rng.permutation(3 * N)[:N]  # the swarm's rows in the world's state arrays
+    state = FakeState(s, slots, 3 * N)
+    alive = rng.uniform(size=N) > 0.1
+    motor_ok = np.where(rng.uniform(size=(N, 4)) > 0.1, 1.0, 0.0)
+    cas, k_cas = Cascade(AF, CC, N, DT), Cascade(AF, CC, N, DT)
+    motors, k_motors = Motors(AF, N, DT), Motors(AF, N, DT)
+    for c in (cas, k_cas):
+        r = np.random.default_rng(seed + 100)  # the same controller state in both
+        c.outer.integral[:] = r.normal(0, 0.5, (N, 4))
+        c.speed.integral[:] = r.normal(0, 1, (N, 3))
+        c.attitude.integral[:] = r.normal(0, 3, (N, 3))
+        c.prev_speed[:] = r.normal(0, 3, (N, 3))
+        c.prev_r[:] = r.normal(0, 2, N)
+    motors.thrust[:] = k_motors.thrust[:] = rng.uniform(0, AF.max_thrust_n, (N, 4))
+    refs = [
+        ref.AgentState(
+            list(cas.outer.integral[i]),
+            list(cas.speed.integral[i]),
+            list(cas.attitude.integral[i]),
+            list(cas.prev_speed[i]),
+            float(cas.prev_r[i]),
+            list(motors.thrust[i]),
+        )
+        for i in range(N)
+    ]
+
+    # The numpy path, as uav.swarm.Swarm._control_numpy runs it.
+    rot = quat_to_matrix(s["quat"])
+    m = Measured(
+        s["pos"],
+        s["vel"],
+        euler_from_matrix(rot),
+        np.einsum("nji,nj->ni", rot, s["omega"]),
+        rot[:, 2, 2],
+    )
+    mixer, wrench = Mixer(AF), WrenchModel(AF)
+    command = mixer.mix(cas.compute(sp, m))
+    command[~alive] = 0.0
+    command *= motor_ok
+    thrust = motors.step(command)
+    force, torque = wrench.compute(thrust, rot, s["vel"])
+
+    k_force, k_torque = np.zeros((N, 3)), np.zeros((N, 3))
+    kern = kernel.FlightKernel(k_cas, mixer, k_motors, wrench, slots)
+    kern.step(state, sp, k_cas, alive, motor_ok, k_motors.thrust, k_force, k_torque)
+
+    close = {"rtol": 0, "atol": 1e-9}
+    np.testing.assert_allclose(k_motors.thrust, thrust, **close)
+    np.testing.assert_allclose(k_force, force, **close)
+    np.testing.assert_allclose(k_torque, torque, **close)
+    for name in ("velocity_target", "attitude_target", "demand", "prev_speed", "prev_r"):
+        np.testing.assert_allclose(getattr(k_cas, name), getattr(cas, name), err_msg=name, **close)
+    np.testing.assert_allclose(k_cas.yaw_rate_command, cas.yaw_rate_command, **close)
+    for loop in ("outer", "speed", "attitude"):
+        a, b = getattr(k_cas, loop).integral, getattr(cas, loop).integral
+        np.testing.assert_allclose(a, b, err_msg=loop, **close)
+
+    for i in range(N):  # and straight against the one-agent reference
+        mode = MODES[sp.mode[i]]
+        agent_sp = ref.AgentSetpoints(
+            mode,
+            list(sp.position[i]),
+            sp.altitude[i],
+            sp.yaw[i],
+            list(sp.velocity[i]),
+            list(sp.attitude[i]),
+            sp.thrust[i],
+            list(sp.manual[i]),
+        )
+        st = refs[i]
+        args = (s["pos"][i].tolist(), s["quat"][i].tolist(), s["vel"][i].tolist())
+        d = ref.control(AF, CC, DT, agent_sp, st, *args, s["omega"][i].tolist())
+        np.testing.assert_allclose(k_cas.demand[i], d, err_msg=mode.name, **close)
+        c = [x * motor_ok[i, j] if alive[i] else 0.0 for j, x in enumerate(ref.mix(AF, d))]
+        f = ref.motor_step(AF, st.thrust, c, DT)
+        np.testing.assert_allclose(k_motors.thrust[i], f, **close)
+        fb, tw = ref.wrench(AF, f, args[1], args[2])
+        np.testing.assert_allclose(k_force[i], fb, **close)
+        np.testing.assert_allclose(k_torque[i], tw, **close)
+        if mode.uses("attitude"):
+            np.testing.assert_allclose(k_cas.attitude.integral[i], st.attitude_i, **close)
+        if mode.uses("velocity"):
+            np.testing.assert_allclose(k_cas.speed.integral[i], st.speed_i, **close)
+            np.testing.assert_allclose(k_cas.outer.integral[i], st.outer_i, **close)
