@@ -28,9 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from core.agent import PhysicalAgent
-from core.channels import CommsConfig, neighbours_within
+from core.channels import CommsConfig
 from core.comms import MessageDispatcher, attach_comms
 from core.config import SimulationConfig
+from core.fates import neighbours_within
 from core.simulator import Simulator
 
 RANGE_M = 100.0  # m

@@ -5,9 +5,10 @@ A mission (or any object) that wants to draw areas, paths or a coverage grid def
     def overlays(self) -> Sequence[Lines | Quads]: ...
 
 returning world-space primitives. core/mission.py knows nothing about it: the GUI looks the method
-up with `getattr`, so missions stay importable and runnable without the GUI installed, and the
-primitives here are plain numpy containers (a mission may also return anything with the same
-attributes).
+up with `getattr`, so missions stay importable and runnable without the GUI installed. Missions
+must not import gui/ (imports point gui -> missions, never back), so they return plain data: a
+mapping (or any object) with `segments` (M, 2, 3) or `corners` (M, 4, 3) and an optional RGBA
+`color`; `overlays_of` turns those into the `Lines` and `Quads` below.
 """
 
 from __future__ import annotations
@@ -60,7 +61,19 @@ def overlays_of(obj: Any) -> list[Overlay]:
     fn = getattr(obj, "overlays", None)
     if not callable(fn):
         return []
-    return [o for o in fn() if isinstance(o, Lines | Quads)]
+    return [ov for ov in map(_as_overlay, fn()) if ov is not None]
+
+
+def _as_overlay(item: Any) -> Overlay | None:
+    if isinstance(item, Lines | Quads):
+        return item
+    get = item.get if isinstance(item, dict) else lambda k, d=None: getattr(item, k, d)
+    color = get("color")
+    for key, cls in (("segments", Lines), ("corners", Quads)):
+        data = get(key)
+        if data is not None:
+            return cls(data) if color is None else cls(data, tuple(color))
+    return None
 
 
 def rectangle(x0: float, y0: float, x1: float, y1: float, z: float = 0.02) -> np.ndarray:

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.spatial import cKDTree
 
-from core.channels import Message
+from core.comms import Message
 from core.geo import heading_to_yaw, yaw_to_heading
 from core.mission import Mission
 from core.schema import ConfigError, param

@@ -353,10 +353,9 @@ class FlockingCoverage(Mission):
             "cell_area": np.concatenate([np.full(a.cells, a.id) for a in self.areas]),
         }
 
-    def overlays(self) -> list[Any]:
-        """Area outlines and the cells the base station knows as seen (gui/overlays.py)."""
-        from gui.overlays import Lines, Quads  # only when a GUI asks: no GUI import headless
-
+    def overlays(self) -> list[dict[str, Any]]:
+        """Area outlines and the cells the base station knows as seen, as plain data for the
+        GUI's overlay hook (gui/overlays.py): `segments` (M, 2, 3) / `corners` (M, 4, 3), m."""
         known = sum(int(k.sum()) for k in self.base_known)
         if getattr(self, "_overlay_key", None) != known:
             outlines = []
@@ -367,8 +366,8 @@ class FlockingCoverage(Mission):
             cells = np.concatenate(polys)
             quads = np.concatenate([cells, np.full((*cells.shape[:2], 1), 0.02)], axis=2)
             self._overlays = [
-                Lines(np.concatenate(outlines), (1.0, 0.85, 0.2, 1.0)),
-                Quads(quads, (0.2, 0.8, 0.3, 0.35)),
+                {"segments": np.concatenate(outlines), "color": (1.0, 0.85, 0.2, 1.0)},
+                {"corners": quads, "color": (0.2, 0.8, 0.3, 0.35)},
             ]
             self._overlay_key = known
         return self._overlays

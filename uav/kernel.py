@@ -77,7 +77,7 @@ def _pid(gains, loop, axis, integral, i, error, rate):  # noqa: ANN001, ANN202
 @njit(**_JIT)
 def fly(  # noqa: PLR0913, PLR0915 - one flat call keeps the per-tick dispatch cheap
     slots,  # (N,) int: state rows of the agents
-    position,  # (capacity, 3) world state arrays (core.world.BodyState)
+    position,  # (capacity, 3) world state arrays (core.state.BodyState)
     orientation,  # (capacity, 4)
     velocity,  # (capacity, 3)
     omega,  # (capacity, 3)
@@ -280,7 +280,7 @@ class FlightKernel:
 
     def step(
         self,
-        state,  # core.world.BodyState  # noqa: ANN001
+        state,  # core.state.BodyState  # noqa: ANN001
         sp: Setpoints,
         cascade: Cascade,
         alive: np.ndarray,

@@ -16,11 +16,10 @@ from core.channels import (
     ChannelConfig,
     CommsConfig,
     LossModel,
-    neighbours_within,
-    neighbours_within_reference,
 )
 from core.comms import FATES, BaseStation, attach_comms
 from core.config import load_scenario, validate_scenario
+from core.fates import neighbours_within, neighbours_within_reference
 from core.schema import ConfigError
 from core.simulator import Simulator
 

@@ -124,7 +124,7 @@ def test_mixer_matches_the_reference_on_saturating_demands() -> None:
 
 
 class FakeState:
-    """The four state arrays of core.world.BodyState, agents at scattered rows."""
+    """The four state arrays of core.state.BodyState, agents at scattered rows."""
 
     def __init__(self, s: dict, slots: np.ndarray, capacity: int) -> None:
         def spread(values: np.ndarray) -> np.ndarray:

@@ -1,0 +1,112 @@
+"""Struct-of-arrays state of every body the world reads each tick (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+
+class BodyState:
+    """Struct-of-arrays state of every body registered for reading, indexed by slot.
+
+    Slots are never reused within a run. Each tick the world reads every live body once and
+    stores the pybullet tuples into the arrays at once (`store_poses`, `store_velocities`);
+    tuples handed over with `set_raw` are stored on first access instead.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._position = np.full((capacity, 3), np.nan)  # m, world ENU
+        self._orientation = np.zeros((capacity, 4))  # quaternion x, y, z, w
+        self._orientation[:, 3] = 1.0
+        self._linear_velocity = np.zeros((capacity, 3))  # m/s, world frame
+        self._angular_velocity = np.zeros((capacity, 3))  # rad/s, world frame
+        self.size = 0
+        self._slots = np.zeros(0, dtype=np.intp)  # live slots, in read order
+        self._raw_poses: list | None = None
+        self._raw_velocities: list | None = None
+        self._rows_key: np.ndarray | None = None  # the slots `_rows` was made for
+        self._rows: slice | np.ndarray = self._slots
+
+    def _grow(self, need: int) -> None:
+        cap = len(self._position)
+        if need <= cap:
+            return
+        new_cap = max(need, 2 * cap)
+        for name in ("_position", "_orientation", "_linear_velocity", "_angular_velocity"):
+            old = getattr(self, name)
+            new = np.zeros((new_cap, old.shape[1]))
+            new[:cap] = old
+            setattr(self, name, new)
+        self._position[cap:] = np.nan
+        self._orientation[cap:, 3] = 1.0
+
+    def add(self, count: int) -> np.ndarray:
+        """Reserve `count` new slots; returns their indices."""
+        self._grow(self.size + count)
+        slots = np.arange(self.size, self.size + count)
+        self.size += count
+        return slots
+
+    def set_raw(self, slots: np.ndarray, poses: list | None, velocities: list | None) -> None:
+        """Raw pybullet tuples of the bodies in `slots`, turned into arrays on first access."""
+        self._slots = slots
+        self._raw_poses = poses
+        self._raw_velocities = velocities
+
+    def materialise(self) -> None:
+        if self._raw_poses is not None:
+            self.store_poses(self._slots, self._raw_poses)
+            self._raw_poses = None
+        if self._raw_velocities is not None:
+            self.store_velocities(self._slots, self._raw_velocities)
+            self._raw_velocities = None
+
+    def store_poses(self, slots: np.ndarray, poses: list) -> None:
+        """getBasePositionAndOrientation results of the bodies in `slots` into the arrays."""
+        n, rows = len(poses), self._rows_of(slots)
+        flat = np.fromiter(chain.from_iterable(chain.from_iterable(poses)), float, 7 * n)
+        flat = flat.reshape(n, 7)
+        self._position[rows] = flat[:, :3]
+        self._orientation[rows] = flat[:, 3:]
+
+    def store_velocities(self, slots: np.ndarray, velocities: list) -> None:
+        """getBaseVelocity results of the bodies in `slots` into the arrays."""
+        n, rows = len(velocities), self._rows_of(slots)
+        flat = np.fromiter(chain.from_iterable(chain.from_iterable(velocities)), float, 6 * n)
+        flat = flat.reshape(n, 6)
+        self._linear_velocity[rows] = flat[:, :3]
+        self._angular_velocity[rows] = flat[:, 3:]
+
+    def _rows_of(self, slots: np.ndarray) -> slice | np.ndarray:
+        """`slots` as a slice when contiguous (cheaper to assign), cached per slots array."""
+        if slots is not self._rows_key:
+            n = len(slots)
+            first = int(slots[0]) if n else 0
+            contiguous = np.array_equal(slots, np.arange(first, first + n))
+            self._rows_key, self._rows = slots, slice(first, first + n) if contiguous else slots
+        return self._rows
+
+    @property
+    def position(self) -> np.ndarray:
+        """(capacity, 3) positions in m; rows of removed bodies keep their last value."""
+        self.materialise()
+        return self._position
+
+    @property
+    def orientation(self) -> np.ndarray:
+        """(capacity, 4) quaternions (x, y, z, w)."""
+        self.materialise()
+        return self._orientation
+
+    @property
+    def linear_velocity(self) -> np.ndarray:
+        """(capacity, 3) linear velocities in m/s, world frame."""
+        self.materialise()
+        return self._linear_velocity
+
+    @property
+    def angular_velocity(self) -> np.ndarray:
+        """(capacity, 3) angular velocities in rad/s, world frame."""
+        self.materialise()
+        return self._angular_velocity
