@@ -170,7 +170,7 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(str(path), "(file)", str(path), "an existing scenario file") from None
+        raise ConfigError(str(path), "(file)", str(path), "an existing TOML file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(
             str(path), "(file)", str(path), f"a readable UTF-8 file ({exc})"

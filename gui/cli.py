@@ -72,8 +72,17 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from core.schema import ConfigError
     from gui.replay import export_video, replay_window
 
+    for name in ("trajectory.json", "trajectory.bin"):
+        if not (args.results / name).is_file():
+            raise ConfigError(
+                str(args.results),
+                "(results)",
+                str(args.results),
+                f"a results directory of `skyswarm run` (no {name})",
+            )
     if args.video is not None or args.frames is not None:
         n = export_video(args.results, args.video, args.frames, args.fps, args.size, args.camera)
         print(f"wrote {n} frames")

@@ -58,5 +58,13 @@ class UavSection:
 
     airframe: str = param("", "airframe TOML, relative to the scenario file; empty: the default")
 
+    def validate(self, path: str, file: str) -> None:
+        if self.airframe:
+            where = (Path(file).resolve().parent if file else Path.cwd()) / self.airframe
+            if not where.is_file():
+                raise ConfigError(
+                    file, f"{path}.airframe", self.airframe, f"an existing airframe file ({where})"
+                )
+
     def load(self, base_dir: Path) -> UavConfig:
         return load_uav_config(base_dir / self.airframe if self.airframe else DEFAULT_AIRFRAME)

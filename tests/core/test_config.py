@@ -118,7 +118,7 @@ def test_bad_config_from_a_real_process_has_no_traceback(tmp_path):
 
 def test_missing_file_is_bad_input(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "nope.toml")]) == 2
-    assert "an existing scenario file" in capsys.readouterr().err
+    assert "an existing TOML file" in capsys.readouterr().err
 
 
 def test_overrides_apply_and_are_validated(tmp_path, capsys):
@@ -179,3 +179,14 @@ def test_no_pybullet_banner_in_cli_output(repo_root):
     )
     assert proc.returncode == 0
     assert "build time" not in proc.stdout + proc.stderr
+
+
+def test_missing_airframe_and_results_dir_are_bad_input(repo_root, tmp_path, capsys):
+    hover = str(repo_root / "configs/hover.toml")
+    assert main(["validate", hover, "--set", "uav.airframe=nope.toml"]) == 2
+    err = capsys.readouterr().err
+    assert "uav.airframe = 'nope.toml': expected an existing airframe file" in err
+    assert main(["replay", str(tmp_path / "no_run")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("expected a results directory of `skyswarm run` (no trajectory.json)")
+    assert main(["plot", str(tmp_path / "no_run")]) == 2
