@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"skyswarm: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # e.g. `skyswarm run ... | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -168,12 +172,10 @@ class _ProgressBar:
 
 def _print_summary(summary: dict, out: Path) -> None:
     rtf = summary.get("real_time_factor")
+    shown = f", real-time factor {rtf:.1f}x" if rtf else ""
     print(
         f"stopped: {summary['stop_reason']} at t = {summary['sim_time_s']:.2f} s "
-        f"({summary['ticks']} ticks, wall {summary['wall_time_s']:.2f} s, "
-        f"real-time factor {rtf:.1f}x)"
-        if rtf
-        else ""
+        f"({summary['ticks']} ticks, wall {summary['wall_time_s']:.2f} s{shown})"
     )
     print(
         f"agents: {summary['alive']}/{summary['agents']} alive"

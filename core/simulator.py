@@ -185,20 +185,22 @@ class Simulator:
         start = clock()
         next_report = start + progress_every_s
         reason = "duration"
-        while self.world.tick < end_tick:
-            if self._stop_requested:
-                reason = "stopped"
-                break
-            self.step()
-            if mission_done is not None and mission_done():
-                reason = "mission done"
-                break
-            if progress is not None and clock() >= next_report:
-                self.wall_s += clock() - start
-                start = clock()
-                next_report = start + progress_every_s
-                progress(self)
-        self.wall_s += clock() - start
+        try:
+            while self.world.tick < end_tick:
+                if self._stop_requested:
+                    reason = "stopped"
+                    break
+                self.step()
+                if mission_done is not None and mission_done():
+                    reason = "mission done"
+                    break
+                if progress is not None and clock() >= next_report:
+                    self.wall_s += clock() - start
+                    start = clock()
+                    next_report = start + progress_every_s
+                    progress(self)
+        finally:  # also when interrupted: the summary's wall time and real-time factor hold
+            self.wall_s += clock() - start
         self._stop_requested = False
         self.stop_reason = reason
         return reason

@@ -119,3 +119,38 @@ def test_sigkill_leaves_readable_partial_results(repo_root, tmp_path):
     # Every complete sample holds all 400 boxes; at most the last one is cut short.
     counts = np.unique(traj["tick"], return_counts=True)[1]
     assert np.all(counts[:-1] == 400)
+
+
+def test_ctrl_c_stops_cleanly_with_exit_130_and_a_summary(repo_root, tmp_path):
+    out = tmp_path / "interrupted"
+    cmd = [
+        sys.executable,
+        "-m",
+        "core.cli",
+        "run",
+        str(repo_root / "configs/drop_test.toml"),
+        "--out",
+        str(out),
+        "--quiet",
+        "--duration",
+        "600",
+        "--set",
+        "agents.count=400",
+        "--set",
+        "drop_test.height_m=100000",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ts = out / "timeseries.csv"
+        if ts.exists() and len(ts.read_text().splitlines()) > 20:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stop_reason"] == "interrupted" and summary["sim_time_s"] > 0.9
+    assert summary["real_time_factor"] > 0
+    assert stdout.startswith("stopped: interrupted at t = ")
