@@ -52,6 +52,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_batch_parser(sub)
 
+    from core.export import add_export_parser
+
+    add_export_parser(sub)
+
     plot = sub.add_parser("plot", help="write the PNG plots of a results directory")
     plot.add_argument("results", type=Path, help="results directory of a run")
     plot.set_defaults(func=cmd_plot)

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from core.channels import CommsConfig
 from core.faults import FaultsConfig
+from core.geo import GeoConfig
 from core.schema import ConfigError, build, did_you_mean, param, to_plain
 
 if sys.version_info >= (3, 11):
@@ -129,6 +130,7 @@ class ResultsConfig:
 
 
 CORE_SECTIONS: dict[str, type] = {
+    "geo": GeoConfig,
     "faults": FaultsConfig,
     "simulation": SimulationConfig,
     "mission": MissionConfig,
@@ -148,6 +150,7 @@ class ScenarioConfig:
     world: WorldConfig
     results: ResultsConfig
     faults: FaultsConfig
+    geo: GeoConfig
     sections: Mapping[str, Any]  # the mission's own sections, validated
     mission_class: type
     comms: CommsConfig = dataclasses.field(default_factory=CommsConfig)

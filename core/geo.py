@@ -1,15 +1,59 @@
-"""Frames and heading conventions.
+"""Frames, heading conventions and the geographic origin.
 
 Inside skyswarm: world frame ENU (x east, y north, z up), yaw counter-clockwise from east in
 radians. Configs and the GUI speak compass headings in degrees (0 = north, 90 = east, clockwise).
-These two functions are the only place the conversion is written.
+`heading_to_yaw` / `yaw_to_heading` are the only place that conversion is written.
+
+A scenario may anchor the local frame on the Earth with `[geo] origin = [lat, lon, alt]`
+(degrees, degrees, metres above the WGS84 ellipsoid): positions then convert to WGS84 with
+pymap3d's exact ENU <-> geodetic transforms (no hand-written geodesy).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
+
+from core.schema import ConfigError, param
+
+
+@dataclass(frozen=True)
+class GeoConfig:
+    origin: tuple[float, ...] = param(
+        (), "WGS84 latitude (deg), longitude (deg), altitude (m) of the ENU origin; [] for none"
+    )
+
+    def validate(self, path: str, file: str) -> None:
+        if not self.origin:
+            return
+        lat, lon, _ = self.origin if len(self.origin) == 3 else (None, None, None)
+        if lat is None or not -90.0 <= lat <= 90.0 or not -180.0 <= lon <= 180.0:
+            raise ConfigError(
+                file,
+                f"{path}.origin",
+                list(self.origin),
+                "[latitude -90..90, longitude -180..180, altitude m] or []",
+            )
+
+
+def enu_to_wgs84(points: np.ndarray, origin: tuple[float, ...]) -> np.ndarray:
+    """(N, 3) ENU positions (m) -> (N, 3) latitude (deg), longitude (deg), altitude (m)."""
+    import pymap3d  # deferred: only runs that convert positions need it
+
+    p = np.asarray(points, dtype=float).reshape(-1, 3)
+    lat, lon, alt = pymap3d.enu2geodetic(p[:, 0], p[:, 1], p[:, 2], *origin)
+    return np.column_stack([lat, lon, alt])
+
+
+def wgs84_to_enu(points: np.ndarray, origin: tuple[float, ...]) -> np.ndarray:
+    """(N, 3) latitude (deg), longitude (deg), altitude (m) -> (N, 3) ENU positions (m)."""
+    import pymap3d
+
+    g = np.asarray(points, dtype=float).reshape(-1, 3)
+    e, n, u = pymap3d.geodetic2enu(g[:, 0], g[:, 1], g[:, 2], *origin)
+    return np.column_stack([e, n, u])
 
 
 def heading_to_yaw(heading_deg: float | np.ndarray) -> float | np.ndarray:

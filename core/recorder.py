@@ -87,6 +87,7 @@ class Recorder:
             "sample_every_ticks": self.traj_every,
             "agents": agents,
             "scenario": scenario.file,
+            "geo_origin": list(scenario.geo.origin) or None,  # lat deg, lon deg, alt m of ENU 0
         }
         (self.dir / "trajectory.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
 

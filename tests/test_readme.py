@@ -33,7 +33,7 @@ def test_readme_quick_start_commands(repo_root):
 
 def test_every_cli_command_in_readme_has_help(repo_root):
     text = (repo_root / "README.md").read_text()
-    for command in ("run", "view", "replay", "batch", "plot", "validate", "missions"):
+    for command in ("run", "view", "replay", "batch", "plot", "export", "validate", "missions"):
         assert f"skyswarm {command}" in text
         proc = subprocess.run(
             [sys.executable, "-m", "core.cli", command, "--help"],

@@ -1,0 +1,114 @@
+"""`skyswarm export RESULTDIR`: a run's tracks as CSV (ENU, plus WGS84 when the scenario has a
+geographic origin) or as KML for Google Earth (one track per agent, death sites as points)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+import numpy as np
+
+from core.geo import enu_to_wgs84
+from core.recorder import read_trajectory
+from core.schema import ConfigError
+
+
+def add_export_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="export a run's tracks as CSV or KML (Google Earth)")
+    p.add_argument("results", type=Path, help="results directory of a run")
+    p.add_argument("--csv", type=Path, metavar="OUT.csv", help="one row per agent and sample")
+    p.add_argument("--kml", type=Path, metavar="OUT.kml", help="tracks and deaths (needs geo)")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    if args.csv is None and args.kml is None:
+        raise ConfigError("", "export", None, "--csv OUT.csv and/or --kml OUT.kml")
+    header, traj = _load(args.results)
+    origin = tuple(header.get("geo_origin") or ())
+    if args.csv is not None:
+        write_csv(args.csv, traj, header["tick_s"], origin)
+        print(f"wrote {args.csv}")
+    if args.kml is not None:
+        if not origin:
+            raise ConfigError(
+                str(args.results / "config.toml"),
+                "geo.origin",
+                [],
+                "a geographic origin [lat, lon, alt] to place the run on the Earth",
+            )
+        write_kml(args.kml, traj, _deaths(args.results), origin, args.results.name)
+        print(f"wrote {args.kml}")
+    return 0
+
+
+def _load(results: Path) -> tuple[dict, np.ndarray]:
+    path = results / "trajectory.json"
+    if not path.is_file():
+        raise ConfigError(
+            str(results),
+            "(results)",
+            str(results),
+            "a results directory of `skyswarm run` (no trajectory.json)",
+        )
+    return json.loads(path.read_text()), read_trajectory(results)
+
+
+def write_csv(out: Path, traj: np.ndarray, tick_s: float, origin: tuple[float, ...]) -> None:
+    """time_s, agent_id, x, y, z (m, ENU) and, with an origin, lat, lon (deg), alt (m)."""
+    cols = ["time_s", "agent_id", "x_m", "y_m", "z_m"] + (
+        ["lat_deg", "lon_deg", "alt_m"] if origin else []
+    )
+    geo = enu_to_wgs84(traj["position"], origin) if origin else None
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for i, rec in enumerate(traj):
+            row = [repr(float(rec["tick"] * tick_s)), int(rec["agent_id"])]
+            row += [repr(float(v)) for v in rec["position"]]
+            if geo is not None:
+                row += [f"{geo[i, 0]:.9f}", f"{geo[i, 1]:.9f}", f"{geo[i, 2]:.3f}"]
+            w.writerow(row)
+
+
+def _deaths(results: Path) -> list[dict[str, str]]:
+    path = results / "events.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as f:
+        return [row for row in csv.DictReader(f) if row["kind"] == "death" and row["x"]]
+
+
+def write_kml(
+    out: Path, traj: np.ndarray, deaths: list[dict[str, str]], origin: tuple[float, ...], name: str
+) -> None:
+    """KML 2.2: a LineString per agent (absolute altitude) and a Placemark per death."""
+    parts = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<kml xmlns="http://www.opengis.net/kml/2.2"><Document>',
+        f"<name>{escape(name)}</name>",
+    ]
+    for agent_id in np.unique(traj["agent_id"]):
+        track = traj[traj["agent_id"] == agent_id]
+        geo = enu_to_wgs84(track["position"], origin)
+        coords = " ".join(f"{lon:.8f},{lat:.8f},{alt:.2f}" for lat, lon, alt in geo)
+        parts.append(
+            f"<Placemark><name>agent {int(agent_id)}</name><LineString>"
+            f"<altitudeMode>absolute</altitudeMode><coordinates>{coords}</coordinates>"
+            "</LineString></Placemark>"
+        )
+    for d in deaths:
+        ((lat, lon, alt),) = enu_to_wgs84(
+            np.array([[float(d["x"]), float(d["y"]), float(d["z"])]]), origin
+        )
+        parts.append(
+            f"<Placemark><name>agent {escape(d['agent_id'])} died at {float(d['time_s']):.2f} s"
+            f"</name><description>{escape(d['cause'])}</description><Point>"
+            f"<altitudeMode>absolute</altitudeMode><coordinates>{lon:.8f},{lat:.8f},{alt:.2f}"
+            "</coordinates></Point></Placemark>"
+        )
+    parts.append("</Document></kml>")
+    out.write_text("\n".join(parts), encoding="utf-8")
