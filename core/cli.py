@@ -60,6 +60,11 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("results", type=Path, help="results directory of a run")
     plot.set_defaults(func=cmd_plot)
 
+    bench = sub.add_parser("bench", help="run the benchmarks of bench/ (source checkout)")
+    bench.add_argument("names", nargs="*", help="benchmarks to run (default: all); see --list")
+    bench.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    bench.set_defaults(func=cmd_bench)
+
     mis = sub.add_parser("missions", help="list installed mission plug-ins")
     mis.set_defaults(func=cmd_missions)
     return p
@@ -201,6 +206,43 @@ def cmd_validate(args: argparse.Namespace) -> int:
     )
     print(tomli_w.dumps(scenario.as_dict()))
     return 0
+
+
+BENCH_DIR = Path(__file__).resolve().parent.parent / "bench"
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Each benchmark prints its table and writes bench/results/<name>.json."""
+    import runpy
+
+    found = {p.stem: p for p in sorted(BENCH_DIR.glob("*.py"))}
+    if not found:
+        raise ConfigError(
+            str(BENCH_DIR), "(bench)", str(BENCH_DIR), "a source checkout with bench/"
+        )
+    if args.list:
+        for name, path in found.items():
+            print(f"{name:20s} {_first_doc_line(path)}")
+        return 0
+    for name in args.names:
+        if name not in found:
+            raise ConfigError("", "bench", name, f"one of {', '.join(found)}")
+    for name in args.names or list(found):
+        print(f"== {name}", flush=True)
+        saved = sys.argv
+        sys.argv = [str(found[name])]
+        try:
+            runpy.run_path(str(found[name]), run_name="__main__")
+        finally:
+            sys.argv = saved
+    return 0
+
+
+def _first_doc_line(path: Path) -> str:
+    import ast
+
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    return doc.splitlines()[0] if doc else ""
 
 
 def cmd_missions(args: argparse.Namespace) -> int:

@@ -33,7 +33,8 @@ def test_readme_quick_start_commands(repo_root):
 
 def test_every_cli_command_in_readme_has_help(repo_root):
     text = (repo_root / "README.md").read_text()
-    for command in ("run", "view", "replay", "batch", "plot", "export", "validate", "missions"):
+    commands = ("run", "view", "replay", "batch", "plot", "export", "bench", "validate", "missions")
+    for command in commands:
         assert f"skyswarm {command}" in text
         proc = subprocess.run(
             [sys.executable, "-m", "core.cli", command, "--help"],
@@ -43,3 +44,17 @@ def test_every_cli_command_in_readme_has_help(repo_root):
             timeout=120,
         )
         assert proc.returncode == 0, (command, proc.stderr)
+
+
+def test_bench_lists_every_benchmark(repo_root):
+    proc = subprocess.run(
+        [sys.executable, "-m", "core.cli", "bench", "--list"],
+        capture_output=True,
+        text=True,
+        cwd=repo_root,
+        timeout=120,
+    )
+    names = [line.split()[0] for line in proc.stdout.splitlines()]
+    assert names == sorted(p.stem for p in (repo_root / "bench").glob("*.py"))
+    for name in names:  # every benchmark documented in the README's performance section
+        assert f"bench/{name}.py" in (repo_root / "README.md").read_text()
