@@ -17,7 +17,7 @@ from typing import Any, Literal
 from core.channels import CommsConfig
 from core.faults import FaultsConfig
 from core.geo import GeoConfig
-from core.schema import ConfigError, build, did_you_mean, param, to_plain
+from core.schema import ConfigError, build, check_ticks, did_you_mean, param, to_plain
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -125,8 +125,8 @@ class WorldConfig:
 @dataclass(frozen=True)
 class ResultsConfig:
     dir: str = param("results", "parent folder of run directories (relative to the working dir)")
-    trajectory_hz: float = param(20.0, "trajectory sampling rate, Hz", gt=0.0)
-    timeseries_hz: float = param(10.0, "time-series sampling rate, Hz", gt=0.0)
+    trajectory_hz: float = param(20.0, "trajectory sampling rate, Hz", gt=0.0, rate=True)
+    timeseries_hz: float = param(10.0, "time-series sampling rate, Hz", gt=0.0, rate=True)
 
 
 CORE_SECTIONS: dict[str, type] = {
@@ -257,6 +257,10 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
         for name, tp in declared.items()
     }
     scenario = ScenarioConfig(file=file, mission_class=mission_class, sections=sections, **core)
+    tick = scenario.simulation.tick_s
+    for name in CORE_SECTIONS:
+        check_ticks(getattr(scenario, name), name, file, tick)
+    check_ticks(dict(sections), "", file, tick)
     mission_class.check_config(scenario)
     return scenario
 

@@ -42,9 +42,24 @@ def param(
     lt: float | None = None,
     le: float | None = None,
     length: int | tuple[int, int] | None = None,
+    period: bool = False,
+    rate: bool = False,
 ) -> Any:
-    """A config field: default, doc (with unit), numeric bounds, expected sequence length."""
-    meta = {"doc": doc, "gt": gt, "ge": ge, "lt": lt, "le": le, "length": length}
+    """A config field: default, doc (with unit), numeric bounds, expected sequence length.
+
+    `period=True` (seconds) or `rate=True` (Hz, period 1 / value) marks a timing that must be a
+    whole number of simulation ticks; `check_ticks` enforces it once the tick is known.
+    """
+    meta = {
+        "doc": doc,
+        "gt": gt,
+        "ge": ge,
+        "lt": lt,
+        "le": le,
+        "length": length,
+        "period": period,
+        "rate": rate,
+    }
     if isinstance(default, list | dict):  # never a shared mutable default
         raise TypeError("use a tuple default")
     if default is _MISSING:
@@ -251,3 +266,34 @@ def _table_type(tp: Any) -> type | None:
     if get_origin(tp) is tuple and len(args) == 2 and dataclasses.is_dataclass(args[0]):
         return args[0]
     return None
+
+
+def check_ticks(obj: Any, path: str, file: str, tick_s: float) -> None:
+    """Every `period`/`rate` field in the dataclass tree `obj` is a whole number of ticks."""
+    if isinstance(obj, Mapping):
+        for key, value in obj.items():
+            check_ticks(value, _join(path, str(key)), file, tick_s)
+        return
+    if isinstance(obj, tuple):
+        for i, value in enumerate(obj):
+            check_ticks(value, _join(path, i), file, tick_s)
+        return
+    if not dataclasses.is_dataclass(obj):
+        return
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        key = _join(path, f.name)
+        if f.metadata.get("period") or f.metadata.get("rate"):
+            seconds = 1.0 / value if f.metadata.get("rate") else value
+            ticks = seconds / tick_s
+            if abs(ticks - round(ticks)) > 1e-9 * max(1.0, ticks) or round(ticks) < 1:
+                unit = "Hz" if f.metadata.get("rate") else "s"
+                raise ConfigError(
+                    file,
+                    key,
+                    value,
+                    f"a {'rate whose period is' if unit == 'Hz' else 'period that is'} a whole "
+                    f"number (>= 1) of {tick_s} s ticks",
+                )
+        else:
+            check_ticks(value, key, file, tick_s)

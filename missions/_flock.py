@@ -50,8 +50,12 @@ class FlockConfig:
         ge=0.0,
         lt=1.0,
     )
-    behaviour_period_s: float = param(0.1, "period of each member's behaviour task, s", gt=0)
-    heartbeat_period_s: float = param(0.2, "period of followers' heartbeats, s", gt=0.0)
+    behaviour_period_s: float = param(
+        0.1, "period of each member's behaviour task, s", gt=0, period=True
+    )
+    heartbeat_period_s: float = param(
+        0.2, "period of followers' heartbeats, s", gt=0.0, period=True
+    )
     timeout_s: float = param(2.0, "a member silent this long is presumed dead, s", gt=0.0)
     separation_m: float = param(2.0, "members closer than this push apart, m", ge=0.0)
     form_tolerance_m: float = param(1.5, "a member this close to its slot is formed, m", gt=0)

@@ -67,10 +67,10 @@ class BoidsConfig:
     heading_mode: Literal["velocity", "fixed"] = param(
         "velocity", "velocity: nose along the commanded velocity; fixed: keep the start heading"
     )
-    behaviour_hz: float = param(10.0, "steering rate per UAV, Hz", gt=0.0)
-    broadcast_hz: float = param(10.0, "state broadcast rate per UAV, Hz", gt=0.0)
+    behaviour_hz: float = param(10.0, "steering rate per UAV, Hz", gt=0.0, rate=True)
+    broadcast_hz: float = param(10.0, "state broadcast rate per UAV, Hz", gt=0.0, rate=True)
     neighbour_timeout_s: float = param(1.0, "forget a neighbour not heard for this long, s", gt=0)
-    metrics_hz: float = param(20.0, "rate of the flock metrics, Hz", gt=0.0)
+    metrics_hz: float = param(20.0, "rate of the flock metrics, Hz", gt=0.0, rate=True)
     order_threshold: float = param(0.9, "polarisation that counts as ordered", gt=0.0, le=1.0)
 
     def validate(self, path: str, file: str) -> None:

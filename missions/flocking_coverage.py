@@ -66,9 +66,15 @@ class CoverageConfig:
     target: float = param(
         0.99, "the mission ends when the base station knows this fraction", gt=0.0, le=1.0
     )
-    share_period_s: float = param(1.0, "period of coverage shares between members, s", gt=0.0)
-    report_period_s: float = param(1.0, "period of coverage reports to base stations, s", gt=0)
-    metrics_period_s: float = param(0.1, "period of the mission's metric sampling, s", gt=0.0)
+    share_period_s: float = param(
+        1.0, "period of coverage shares between members, s", gt=0.0, period=True
+    )
+    report_period_s: float = param(
+        1.0, "period of coverage reports to base stations, s", gt=0, period=True
+    )
+    metrics_period_s: float = param(
+        0.1, "period of the mission's metric sampling, s", gt=0.0, period=True
+    )
 
 
 class FlockingCoverage(Mission):

@@ -28,7 +28,9 @@ class WaypointsConfig:
     acceptance_radius_m: float = param(
         0.5, "distance at which a waypoint counts as reached, m", gt=0
     )
-    check_period_s: float = param(0.1, "how often agents check their progress, s", gt=0.0)
+    check_period_s: float = param(
+        0.1, "how often agents check their progress, s", gt=0.0, period=True
+    )
 
     def validate(self, path: str, file: str) -> None:
         if not self.points:

@@ -116,7 +116,7 @@ class JoystickProfile:
     """The [joystick] table of a profile file. Defaults: mode 2 on a standard gamepad."""
 
     name: str = param("gamepad (mode 2)", "shown in events and the GUI")
-    sample_hz: float = param(50.0, "input sampling rate on simulated time, Hz", gt=0.0)
+    sample_hz: float = param(50.0, "input sampling rate on simulated time, Hz", gt=0.0, rate=True)
     failsafe_after_s: float = param(
         0.1, "device lost this long while flying -> position hold, s", ge=0.0, le=0.4
     )

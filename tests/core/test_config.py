@@ -190,3 +190,19 @@ def test_missing_airframe_and_results_dir_are_bad_input(repo_root, tmp_path, cap
     err = capsys.readouterr().err.strip()
     assert err.endswith("expected a results directory of `skyswarm run` (no trajectory.json)")
     assert main(["plot", str(tmp_path / "no_run")]) == 2
+
+
+@pytest.mark.parametrize(
+    "config,override,key",
+    [
+        ("flocking_coverage.toml", "results.trajectory_hz=7", "results.trajectory_hz = 7.0"),
+        ("flocking_coverage.toml", "flocking.heartbeat_period_s=0.0031",
+         "flocking.heartbeat_period_s = 0.0031"),
+        ("boids.toml", "boids.behaviour_hz=7", "boids.behaviour_hz = 7.0"),
+    ],
+)
+def test_timings_must_be_whole_ticks(repo_root, capsys, config, override, key):
+    # Rates and periods that are not whole ticks would be rounded silently: they are errors.
+    assert main(["validate", str(repo_root / "configs" / config), "--set", override]) == 2
+    err = capsys.readouterr().err
+    assert key in err and "whole number (>= 1) of 0.0025 s ticks" in err
