@@ -8,12 +8,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 from PIL import Image
 
 from core.config import load_scenario
 from core.simulator import Simulator
-from gui.offscreen import OffscreenCanvas, default_camera, scene_extent
+from gui.framing import default_camera, scene_extent, shown_points
+from gui.offscreen import OffscreenCanvas
 from gui.scene import LiveSource
 
 DOCS = Path(__file__).resolve().parent
@@ -26,17 +26,13 @@ def main() -> None:
     sim.run(until_s=seconds)
     source = LiveSource(sim)
     frame = source.frame()
-    # Frame the agents and whatever the mission overlays (areas, coverage grid).
-    shown = [frame.positions.reshape(-1, 3)]
-    for ov in frame.overlays:
-        pts = getattr(ov, "segments", getattr(ov, "corners", None))
-        if pts is not None:
-            shown.append(np.asarray(pts, dtype=float).reshape(-1, 3))
-    everything = np.vstack(shown)
+    # Frame the agents, base stations and whatever the mission overlays (areas, coverage grid).
+    everything = shown_points(frame)
     center, half = scene_extent(everything)
     canvas = OffscreenCanvas(source.scenery, (1280, 720), tuple(center), half)
     for kind in ("orbit", "top"):
-        cam = default_camera(kind, everything if kind == "top" else frame.positions)
+        flying = frame.positions[frame.mobile]
+        cam = default_camera(kind, everything if kind == "top" else flying)
         if kind == "orbit":
             cam.distance *= 0.6  # type: ignore[attr-defined]
         image = canvas.render(frame, cam, selected=int(frame.ids[0]))

@@ -2,26 +2,31 @@
 views, keyboard shortcuts and a help overlay.
 
 Every command is an `Action` (key, button, method): the keyboard, the panel buttons and the help
-overlay are all generated from the one ACTIONS table.
+overlay are all generated from the one ACTIONS table. The windows, the panel and the selection are
+shared with the replay player (gui/views.py `ViewerBase`).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gui.camera import ChaseCamera, FirstPersonCamera  # noqa: I001
-from gui.offscreen import default_camera, scene_extent
-from gui.panel import PANEL_W, AgentRow, Button, Panel
-from gui.renderer import Renderer
+from gui.panel import AgentRow
 from gui.scene import Frame, LiveSource
 from gui.session import SimSession
-from gui.text import text_image
-from gui.windows import ViewWindow, key, run_event_loop  # first: sets pyglet options
+from gui.views import (
+    HELP_ACTION,
+    RESET_ACTION,
+    VIEW_ACTIONS,
+    Action,
+    ViewerBase,
+    mode_label,
+    selected_line,
+)
+from gui.windows import ViewWindow, key, run_event_loop
 
 if TYPE_CHECKING:
     from core.config import ScenarioConfig
@@ -31,64 +36,37 @@ if TYPE_CHECKING:
 TRAIL_EVERY_S = 0.2  # s of simulated time between trail points
 TRAIL_POINTS = 60
 
-
-@dataclass(frozen=True)
-class Action:
-    key: int
-    key_label: str
-    button: str | None  # panel button label, None: keyboard only
-    method: str  # ViewerApp method called
-    help: str
-
-
 ACTIONS = (
     Action(key.SPACE, "Space", "Start", "start_or_pause", "start / pause / resume"),
     Action(key.N, "N", "Step", "step_once", "advance one tick"),
     Action(key.BRACKETLEFT, "[", "x1/2", "slower", "speed x 1/2"),
     Action(key.BRACKETRIGHT, "]", "x2", "faster", "speed x 2"),
     Action(key.K, "K", "Kill", "kill_selected", "kill the selected agent"),
-    Action(key.T, "T", "Top", "open_top_view", "open the 2D top view"),
-    Action(key.V, "V", "Subj", "open_subjective_view", "open the subjective view"),
-    Action(key.C, "C", "Chase", "toggle_subjective_mode", "subjective: chase / first person"),
-    Action(key.TAB, "Tab", "Next", "select_next", "select the next alive agent"),
+    *VIEW_ACTIONS,
     Action(key.J, "J", "Joy", "toggle_joystick", "fly the selected agent by joystick / release"),
-    Action(key.H, "H", "Help", "toggle_help", "show / hide this help"),
+    HELP_ACTION,
     Action(key.L, "L", None, "toggle_trails", "show / hide trails"),
-    Action(key.R, "R", None, "reset_camera", "reset the 3D camera"),
-)
-MOUSE_HELP = (
-    "left drag: orbit (top view: pan)   right / shift drag: pan",
-    "wheel: zoom   click a drone or a list row: select   Esc: close window",
+    RESET_ACTION,
 )
 
 
-class ViewerApp:
-    """Owns the session, the windows and the selection; windows call back into it."""
+class ViewerApp(ViewerBase):
+    """The live viewer: a SimSession stepped by the GUI loop, shown in the shared views."""
+
+    actions = ACTIONS
 
     def __init__(
         self, sim: Simulator, speed: float | None = None, size: tuple[int, int] = (1280, 720)
     ) -> None:
         self.session = SimSession(sim, speed)
         self.source = LiveSource(sim)
-        self.selected: int | None = None
-        self.show_help = False
         self.show_trails = False
         self.joystick: JoystickHub | None = None  # created at the first J
         self._frame: Frame | None = None
         self._frame_key: tuple[int, int] = (-1, -1)
         self._trail: deque[np.ndarray] = deque(maxlen=TRAIL_POINTS)
         self._next_trail_s = 0.0
-        first = self.frame()
-        self.center, self.half_extent = scene_extent(first.positions)
-        self._renderers: dict[int, Renderer] = {}
-        self.panel = Panel([Button(a.button, a.method) for a in ACTIONS if a.button])
-        self.main = ViewWindow(
-            self, default_camera("orbit", first.positions), "skyswarm - 3D view", size,
-            side_px=PANEL_W, overlay=self._draw_main_overlay, side_input=self._panel_input,
-        )  # fmt: skip
-        self.windows: list[ViewWindow] = [self.main]
-        self.top: ViewWindow | None = None
-        self.subjective: ViewWindow | None = None
+        super().__init__("skyswarm", size)
 
     # -- Host protocol --------------------------------------------------------------------
     def frame(self) -> Frame:
@@ -98,41 +76,10 @@ class ViewerApp:
             self._frame, self._frame_key = self.source.frame(), k
         return self._frame
 
-    def renderer_for(self, window: ViewWindow) -> Renderer:
-        r = self._renderers.get(id(window))
-        if r is None:
-            sc = self.source.scenery
-            r = self._renderers[id(window)] = Renderer(
-                window.ctx, sc, self.center, self.half_extent
-            )
-        return r
-
-    def on_key(self, symbol: int, modifiers: int) -> bool:
-        for action in ACTIONS:
-            if action.key == symbol:
-                getattr(self, action.method)()
-                return True
-        return False
-
-    def select(self, agent_id: int | None) -> None:
-        self.selected = agent_id
-        i = self.frame().index_of(agent_id)
-        if i is not None:
-            self.panel.ensure_visible(i)
-
     def window_closed(self, window: ViewWindow) -> None:
-        self._renderers.pop(id(window), None)
-        if window in self.windows:
-            self.windows.remove(window)
-        if window is self.top:
-            self.top = None
-        if window is self.subjective:
-            self.subjective = None
-        if window is self.main:
-            if self.joystick is not None:
-                self.joystick.close()
-            for w in list(self.windows):
-                w.close()
+        if window is self.main and self.joystick is not None:
+            self.joystick.close()
+        super().window_closed(window)
 
     def trails(self) -> list[np.ndarray]:
         if not self.show_trails or not self._trail:
@@ -178,64 +125,20 @@ class ViewerApp:
             self.select_next()
         self.joystick.toggle(self.selected)
 
-    def toggle_help(self) -> None:
-        self.show_help = not self.show_help
-
     def toggle_trails(self) -> None:
         self.show_trails = not self.show_trails
         self._trail.clear()
         self._next_trail_s = 0.0
 
-    def reset_camera(self) -> None:
-        self.main.camera = default_camera("orbit", self.frame().positions)
-
-    def select_next(self) -> None:
-        frame = self.frame()
-        alive = frame.ids[frame.alive]
-        if len(alive) == 0:
-            return
-        after = alive[alive > self.selected] if self.selected is not None else alive
-        self.select(int(after[0] if len(after) else alive[0]))
-
-    def open_top_view(self) -> ViewWindow:
-        if self.top is None:
-            cam = default_camera("top", self.frame().positions)
-            self.top = ViewWindow(self, cam, "skyswarm - top view", (720, 720))
-            self.windows.append(self.top)
-        return self.top
-
-    def open_subjective_view(self) -> ViewWindow:
-        if self.selected is None:
-            self.select_next()
-        if self.subjective is None:
-            cam = ChaseCamera(lambda: self.frame().pose_of(self.selected))
-            self.subjective = ViewWindow(self, cam, "skyswarm - subjective view", (640, 480))
-            self.windows.append(self.subjective)
-        return self.subjective
-
-    def toggle_subjective_mode(self) -> None:
-        if self.subjective is None:
-            return
-        pose = self.subjective.camera.pose  # type: ignore[attr-defined]
-        chase = isinstance(self.subjective.camera, ChaseCamera)
-        self.subjective.camera = FirstPersonCamera(pose) if chase else ChaseCamera(pose)
-
     # -- panel ----------------------------------------------------------------------------
     def rows(self) -> list[AgentRow]:
+        """One row per drawn agent, in frame order (base stations last)."""
         out = []
         for a in self.source.agents:
-            p, v = np.asarray(a.position), np.asarray(a.velocity)
-            mode = getattr(a, "mode", "")
-            out.append(
-                AgentRow(
-                    int(a.id),
-                    a.role,
-                    str(getattr(mode, "name", mode)),
-                    float(p[2]),
-                    float(np.linalg.norm(v)) if a.alive else 0.0,
-                    a.alive,
-                )  # fmt: skip
-            )
+            p = np.asarray(a.position, dtype=float)
+            v = np.asarray(getattr(a, "velocity", np.zeros(3)), dtype=float)
+            speed = float(np.linalg.norm(v)) if a.alive else 0.0
+            out.append(AgentRow(int(a.id), a.role, mode_label(a), float(p[2]), speed, a.alive))
         return out
 
     def hud_lines(self) -> list[str]:
@@ -245,39 +148,11 @@ class ViewerApp:
             f"t = {sim.time_s:8.2f} s   {s.state}",
             f"speed x{s.speed:g}   real-time factor {s.real_time_factor:5.2f}",
             f"alive {alive}/{len(sim.agents)}   {comms_text(sim)}",
+            selected_line(self.frame(), self.selected),
         ]
-        frame = self.frame()
-        i = frame.index_of(self.selected)
-        if i is not None:
-            x, y, z = frame.positions[i]
-            lines.append(f"selected {self.selected}: ({x:.1f}, {y:.1f}, {z:.1f}) m")
-        else:
-            lines.append("selected: none (click a drone or a row)")
         if self.joystick is not None:
             lines.append(self.joystick.status())
         return lines
-
-    def _panel_input(self, kind: str, x: float, y: float, amount: float) -> None:
-        if kind == "scroll":
-            self.panel.scroll -= int(amount * 3)
-            return
-        hit = self.panel.hit(x, y, self.rows())
-        if hit is None:
-            return
-        what, value = hit
-        if what == "button":
-            getattr(self, str(value))()
-        else:
-            self.select(int(value))  # type: ignore[arg-type]
-
-    def _draw_main_overlay(self, window: ViewWindow, renderer: Renderer) -> None:
-        w, h = window.fb_size
-        img = self.panel.render(h, self.hud_lines(), self.rows(), self.selected)
-        renderer.draw_image(img, w - PANEL_W, 0, (w, h))
-        if self.show_help:
-            lines = [f"{a.key_label:>6}   {a.help}" for a in ACTIONS] + ["", *MOUSE_HELP]
-            help_img = text_image(lines)
-            renderer.draw_image(help_img, 20, 20, (w, h))
 
 
 LOST_FATES = ("over_bandwidth", "out_of_range", "lost_on_air", "receiver_dead", "queue_overflow")

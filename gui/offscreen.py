@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import moderngl
 import numpy as np
 
-from gui.camera import Camera, OrbitCamera, TopCamera, framing
+from gui.camera import Camera
+from gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
 from gui.renderer import Renderer
 from gui.scene import Frame, LiveSource, Scenery
 
@@ -136,27 +137,13 @@ class FrameWriter:
         pass
 
 
-def default_camera(kind: str, positions: np.ndarray) -> Camera:
-    """A camera framing (N, 3) positions and the ground below them: "orbit" (3D, from the
-    south-south-west, above) or "top"."""
-    grounded = np.asarray(positions, dtype=float).reshape(-1, 3) * [1.0, 1.0, 0.0]
-    center, radius = framing(np.vstack([positions, grounded]))
-    if kind == "top":
-        return TopCamera((center[0], center[1]), half_height=radius * 1.3 + 2)
-    return OrbitCamera(tuple(center), distance=radius * 2.6 + 6, azimuth_deg=-60, elevation_deg=28)
-
-
-def scene_extent(positions: np.ndarray) -> tuple[np.ndarray, float]:
-    """Grid centre and half-extent (m) covering (N, 3) positions with a margin."""
-    center, radius = framing(positions)
-    return center, radius + 20.0
-
-
 class Capture:
     """Renders a Simulator to video and/or PNG frames at `fps` frames per simulated second.
 
     Frame k (k = 1, 2, ...) shows the state after the first tick with time >= k / fps, so a run
-    of D seconds gives floor(D * fps) frames.
+    of D seconds gives floor(D * fps) frames. The camera starts framing the agents and the
+    mission overlays; with `follow` it then keeps the alive agents in view as they fly
+    (gui/framing.py `SwarmFollower`).
     """
 
     def __init__(
@@ -168,13 +155,16 @@ class Capture:
         size: tuple[int, int] = (1280, 720),
         camera: str = "orbit",
         hud: bool = True,
+        follow: bool = True,
     ) -> None:
         self.sim = sim
         self.source = LiveSource(sim)
         first = self.source.frame()
-        center, half = scene_extent(first.positions)
+        shown = shown_points(first)
+        center, half = scene_extent(shown)
         self.canvas = OffscreenCanvas(self.source.scenery, size, tuple(center), half)
-        self.camera = default_camera(camera, first.positions)
+        self.camera = default_camera(camera, shown)
+        self.follower = SwarmFollower(self.camera, size[0] / size[1]) if follow else None
         self.fps = fps
         self.hud = hud
         self.sinks: list[Any] = []
@@ -190,6 +180,8 @@ class Capture:
             return
         self.count += 1
         frame = self.source.frame()
+        if self.follower is not None:
+            self.follower.update(frame, 1.0 / self.fps)
         image = self.canvas.render(frame, self.camera, overlay=self._hud if self.hud else None)
         for sink in self.sinks:
             sink.write(image)

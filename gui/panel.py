@@ -5,6 +5,7 @@ Pixel coordinates here are panel-local, origin top-left, y down.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,20 @@ class Button:
     action: str  # name of the app method it calls
 
 
+MODE_W = 9  # characters of the mode column
+MODE_WORDS = {"Ground": "G", "Speed": "S", "Vert": "V", "Altitude": "Alt", "Heading": "Hdg"}
+
+
+def short_mode(name: str, width: int = MODE_W) -> str:
+    """A control mode name that fits `width` characters: long CamelCase names are abbreviated
+    word by word ("GroundSpeedAltitudeAndHeading" -> "GSAlt+Hdg"), then cut."""
+    if len(name) <= width:
+        return name
+    words = re.findall(r"[A-Z][a-z]*|[^A-Z]+", name)
+    short = "".join("+" if w == "And" else MODE_WORDS.get(w, w[:3]) for w in words)
+    return short[:width]
+
+
 @dataclass(frozen=True)
 class AgentRow:
     agent_id: int
@@ -41,7 +56,7 @@ class AgentRow:
     def text(self) -> str:
         state = "yes" if self.alive else "dead"
         return (
-            f"{self.agent_id:>5} {self.role[:6]:<6} {self.mode[:9]:<9} "
+            f"{self.agent_id:>5} {self.role[:6]:<6} {short_mode(self.mode):<9} "
             f"{self.altitude_m:7.2f} {self.speed_m_s:6.2f} {state:>4}"
         )
 

@@ -25,7 +25,12 @@ OBSTACLE = (0.55, 0.52, 0.48, 1.0)
 SELECTED = (1.0, 0.9, 0.1, 1.0)
 DEAD = (0.25, 0.25, 0.25, 1.0)
 DEAD_CROSS = (0.85, 0.1, 0.1, 1.0)
-ROLE_COLORS = {"uav": (0.95, 0.42, 0.08), "body": (0.15, 0.40, 0.95), "base": (0.10, 0.75, 0.25)}
+ROLE_COLORS = {
+    "uav": (0.95, 0.42, 0.08),
+    "body": (0.15, 0.40, 0.95),
+    "base": (0.10, 0.75, 0.25),
+    "base_station": (0.62, 0.18, 0.86),  # mast drawn from assets/base_station.obj
+}
 LOD_PX = 6.0  # px: agents with a smaller on-screen radius are drawn as their bounding box
 PALETTE = [(0.8, 0.2, 0.8), (0.1, 0.75, 0.8), (0.6, 0.4, 0.2), (0.9, 0.2, 0.3)]
 
@@ -307,12 +312,21 @@ class Renderer:
             if len(trail) > 1:
                 seg = np.stack([trail[:-1], trail[1:]], axis=1).reshape(-1, 3)
                 lines.append(_colored(seg, (1.0, 1.0, 1.0, 0.6)))
+        lines += self._station_drops(frame)
         pose = frame.pose_of(selected)
         if pose is not None and np.all(np.isfinite(pose[0])):
             p = pose[0]
             lines.append(_colored(np.array([p, [p[0], p[1], 0.0]]), SELECTED))
         self._draw_flat(tris, moderngl.TRIANGLES)
         self._draw_flat(lines, moderngl.LINES)
+
+    def _station_drops(self, frame: Frame) -> list[np.ndarray]:
+        """A line from each base station down to the ground, whatever its mast's height."""
+        if "base_station" not in frame.roles:
+            return []
+        p = frame.positions[frame.role_index == frame.roles.index("base_station")]
+        seg = np.stack([p, p * [1.0, 1.0, 0.0]], axis=1).reshape(-1, 3)
+        return [_colored(seg, (*ROLE_COLORS["base_station"], 1.0))]
 
     def _draw_flat(self, parts: list[np.ndarray], mode: int) -> None:
         if not parts:

@@ -1,7 +1,9 @@
 """`skyswarm replay RESULTDIR`: play a recorded run (trajectory.bin) in the 3D views, or export it.
 
 The replay shows, at time t, the last trajectory sample at or before t. Agents missing from the
-samples after some time are dead: they stay drawn (dark) where they were last recorded.
+samples after some time are dead: they stay drawn (dark) where they were last recorded. Base
+stations are not in the trajectory (it holds physical agents only): they are read from the run's
+config.toml `[[comms.base_stations]]` and drawn at their fixed positions, after the recorded agents.
 """
 
 from __future__ import annotations
@@ -12,10 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from core.channels import CommsConfig
 from core.config import WorldConfig, read_toml
 from core.recorder import read_trajectory
 from core.schema import build
-from gui.scene import Frame, Scenery
+from gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
+from gui.scene import Frame, Scenery, upright
+
+STATION_ROLE = "base_station"
 
 
 class ReplaySource:
@@ -26,9 +32,8 @@ class ReplaySource:
         header = json.loads((self.dir / "trajectory.json").read_text(encoding="utf-8"))
         records = read_trajectory(self.dir)
         agents = header["agents"]
-        self.ids = np.array([a["id"] for a in agents], dtype=np.int64)
-        self.roles = sorted({a["role"] for a in agents})
-        self.role_index = np.array([self.roles.index(a["role"]) for a in agents], dtype=np.intp)
+        self.ids = np.array([a["id"] for a in agents], dtype=np.int64)  # (N,) recorded agents
+        self.agent_roles = [str(a["role"]) for a in agents]
         ticks = np.unique(records["tick"])
         self.times = ticks * float(header["tick_s"])  # (T,) s
         t_idx = np.searchsorted(ticks, records["tick"])
@@ -39,19 +44,35 @@ class ReplaySource:
         self.present[t_idx, a_idx] = True
         self.positions = np.full((*shape, 3), np.nan)
         self.orientations = np.tile([0.0, 0.0, 0.0, 1.0], (*shape, 1))
+        self.velocities = np.zeros((*shape, 3))  # m/s, world
         self.positions[t_idx, a_idx] = records["position"]
         self.orientations[t_idx, a_idx] = records["orientation"]
+        self.velocities[t_idx, a_idx] = records["velocity"]
         _fill_forward(self.positions, self.present)
         _fill_forward(self.orientations, self.present)
-        self.scenery = self._scenery()
+        self.scenery, stations = self._config()
+        self.station_ids = np.array([s.id for s in stations], dtype=np.int64)  # (M,)
+        self.station_positions = np.array(
+            [[*s.position, 0.0][:3] for s in stations], dtype=float
+        ).reshape(-1, 3)  # (M, 3) m
+        roles = self.agent_roles + [STATION_ROLE] * len(stations)
+        self.roles = sorted(set(roles))
+        self.role_index = np.array([self.roles.index(r) for r in roles], dtype=np.intp)
 
-    def _scenery(self) -> Scenery:
+    def _config(self) -> tuple[Scenery, tuple[Any, ...]]:
+        """Scenery and base-station specs from the run's config.toml (none if it is missing)."""
         cfg_path = self.dir / "config.toml"
         if not cfg_path.is_file():
-            return Scenery()
+            return Scenery(), ()
         data = read_toml(cfg_path)
         world = build(WorldConfig, data.get("world", {}), "world", str(cfg_path))
-        return Scenery.from_config(world, self.dir)
+        comms = build(CommsConfig, data.get("comms", {}), "comms", str(cfg_path))
+        return Scenery.from_config(world, self.dir), comms.base_stations
+
+    @property
+    def all_ids(self) -> np.ndarray:
+        """(N + M,) ids in frame order: recorded agents, then base stations."""
+        return np.r_[self.ids, self.station_ids]
 
     @property
     def duration_s(self) -> float:
@@ -63,15 +84,22 @@ class ReplaySource:
 
     def frame_at(self, time_s: float) -> Frame:
         k = self.index_at(time_s)
+        m = len(self.station_ids)
         return Frame(
             time_s=float(self.times[k]),
-            ids=self.ids.copy(),
+            ids=self.all_ids,
             roles=list(self.roles),
             role_index=self.role_index.copy(),
-            positions=self.positions[k].copy(),
-            orientations=self.orientations[k].copy(),
-            alive=self.present[k].copy(),
+            positions=np.vstack([self.positions[k], self.station_positions]),
+            orientations=np.vstack([self.orientations[k], upright(m)]),
+            alive=np.r_[self.present[k], np.ones(m, dtype=bool)],
         )
+
+    def velocities_at(self, time_s: float) -> np.ndarray:
+        """(N + M, 3) m/s at `time_s` in frame order; zero for dead agents and base stations."""
+        k = self.index_at(time_s)
+        v = np.where(self.present[k][:, None], self.velocities[k], 0.0)
+        return np.vstack([v, np.zeros((len(self.station_ids), 3))])
 
 
 def _fill_forward(values: np.ndarray, present: np.ndarray) -> None:
@@ -93,19 +121,14 @@ def export_video(
 
     Frame k (k = 1, 2, ...) shows time k / fps, like a `run --video` of the same run.
     """
-    from gui.offscreen import (
-        FrameWriter,
-        OffscreenCanvas,
-        VideoWriter,
-        default_camera,
-        scene_extent,
-    )
+    from gui.offscreen import FrameWriter, OffscreenCanvas, VideoWriter
 
     source = ReplaySource(results_dir)
-    first = source.frame_at(0.0)
-    center, half = scene_extent(first.positions)
+    shown = shown_points(source.frame_at(0.0))
+    center, half = scene_extent(shown)
     canvas = OffscreenCanvas(source.scenery, size, tuple(center), half)
-    cam = default_camera(camera, first.positions)
+    cam = default_camera(camera, shown)
+    follower = SwarmFollower(cam, size[0] / size[1])
     sinks: list[Any] = []
     if video is not None:
         sinks.append(VideoWriter(Path(video), size, fps))
@@ -113,7 +136,9 @@ def export_video(
         sinks.append(FrameWriter(Path(frames)))
     n = int(np.floor(source.duration_s * fps + 1e-6))
     for k in range(1, n + 1):
-        image = canvas.render(source.frame_at(k / fps), cam)
+        frame = source.frame_at(k / fps)
+        follower.update(frame, 1.0 / fps)
+        image = canvas.render(frame, cam)
         for sink in sinks:
             sink.write(image)
     for sink in sinks:

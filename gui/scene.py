@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from core.simulator import Simulator
 
 
+STATION_ROLES = frozenset({"base_station"})  # logical agents drawn at a fixed position
+
+
 @dataclass
 class Frame:
     """The agents at one instant. N agents; arrays are copies, safe to keep."""
@@ -31,6 +34,12 @@ class Frame:
     orientations: np.ndarray  # (N, 4) quaternion x, y, z, w
     alive: np.ndarray  # (N,) bool; dead agents keep the pose where they died
     overlays: list[Overlay] = field(default_factory=list)
+
+    @property
+    def mobile(self) -> np.ndarray:
+        """(N,) bool: agents that fly or move (every role but the fixed STATION_ROLES)."""
+        fixed = np.array([r in STATION_ROLES for r in self.roles], dtype=bool)
+        return ~fixed[self.role_index] if len(self.roles) else np.zeros(len(self.ids), bool)
 
     def index_of(self, agent_id: int | None) -> int | None:
         if agent_id is None:
@@ -69,7 +78,8 @@ class Scenery:
 
 
 class LiveSource:
-    """Frames of a running Simulator: every agent with a pose, its role, alive or dead."""
+    """Frames of a running Simulator: every agent with a pose, its role, alive or dead; then the
+    logical agents with a fixed `position` (base stations), drawn upright where they stand."""
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
@@ -83,14 +93,21 @@ class LiveSource:
         self._roles: list[str] = []
         self._role_index = np.zeros(0, dtype=np.intp)
         self._ids = np.zeros(0, dtype=np.int64)
+        self._fixed: list[Any] = []
+        self._fixed_pos = np.zeros((0, 3))
 
     def _refresh(self) -> None:
         key = (len(self.sim.agents), len(self.sim.deaths))
         if key == self._key:
             return
         self._key = key
-        self._agents = [a for a in self.sim.agents.values() if hasattr(a, "slot")]
-        self._slots = np.array([a.slot for a in self._agents], dtype=np.intp)
+        bodies = [a for a in self.sim.agents.values() if hasattr(a, "slot")]
+        self._fixed = [
+            a for a in self.sim.agents.values() if not hasattr(a, "slot") and hasattr(a, "position")
+        ]
+        self._fixed_pos = np.array([a.position for a in self._fixed], float).reshape(-1, 3)
+        self._agents = bodies + self._fixed
+        self._slots = np.array([a.slot for a in bodies], dtype=np.intp)
         self._roles = sorted({a.role for a in self._agents})
         lookup = {r: i for i, r in enumerate(self._roles)}
         self._role_index = np.array([lookup[a.role] for a in self._agents], dtype=np.intp)
@@ -98,7 +115,7 @@ class LiveSource:
 
     @property
     def agents(self) -> list[Any]:
-        """The drawn (physical) agents, in frame order."""
+        """The drawn agents, in frame order: physical agents, then base stations."""
         self._refresh()
         return self._agents
 
@@ -112,11 +129,16 @@ class LiveSource:
             ids=self._ids.copy(),
             roles=list(self._roles),
             role_index=self._role_index.copy(),
-            positions=st.position[self._slots].copy(),
-            orientations=st.orientation[self._slots].copy(),
+            positions=np.vstack([st.position[self._slots], self._fixed_pos]),
+            orientations=np.vstack([st.orientation[self._slots], upright(len(self._fixed))]),
             alive=alive,
             overlays=overlays,
         )
+
+
+def upright(n: int) -> np.ndarray:
+    """(n, 4) identity quaternions (x, y, z, w)."""
+    return np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))
 
 
 def pick(frame: Frame, origin: np.ndarray, direction: np.ndarray, radii: np.ndarray) -> int | None:

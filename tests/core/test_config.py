@@ -196,8 +196,11 @@ def test_missing_airframe_and_results_dir_are_bad_input(repo_root, tmp_path, cap
     "config,override,key",
     [
         ("flocking_coverage.toml", "results.trajectory_hz=7", "results.trajectory_hz = 7.0"),
-        ("flocking_coverage.toml", "flocking.heartbeat_period_s=0.0031",
-         "flocking.heartbeat_period_s = 0.0031"),
+        (
+            "flocking_coverage.toml",
+            "flocking.heartbeat_period_s=0.0031",
+            "flocking.heartbeat_period_s = 0.0031",
+        ),
         ("boids.toml", "boids.behaviour_hz=7", "boids.behaviour_hz = 7.0"),
     ],
 )
