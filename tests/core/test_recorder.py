@@ -74,25 +74,20 @@ def test_seed_drives_every_random_stream():
     assert np.array_equal(c.faults.random(3), d.faults.random(3))
 
 
+def long_run(repo_root: Path, out: Path) -> list[str]:
+    """A `skyswarm run` that lasts minutes: 400 boxes falling from 100 km."""
+    return [
+        sys.executable, "-m", "core.cli", "run", str(repo_root / "configs/drop_test.toml"),
+        "--out", str(out), "--quiet", "--duration", "600",
+        "--set", "agents.count=400", "--set", "drop_test.height_m=100000",
+    ]  # fmt: skip
+
+
 def test_sigkill_leaves_readable_partial_results(repo_root, tmp_path):
     out = tmp_path / "killed"
-    cmd = [
-        sys.executable,
-        "-m",
-        "core.cli",
-        "run",
-        str(repo_root / "configs/drop_test.toml"),
-        "--out",
-        str(out),
-        "--quiet",
-        "--duration",
-        "600",
-        "--set",
-        "agents.count=400",
-        "--set",
-        "drop_test.height_m=100000",
-    ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        long_run(repo_root, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline:
@@ -123,23 +118,9 @@ def test_sigkill_leaves_readable_partial_results(repo_root, tmp_path):
 
 def test_ctrl_c_stops_cleanly_with_exit_130_and_a_summary(repo_root, tmp_path):
     out = tmp_path / "interrupted"
-    cmd = [
-        sys.executable,
-        "-m",
-        "core.cli",
-        "run",
-        str(repo_root / "configs/drop_test.toml"),
-        "--out",
-        str(out),
-        "--quiet",
-        "--duration",
-        "600",
-        "--set",
-        "agents.count=400",
-        "--set",
-        "drop_test.height_m=100000",
-    ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        long_run(repo_root, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         ts = out / "timeseries.csv"
