@@ -55,8 +55,9 @@ class Recorder:
         self.traj_every = max(1, world.ticks_for_until(1.0 / res.trajectory_hz))
         self.ts_every = max(1, world.ticks_for_until(1.0 / res.timeseries_hz))
         (out_dir / "config.toml").write_text(tomli_w.dumps(scenario.as_dict()), encoding="utf-8")
-        for name in ("summary.json",):
-            (out_dir / name).unlink(missing_ok=True)
+        (out_dir / "summary.json").unlink(
+            missing_ok=True
+        )  # a rerun into the same dir is incomplete until its end
         self._traj = open(out_dir / "trajectory.bin", "wb")
         self._events_file = open(out_dir / "events.csv", "w", newline="", encoding="utf-8")
         self._events = csv.writer(self._events_file)
@@ -70,7 +71,7 @@ class Recorder:
         self._slots = np.zeros(0, dtype=np.intp)
         self._write_header(scenario)
         self.closed = False
-        self.post_tick(world, initial=True)
+        self.post_tick(world)  # the initial state, tick 0
 
     def _write_header(self, scenario: ScenarioConfig) -> None:
         agents = [
@@ -92,7 +93,7 @@ class Recorder:
         (self.dir / "trajectory.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
 
     # -- sampling -------------------------------------------------------------------------
-    def post_tick(self, world: World, initial: bool = False) -> None:
+    def post_tick(self, world: World) -> None:
         tick = world.tick
         if tick % self.traj_every == 0:
             self._write_trajectory(tick)
