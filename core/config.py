@@ -18,6 +18,7 @@ from core.channels import CommsConfig
 from core.faults import FaultsConfig
 from core.geo import GeoConfig
 from core.schema import ConfigError, build, check_ticks, did_you_mean, param, to_plain
+from core.wind import WindConfig
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -138,6 +139,7 @@ CORE_SECTIONS: dict[str, type] = {
     "world": WorldConfig,
     "results": ResultsConfig,
     "comms": CommsConfig,
+    "wind": WindConfig,
 }
 
 
@@ -154,6 +156,7 @@ class ScenarioConfig:
     sections: Mapping[str, Any]  # the mission's own sections, validated
     mission_class: type
     comms: CommsConfig = dataclasses.field(default_factory=CommsConfig)
+    wind: WindConfig = dataclasses.field(default_factory=WindConfig)
 
     @property
     def base_dir(self) -> Path:
@@ -261,6 +264,7 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
     for name in CORE_SECTIONS:
         check_ticks(getattr(scenario, name), name, file, tick)
     check_ticks(dict(sections), "", file, tick)
+    scenario.wind.ticks_per_update(tick, file)  # 0 Hz (every tick) is no plain rate
     mission_class.check_config(scenario)
     return scenario
 

@@ -102,6 +102,7 @@ def fly(  # noqa: PLR0913, PLR0915 - one flat call keeps the per-tick dispatch c
     yaw_abs,  # (4,)
     torque_map,  # (4, 3) thrusts -> body torque
     drag,  # (3,) -drag coefficients
+    wind,  # (N, 3) wind m/s, world frame: the drag acts on the airspeed v - wind
     scalars,  # (9,) dt, g, mass, tan_tilt, min_up, max_speed, f_max, per_collective, alpha
     outer_i,  # (N, 4) controller state, updated in place
     speed_i,  # (N, 3)
@@ -231,9 +232,10 @@ def fly(  # noqa: PLR0913, PLR0915 - one flat call keeps the per-tick dispatch c
             bx += f * torque_map[k, 0]
             by += f * torque_map[k, 1]
             bz += f * torque_map[k, 2]
-        force[i, 0] = drag[0] * (r[0, 0] * vx + r[1, 0] * vy + r[2, 0] * vz)
-        force[i, 1] = drag[1] * (r[0, 1] * vx + r[1, 1] * vy + r[2, 1] * vz)
-        force[i, 2] = drag[2] * (r[0, 2] * vx + r[1, 2] * vy + r[2, 2] * vz) + total
+        ux, uy, uz = vx - wind[i, 0], vy - wind[i, 1], vz - wind[i, 2]  # exact for calm air
+        force[i, 0] = drag[0] * (r[0, 0] * ux + r[1, 0] * uy + r[2, 0] * uz)
+        force[i, 1] = drag[1] * (r[0, 1] * ux + r[1, 1] * uy + r[2, 1] * uz)
+        force[i, 2] = drag[2] * (r[0, 2] * ux + r[1, 2] * uy + r[2, 2] * uz) + total
         torque[i, 0] = r[0, 0] * bx + r[0, 1] * by + r[0, 2] * bz
         torque[i, 1] = r[1, 0] * bx + r[1, 1] * by + r[1, 2] * bz
         torque[i, 2] = r[2, 0] * bx + r[2, 1] * by + r[2, 2] * bz
@@ -288,9 +290,10 @@ class FlightKernel:
         thrust: np.ndarray,
         force: np.ndarray,
         torque: np.ndarray,
+        wind: np.ndarray,
     ) -> None:
         """One tick for every agent; writes `thrust`, `force`, `torque` and the controller
-        state in place (see `fly`)."""
+        state in place (see `fly`). `wind`: (N, 3) m/s, world frame (zeros: calm air)."""
         fly(
             self.slots,
             state.position,
@@ -318,6 +321,7 @@ class FlightKernel:
             self.yaw_abs,
             self.torque_map,
             self.drag,
+            wind,
             self.scalars,
             cascade.outer.integral,
             cascade.speed.integral,

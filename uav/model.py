@@ -99,18 +99,24 @@ class Motors:
 
 
 class WrenchModel:
-    """Motor thrusts and body velocity -> one body force and one world torque per agent."""
+    """Motor thrusts and airspeed -> one body force and one world torque per agent."""
 
     def __init__(self, airframe: Airframe) -> None:
         self.torque_map = airframe.allocation[1:].T.copy()  # (4, 3)
         self.drag = -np.asarray(airframe.drag_coefficients, dtype=float)
 
     def compute(
-        self, thrust: np.ndarray, rot: np.ndarray, vel_world: np.ndarray
+        self,
+        thrust: np.ndarray,
+        rot: np.ndarray,
+        vel_world: np.ndarray,
+        wind: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(N, 4) thrusts N, (N, 3, 3) body-to-world rotations, (N, 3) velocities m/s ->
-        (N, 3) body-frame force N (thrust + drag) and (N, 3) world-frame torque N m."""
-        vel_body = np.einsum("nji,nj->ni", rot, vel_world)
+        """(N, 4) thrusts N, (N, 3, 3) body-to-world rotations, (N, 3) velocities m/s and
+        optionally (N, 3) wind m/s (world frame) -> (N, 3) body-frame force N (thrust + drag
+        on the airspeed R^T (v - wind)) and (N, 3) world-frame torque N m."""
+        air = vel_world if wind is None else vel_world - wind
+        vel_body = np.einsum("nji,nj->ni", rot, air)
         force = self.drag * vel_body
         force[:, 2] += thrust.sum(axis=1)
         torque_world = np.einsum("nij,nj->ni", rot, thrust @ self.torque_map)

@@ -8,6 +8,7 @@ model.py). Slow by design; never used in a run.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from uav.control import ControlConfig, ControlMode
@@ -174,10 +175,13 @@ def motor_step(af: Airframe, thrust: Vec, command: Vec, dt: float) -> Vec:
     return [f + alpha * (min(max(c, 0.0), af.max_thrust_n) - f) for f, c in zip(thrust, command)]
 
 
-def wrench(af: Airframe, thrust: Vec, quat: Vec, vel: Vec) -> tuple[Vec, Vec]:
-    """Four thrusts -> (body-frame force N, world-frame torque N m)."""
+def wrench(
+    af: Airframe, thrust: Vec, quat: Vec, vel: Vec, wind: Sequence[float] = (0.0, 0.0, 0.0)
+) -> tuple[Vec, Vec]:
+    """Four thrusts N, velocity and wind m/s (world) -> (body-frame force N, world-frame
+    torque N m); the drag acts on the airspeed vel - wind."""
     r = quat_to_matrix(quat)
-    v_b = rotate_back(r, vel)
+    v_b = rotate_back(r, [vel[i] - wind[i] for i in range(3)])
     force = [-af.drag_coefficients[i] * v_b[i] for i in range(3)]
     force[2] += sum(thrust)
     tau = [0.0, 0.0, 0.0]

@@ -2,10 +2,13 @@
 
 `Swarm` is installed in `sim.controllers` (phase 3 of the tick). Per tick it reads the world's
 state arrays, runs the cascade, the mixer and the motors for all agents at once, and applies
-one force and one torque per live body. With numba installed the whole path is one compiled
-call (uav/kernel.py); otherwise the numpy objects below run it stage by stage. Both hold their
-state in the same arrays and agree within 1e-9 (tests/uav/test_uav_reference.py). Agent
-objects (uav/agents.py) are thin handles that read and write these arrays by index.
+one force and one torque per live body. The body drag in that force acts on the airspeed
+v - wind; the wind per agent comes from the scenario's [wind] section (core/wind.py), is
+updated in phase 4 for the next tick, and is zero, with no wind work at all, when disabled.
+With numba installed the whole path is one compiled call (uav/kernel.py); otherwise the numpy
+objects below run it stage by stage. Both hold their state in the same arrays and agree within
+1e-9 (tests/uav/test_uav_reference.py). Agent objects (uav/agents.py) are thin handles that
+read and write these arrays by index.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.wind import WindConfig, WindField
 from uav import kernel
 from uav.battery import Battery
 from uav.config import UavConfig
@@ -41,11 +45,13 @@ class Swarm:
         yaws: np.ndarray,
         agent_class: type[UavAgent] | None = None,
         hovering: bool = False,
+        wind: WindConfig | None = None,
     ) -> None:
         """Create one body and agent per id: (N, 3) start positions m, (N,) ENU yaws rad.
 
         `hovering`: start airborne in Position mode holding the start pose, motors at hover
-        thrust; otherwise motors off in Manual mode (sitting on the ground).
+        thrust; otherwise motors off in Manual mode (sitting on the ground). `wind`: the air
+        the swarm flies in; by default the scenario's [wind] section (calm without one).
         """
         from uav.agents import AutonomousUavAgent
 
@@ -79,6 +85,14 @@ class Swarm:
         self._live_bodies = list(self.bodies)
         self.force = np.zeros((n, 3))  # N, body frame, last applied
         self.torque = np.zeros((n, 3))  # N m, world frame, last applied
+        self.wind = np.zeros((n, 3))  # m/s, world frame, at each agent: what its drag sees
+        self.wind_field: WindField | None = None
+        self._wind_every = 1  # ticks between wind updates
+        if wind is None:
+            scenario = getattr(sim, "scenario", None)
+            wind = scenario.wind if scenario is not None else WindConfig()
+        if wind.enabled:
+            self._install_wind(wind)
         cls = agent_class or AutonomousUavAgent
         self.agents = [
             cls(sim, int(i), b, int(s), self, k)
@@ -126,6 +140,7 @@ class Swarm:
                 self.motors.thrust,
                 self.force,
                 self.torque,
+                self.wind,
             )
             if self.battery is not None:
                 faults = self._motor_fault_count
@@ -133,7 +148,7 @@ class Swarm:
                 if faults != self._motor_fault_count:  # power cut now: the wrench sees it now
                     m, rot = self.measure()
                     self.force, self.torque = self.wrench.compute(
-                        self.motors.thrust, rot, m.velocity
+                        self.motors.thrust, rot, m.velocity, self.wind
                     )
         if self._alive_rows is None:
             self.applier.apply(self._live_bodies, self.force, self.torque)
@@ -152,7 +167,28 @@ class Swarm:
         thrust = self.motors.step(command)
         if self.battery is not None:
             self.battery.drain(thrust)
-        self.force, self.torque = self.wrench.compute(thrust, rot, m.velocity)
+        wind = None if self.wind_field is None else self.wind  # calm air: no subtraction
+        self.force, self.torque = self.wrench.compute(thrust, rot, m.velocity, wind)
+
+    # -- wind (phase 4) -------------------------------------------------------------------
+    def _install_wind(self, config: WindConfig) -> None:
+        """Wind per agent from the `environment` random stream, updated in phase 4."""
+        self._wind_every = config.ticks_per_update(self.dt)
+        self.wind_field = WindField(config, self.n, self.sim.rng.environment)
+        self.wind = self.wind_field.velocity  # updated in place
+        self._advance_wind()  # the first tick already flies in it
+        self.sim.environment.append(self.update_wind)
+
+    def update_wind(self, sim: Simulator) -> None:
+        """Phase 4: the wind the drag sees from the next tick on, every `update_hz`."""
+        if (sim.tick + 1) % self._wind_every == 0:
+            self._advance_wind()
+
+    def _advance_wind(self) -> None:
+        state, rows = self.sim.world.state, self.rows
+        assert self.wind_field is not None
+        dt = self._wind_every * self.dt  # s since the last update
+        self.wind_field.update(state.position[rows], state.linear_velocity[rows], dt)
 
     # -- agents ---------------------------------------------------------------------------
     def kill(self, index: int) -> None:

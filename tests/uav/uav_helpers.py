@@ -9,6 +9,7 @@ import numpy as np
 
 from core.config import WorldConfig
 from core.simulator import Simulator
+from core.wind import WindConfig
 from uav.config import UavConfig, load_uav_config
 from uav.swarm import Swarm
 
@@ -16,13 +17,18 @@ CONFIG: UavConfig = load_uav_config()
 
 
 def make_swarm(
-    positions: Any = ((0.0, 0.0, 10.0),), yaws: Any = None, hovering: bool = True
+    positions: Any = ((0.0, 0.0, 10.0),),
+    yaws: Any = None,
+    hovering: bool = True,
+    wind: WindConfig | None = None,
 ) -> tuple[Simulator, Swarm]:
-    """A simulator with a ground plane and a swarm of the default airframe."""
+    """A simulator with a ground plane and a swarm of the default airframe (calm air unless
+    `wind` is given)."""
     sim = Simulator(world=WorldConfig())
     positions = np.asarray(positions, dtype=float)
     yaws = np.zeros(len(positions)) if yaws is None else np.asarray(yaws, dtype=float)
-    swarm = Swarm(sim, CONFIG, range(1, len(positions) + 1), positions, yaws, hovering=hovering)
+    ids = range(1, len(positions) + 1)
+    swarm = Swarm(sim, CONFIG, ids, positions, yaws, hovering=hovering, wind=wind)
     return sim, swarm
 
 
