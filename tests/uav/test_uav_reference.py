@@ -51,6 +51,31 @@ def random_setpoints(rng: np.random.Generator) -> Setpoints:
     return sp
 
 
+def reference_states(cas, motors) -> list:
+    """The one-agent reference's state of each agent, copied from the arrays."""
+    return [
+        ref.AgentState(
+            list(cas.outer.integral[i]),
+            list(cas.speed.integral[i]),
+            list(cas.attitude.integral[i]),
+            list(cas.prev_speed[i]),
+            float(cas.prev_r[i]),
+            list(motors.thrust[i]),
+        )
+        for i in range(len(motors.thrust))
+    ]
+
+
+def measured(s: dict) -> tuple[np.ndarray, Measured]:
+    """(N, 3, 3) rotations and the cascade's measurements of random states `s`."""
+    rot = quat_to_matrix(s["quat"])
+    m = Measured(
+        s["pos"], s["vel"], euler_from_matrix(rot),
+        np.einsum("nji,nj->ni", rot, s["omega"]), rot[:, 2, 2],
+    )  # fmt: skip
+    return rot, m
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_cascade_mixer_motors_and_wrench_match_the_reference(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -63,25 +88,8 @@ def test_cascade_mixer_motors_and_wrench_match_the_reference(seed: int) -> None:
     cas.prev_r[:] = rng.normal(0, 2, N)
     motors = Motors(AF, N, DT)
     motors.thrust[:] = rng.uniform(0, AF.max_thrust_n, (N, 4))
-    refs = [
-        ref.AgentState(
-            list(cas.outer.integral[i]),
-            list(cas.speed.integral[i]),
-            list(cas.attitude.integral[i]),
-            list(cas.prev_speed[i]),
-            float(cas.prev_r[i]),
-            list(motors.thrust[i]),
-        )
-        for i in range(N)
-    ]
-    rot = quat_to_matrix(s["quat"])
-    m = Measured(
-        s["pos"],
-        s["vel"],
-        euler_from_matrix(rot),
-        np.einsum("nji,nj->ni", rot, s["omega"]),
-        rot[:, 2, 2],
-    )
+    refs = reference_states(cas, motors)
+    rot, m = measured(s)
     demand = cas.compute(sp, m)
     command = Mixer(AF).mix(demand)
     thrust = motors.step(command)
@@ -166,27 +174,10 @@ def test_compiled_kernel_matches_numpy_path_and_reference(seed: int) -> None:
         c.prev_speed[:] = r.normal(0, 3, (N, 3))
         c.prev_r[:] = r.normal(0, 2, N)
     motors.thrust[:] = k_motors.thrust[:] = rng.uniform(0, AF.max_thrust_n, (N, 4))
-    refs = [
-        ref.AgentState(
-            list(cas.outer.integral[i]),
-            list(cas.speed.integral[i]),
-            list(cas.attitude.integral[i]),
-            list(cas.prev_speed[i]),
-            float(cas.prev_r[i]),
-            list(motors.thrust[i]),
-        )
-        for i in range(N)
-    ]
+    refs = reference_states(cas, motors)
 
     # The numpy path, as uav.swarm.Swarm._control_numpy runs it.
-    rot = quat_to_matrix(s["quat"])
-    m = Measured(
-        s["pos"],
-        s["vel"],
-        euler_from_matrix(rot),
-        np.einsum("nji,nj->ni", rot, s["omega"]),
-        rot[:, 2, 2],
-    )
+    rot, m = measured(s)
     mixer, wrench = Mixer(AF), WrenchModel(AF)
     command = mixer.mix(cas.compute(sp, m))
     command[~alive] = 0.0
