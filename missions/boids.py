@@ -258,18 +258,20 @@ class Boids(Mission):
                     f"a rate whose period is a whole number of {tick_s} s ticks",
                 )
         specs = self.config.agents.resolved()
-        start = np.array([s.position for s in specs], dtype=float).reshape(-1, 3)
-        start[start[:, 2] == 0.0, 2] = cfg.altitude_m
         n = len(specs)
         if cfg.random_headings:
             headings = self.sim.rng.mission.uniform(0.0, 360.0, n)
         else:
             headings = np.array([s.heading_deg for s in specs], dtype=float)
-        uav = self.config.section("uav").load(self.config.base_dir)
-        yaws = np.asarray(heading_to_yaw(headings)).reshape(n)
-        self.swarm = Swarm(
-            self.sim, uav, [s.id for s in specs], start, yaws, agent_class=BoidAgent, hovering=True
+        self.swarm = Swarm.from_scenario(
+            self.sim,
+            self.config,
+            BoidAgent,
+            hovering=True,
+            altitude_m=cfg.altitude_m,
+            yaws=np.asarray(heading_to_yaw(headings)).reshape(n),
         )
+        start = self.swarm.start_positions
         self.goal = np.array(cfg.goal, dtype=float) if cfg.goal else None
         period_ticks = round(1.0 / cfg.behaviour_hz / tick_s)
         for k, agent in enumerate(self.swarm.agents):

@@ -27,7 +27,6 @@ import numpy as np
 from core.comms import BaseStation
 from core.config import ScenarioConfig
 from core.faults import DeathEvent
-from core.geo import heading_to_yaw
 from core.mission import Mission
 from core.schema import ConfigError, param
 from missions._coverage import Area, footprint_half_m, unpack
@@ -96,12 +95,7 @@ class FlockingCoverage(Mission):
         self.cov: CoverageConfig = cfg.section("coverage")
         self.areas = self._areas()
         self.stations = self._stations()
-        specs = cfg.agents.resolved()
-        start = np.array([s.position for s in specs], dtype=float)
-        start[:, 2] += 0.09  # centre of mass above the landing legs
-        yaws = np.array([heading_to_yaw(s.heading_deg) for s in specs])
-        uav = cfg.section("uav").load(cfg.base_dir)
-        self.swarm = Swarm(self.sim, uav, [s.id for s in specs], start, yaws, FlockUav)
+        self.swarm = Swarm.from_scenario(self.sim, cfg, FlockUav)
         self.uavs: list[FlockUav] = list(self.swarm.agents)  # type: ignore[arg-type]
         half = footprint_half_m(self.flock.altitude_m, self.camera.fov_deg)
         self.slot_m = 2.0 * half * (1.0 - self.flock.overlap)
@@ -111,8 +105,8 @@ class FlockingCoverage(Mission):
             self.cov.share_period_s,
             self.cov.report_period_s,
             self.areas,
-            {s.id: np.array(s.position[:2]) for s in specs},
-            self._settings(half, float(uav.control.position.kp)),
+            {int(a.id): xy.copy() for a, xy in zip(self.uavs, self.swarm.start_positions[:, :2])},
+            self._settings(half, float(self.swarm.config.control.position.kp)),
             self._log,
         )
         tick = self.sim.world.tick_s

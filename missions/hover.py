@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.geo import heading_to_yaw
 from core.mission import Mission
 from core.schema import param
 from core.world import World
@@ -36,13 +35,10 @@ class Hover(Mission):
     def setup(self) -> None:
         cfg: HoverConfig = self.config.section("hover")
         self.cfg = cfg
-        specs = self.config.agents.resolved()
-        start = np.array([s.position for s in specs], dtype=float)
-        start[start[:, 2] == 0.0, 2] = cfg.altitude_m
-        yaws = np.array([heading_to_yaw(s.heading_deg) for s in specs])
-        uav = self.config.section("uav").load(self.config.base_dir)
-        self.swarm = Swarm(self.sim, uav, [s.id for s in specs], start, yaws, hovering=True)
-        self.start = start
+        self.swarm = Swarm.from_scenario(
+            self.sim, self.config, hovering=True, altitude_m=cfg.altitude_m
+        )
+        self.start = self.swarm.start_positions
         self.reward_sum = 0.0
         self.sq_sum = 0.0
         self.samples = 0

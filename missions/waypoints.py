@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.config import ConfigError
-from core.geo import heading_to_yaw
 from core.mission import Mission
 from core.schema import param
 from uav.agents import AutonomousUavAgent
@@ -44,16 +43,10 @@ class Waypoints(Mission):
     def setup(self) -> None:
         cfg: WaypointsConfig = self.config.section("waypoints")
         self.cfg = cfg
-        specs = self.config.agents.resolved()
-        start = np.array([s.position for s in specs], dtype=float)
-        yaws = np.array([heading_to_yaw(s.heading_deg) for s in specs])
-        uav = self.config.section("uav").load(self.config.base_dir)
-        rest = start.copy()
-        rest[:, 2] += 0.09  # centre of mass above the landing legs
-        self.swarm = Swarm(self.sim, uav, [s.id for s in specs], rest, yaws)
-        self.origin = start[:, :2]
-        self.next = np.zeros(len(specs), dtype=int)
-        self.reached_s: list[list[float]] = [[] for _ in specs]
+        self.swarm = Swarm.from_scenario(self.sim, self.config)
+        self.origin = self.swarm.start_positions[:, :2]
+        self.next = np.zeros(self.swarm.n, dtype=int)
+        self.reached_s: list[list[float]] = [[] for _ in range(self.swarm.n)]
         for k, agent in enumerate(self.swarm.agents):
             self._fly_to(k, agent)
             agent.every(

@@ -22,6 +22,9 @@ from core.world import World, pb  # pybullet, imported without its stdout banner
 from uav.frames import yaw_quaternion
 
 MOTOR_ANGLES_DEG = (45.0, 135.0, 225.0, 315.0)  # the X layout, counter-clockwise from the nose
+# Height of the centre of mass when the airframe stands on its legs: assets/quadrotor.obj's legs
+# reach z = -0.08 m; 1 cm more so a UAV placed on the ground settles instead of starting inside it.
+REST_HEIGHT_M = 0.09
 _drain = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
 
 

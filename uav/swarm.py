@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.geo import heading_to_yaw
 from core.wind import WindConfig, WindField
 from uav import kernel
 from uav.battery import Battery
@@ -25,9 +26,10 @@ from uav.config import UavConfig
 from uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
 from uav.frames import euler_from_matrix, quat_to_matrix
 from uav.mixer import Mixer
-from uav.model import Motors, WrenchApplier, WrenchModel, create_bodies
+from uav.model import REST_HEIGHT_M, Motors, WrenchApplier, WrenchModel, create_bodies
 
 if TYPE_CHECKING:
+    from core.config import ScenarioConfig
     from core.faults import BatteryConfig, FaultInjector
     from core.simulator import Simulator
     from uav.agents import UavAgent
@@ -58,6 +60,7 @@ class Swarm:
         self.sim, self.config = sim, config
         world = sim.world
         positions = np.asarray(positions, dtype=float).reshape(-1, 3)
+        self.start_positions = positions.copy()  # (N, 3) m, where the bodies were created
         n = len(positions)
         self.n, self.dt = n, world.tick_s
         self.bodies = create_bodies(world, config.airframe, positions, np.asarray(yaws))
@@ -107,6 +110,35 @@ class Swarm:
             sp.altitude[:] = positions[:, 2]
             sp.yaw[:] = np.asarray(yaws, dtype=float)
         sim.controllers.append(self)
+
+    @classmethod
+    def from_scenario(
+        cls,
+        sim: Simulator,
+        scenario: ScenarioConfig,
+        agent_class: type[UavAgent] | None = None,
+        *,
+        hovering: bool = False,
+        altitude_m: float | None = None,
+        yaws: np.ndarray | None = None,
+    ) -> Swarm:
+        """The scenario's agents as one swarm of its `[uav]` airframe.
+
+        On the ground (`hovering=False`) each body stands on its legs at its agent's (x, y, z);
+        hovering, it holds (x, y, z), or (x, y, `altitude_m`) where the agent's z is 0. `yaws`
+        (N,) rad overrides the agents' configured headings.
+        """
+        specs = scenario.agents.resolved()
+        start = np.array([s.position for s in specs], dtype=float).reshape(-1, 3)
+        if hovering and altitude_m is not None:
+            start[start[:, 2] == 0.0, 2] = altitude_m
+        elif not hovering:
+            start[:, 2] += REST_HEIGHT_M
+        if yaws is None:
+            yaws = np.array([heading_to_yaw(s.heading_deg) for s in specs], dtype=float)
+        uav = scenario.section("uav").load(scenario.base_dir)
+        ids = [s.id for s in specs]
+        return cls(sim, uav, ids, start, yaws, agent_class=agent_class, hovering=hovering)
 
     # -- the 400 Hz path ------------------------------------------------------------------
     def measure(self) -> tuple[Measured, np.ndarray]:
