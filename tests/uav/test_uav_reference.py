@@ -66,6 +66,22 @@ def reference_states(cas, motors) -> list:
     ]
 
 
+def reference_control(sp: Setpoints, s: dict, st: ref.AgentState, i: int) -> list[float]:
+    """The one-agent reference's (collective, torques) demand for agent `i`."""
+    agent_sp = ref.AgentSetpoints(
+        MODES[sp.mode[i]],
+        list(sp.position[i]),
+        sp.altitude[i],
+        sp.yaw[i],
+        list(sp.velocity[i]),
+        list(sp.attitude[i]),
+        sp.thrust[i],
+        list(sp.manual[i]),
+    )
+    args = (s["pos"][i].tolist(), s["quat"][i].tolist(), s["vel"][i].tolist())
+    return ref.control(AF, CC, DT, agent_sp, st, *args, s["omega"][i].tolist())
+
+
 def measured(s: dict) -> tuple[np.ndarray, Measured]:
     """(N, 3, 3) rotations and the cascade's measurements of random states `s`."""
     rot = quat_to_matrix(s["quat"])
@@ -96,20 +112,8 @@ def test_cascade_mixer_motors_and_wrench_match_the_reference(seed: int) -> None:
     wind = random_wind(rng)
     force, torque = WrenchModel(AF).compute(thrust, rot, s["vel"], wind)
     for i in range(N):
-        mode = MODES[sp.mode[i]]
-        agent_sp = ref.AgentSetpoints(
-            mode,
-            list(sp.position[i]),
-            sp.altitude[i],
-            sp.yaw[i],
-            list(sp.velocity[i]),
-            list(sp.attitude[i]),
-            sp.thrust[i],
-            list(sp.manual[i]),
-        )
-        st = refs[i]
-        args = (s["pos"][i].tolist(), s["quat"][i].tolist(), s["vel"][i].tolist())
-        d = ref.control(AF, CC, DT, agent_sp, st, *args, s["omega"][i].tolist())
+        mode, st = MODES[sp.mode[i]], refs[i]
+        d = reference_control(sp, s, st, i)
         np.testing.assert_allclose(demand[i], d, rtol=0, atol=1e-9, err_msg=mode.name)
         c = ref.mix(AF, d)
         np.testing.assert_allclose(command[i], c, rtol=0, atol=1e-9)
@@ -202,20 +206,8 @@ def test_compiled_kernel_matches_numpy_path_and_reference(seed: int) -> None:
         np.testing.assert_allclose(a, b, err_msg=loop, **close)
 
     for i in range(N):  # and straight against the one-agent reference
-        mode = MODES[sp.mode[i]]
-        agent_sp = ref.AgentSetpoints(
-            mode,
-            list(sp.position[i]),
-            sp.altitude[i],
-            sp.yaw[i],
-            list(sp.velocity[i]),
-            list(sp.attitude[i]),
-            sp.thrust[i],
-            list(sp.manual[i]),
-        )
-        st = refs[i]
-        args = (s["pos"][i].tolist(), s["quat"][i].tolist(), s["vel"][i].tolist())
-        d = ref.control(AF, CC, DT, agent_sp, st, *args, s["omega"][i].tolist())
+        mode, st = MODES[sp.mode[i]], refs[i]
+        d = reference_control(sp, s, st, i)
         np.testing.assert_allclose(k_cas.demand[i], d, err_msg=mode.name, **close)
         c = [x * motor_ok[i, j] if alive[i] else 0.0 for j, x in enumerate(ref.mix(AF, d))]
         f = ref.motor_step(AF, st.thrust, c, DT)
