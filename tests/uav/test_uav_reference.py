@@ -119,7 +119,7 @@ def test_cascade_mixer_motors_and_wrench_match_the_reference(seed: int) -> None:
         np.testing.assert_allclose(command[i], c, rtol=0, atol=1e-9)
         f = ref.motor_step(AF, st.thrust, c, DT)
         np.testing.assert_allclose(thrust[i], f, rtol=0, atol=1e-9)
-        fb, tw = ref.wrench(AF, f, args[1], args[2], wind[i].tolist())
+        fb, tw = ref.wrench(AF, f, s["quat"][i].tolist(), s["vel"][i].tolist(), wind[i].tolist())
         np.testing.assert_allclose(force[i], fb, rtol=0, atol=1e-9)
         np.testing.assert_allclose(torque[i], tw, rtol=0, atol=1e-9)
         if mode.uses("attitude"):
@@ -212,7 +212,7 @@ def test_compiled_kernel_matches_numpy_path_and_reference(seed: int) -> None:
         c = [x * motor_ok[i, j] if alive[i] else 0.0 for j, x in enumerate(ref.mix(AF, d))]
         f = ref.motor_step(AF, st.thrust, c, DT)
         np.testing.assert_allclose(k_motors.thrust[i], f, **close)
-        fb, tw = ref.wrench(AF, f, args[1], args[2], wind[i].tolist())
+        fb, tw = ref.wrench(AF, f, s["quat"][i].tolist(), s["vel"][i].tolist(), wind[i].tolist())
         np.testing.assert_allclose(k_force[i], fb, **close)
         np.testing.assert_allclose(k_torque[i], tw, **close)
         if mode.uses("attitude"):
