@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from core.agent import PhysicalAgent
-from core.channels import CommsConfig
-from core.comms import MessageDispatcher, attach_comms
-from core.config import SimulationConfig
-from core.fates import neighbours_within
-from core.simulator import Simulator
+from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.channels import CommsConfig
+from skyswarm.core.comms import MessageDispatcher, attach_comms
+from skyswarm.core.config import SimulationConfig
+from skyswarm.core.fates import neighbours_within
+from skyswarm.core.simulator import Simulator
 
 RANGE_M = 100.0  # m
 PERIOD_TICKS = 40  # 10 Hz at 2.5 ms

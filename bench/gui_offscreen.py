@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gui.meshes import ASSETS_DIR, ROLE_ASSETS, role_mesh
-from gui.offscreen import OffscreenCanvas, default_camera, scene_extent
-from gui.scene import Frame, Scenery
+from skyswarm.gui.meshes import ASSETS_DIR, ROLE_ASSETS, role_mesh
+from skyswarm.gui.offscreen import OffscreenCanvas, default_camera, scene_extent
+from skyswarm.gui.scene import Frame, Scenery
 
 SIZE = (1280, 720)
 COUNTS = (100, 500, 1000)
@@ -66,7 +66,7 @@ def main() -> None:
         print(f"{r['drones']:>7} {r['fps']:8.1f} {r['ms_per_frame']:9.2f}")
     import moderngl
 
-    from gui.offscreen import standalone_context
+    from skyswarm.gui.offscreen import standalone_context
 
     ctx = standalone_context()
     renderer = ctx.info["GL_RENDERER"]

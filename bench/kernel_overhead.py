@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pybullet as pb
 
-from core.agent import PhysicalAgent
-from core.config import SimulationConfig, WorldConfig
-from core.simulator import Simulator
+from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.config import SimulationConfig, WorldConfig
+from skyswarm.core.simulator import Simulator
 
 OUT = Path(__file__).resolve().parent / "results" / "kernel_overhead.json"
 

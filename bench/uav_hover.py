@@ -29,13 +29,13 @@ from pathlib import Path
 import numpy as np
 import pybullet as pb
 
-from core.config import WorldConfig
-from core.faults import FaultsConfig
-from core.simulator import Simulator
-from uav import kernel
-from uav.config import load_uav_config
-from uav.model import create_bodies
-from uav.swarm import Swarm
+from skyswarm.core.config import WorldConfig
+from skyswarm.core.faults import FaultsConfig
+from skyswarm.core.simulator import Simulator
+from skyswarm.uav import kernel
+from skyswarm.uav.config import load_uav_config
+from skyswarm.uav.model import create_bodies
+from skyswarm.uav.swarm import Swarm
 
 OUT = Path(__file__).resolve().parent / "results" / "uav_hover.json"
 

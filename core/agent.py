@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, NewType
 
 import numpy as np
 
-from core.tasks import Task
+from skyswarm.core.tasks import Task
 
 if TYPE_CHECKING:
-    from core.simulator import Simulator
+    from skyswarm.core.simulator import Simulator
 
 AgentId = NewType("AgentId", int)
 

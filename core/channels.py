@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from core.schema import ConfigError, build, param
+from skyswarm.core.schema import ConfigError, build, param
 
 
 @dataclass(frozen=True)

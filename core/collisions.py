@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.agent import PhysicalAgent
-from core.schema import param
+from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.schema import param
 
 if TYPE_CHECKING:
-    from core.simulator import Simulator
-    from core.world import World
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.core.world import World
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.agent import Agent, PhysicalAgent
-from core.channels import Channel, CommsConfig, resolve_channels
-from core.fates import (
+from skyswarm.core.agent import Agent, PhysicalAgent
+from skyswarm.core.channels import Channel, CommsConfig, resolve_channels
+from skyswarm.core.fates import (
     DELIVERED,
     FATES,
     OVERFLOW,
@@ -45,15 +45,15 @@ from core.fates import (
     Message,
     resolve,
 )
-from core.schema import ConfigError
-from core.transceiver import BaseStation, MessageTransceiver
+from skyswarm.core.schema import ConfigError
+from skyswarm.core.transceiver import BaseStation, MessageTransceiver
 
 __all__ = ["FATES", "BaseStation", "Message", "MessageDispatcher", "MessageTransceiver"]
 __all__ += ["attach_comms", "comms_from_scenario"]
 
 if TYPE_CHECKING:
-    from core.config import ScenarioConfig
-    from core.simulator import Simulator
+    from skyswarm.core.config import ScenarioConfig
+    from skyswarm.core.simulator import Simulator
 
 
 class MessageDispatcher:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from core.channels import CommsConfig
-from core.faults import FaultsConfig
-from core.geo import GeoConfig
-from core.schema import ConfigError, build, check_ticks, did_you_mean, param, to_plain
-from core.wind import WindConfig
+from skyswarm.core.channels import CommsConfig
+from skyswarm.core.faults import FaultsConfig
+from skyswarm.core.geo import GeoConfig
+from skyswarm.core.schema import ConfigError, build, check_ticks, did_you_mean, param, to_plain
+from skyswarm.core.wind import WindConfig
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -237,7 +237,7 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> ScenarioCo
 
 
 def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
-    from core.mission import resolve_mission  # the mission module decides its own sections
+    from skyswarm.core.mission import resolve_mission  # the mission module decides its own sections
 
     if "mission" not in data:
         raise ConfigError(file, "mission", dataclasses.MISSING, "a [mission] table with a type")
@@ -253,7 +253,7 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
                 data[key],
                 f"a known section{did_you_mean(key, known)}: {', '.join(sorted(known))}",
             )
-    from core.schema import convert
+    from skyswarm.core.schema import convert
 
     sections = {
         name: convert(tp, data.get(name, _default_of(tp)), name, file, {})

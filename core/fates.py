@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from core.channels import Channel
+from skyswarm.core.channels import Channel
 
 
 # -- range queries ----------------------------------------------------------------------------

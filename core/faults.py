@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from core.agent import Agent, PhysicalAgent
-from core.collisions import CollisionConfig
-from core.schema import param
+from skyswarm.core.agent import Agent, PhysicalAgent
+from skyswarm.core.collisions import CollisionConfig
+from skyswarm.core.schema import param
 
 if TYPE_CHECKING:
-    from core.simulator import Simulator
-    from core.world import World
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.core.world import World
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,15 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import inspect
-import pkgutil
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from core.schema import ConfigError
+from skyswarm.core.schema import ConfigError
 
 if TYPE_CHECKING:
-    from core.config import ScenarioConfig
-    from core.simulator import Simulator
-    from core.world import World
+    from skyswarm.core.config import ScenarioConfig
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.core.world import World
 
 ENTRY_POINT_GROUP = "skyswarm.missions"
 
@@ -72,8 +71,15 @@ class Mission:
         return getattr(type(self), hook) is not getattr(Mission, hook)
 
 
+SHIPPED_PREFIX = "missions."  # scenarios name shipped missions as "missions.<entry-point name>"
+
+
 def resolve_mission(spec: str, file: str = "") -> type[Mission]:
-    """The Mission class named by `spec`; a ConfigError at key mission.type otherwise."""
+    """The Mission class named by `spec`; a ConfigError at key mission.type otherwise.
+
+    `spec` is an entry-point name (`hover`), the same with the shipped prefix (`missions.hover`),
+    a module path holding one Mission subclass (`my_pkg.survey`) or `module:Class`.
+    """
     key = "mission.type"
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
@@ -82,17 +88,17 @@ def resolve_mission(spec: str, file: str = "") -> type[Mission]:
         if not (inspect.isclass(cls) and issubclass(cls, Mission)):
             raise ConfigError(file, key, spec, f"a Mission subclass named {attr} in {module_name}")
         return cls
-    if "." in spec:
-        return _mission_in(_import(spec, spec, file), spec, file)
+    name = spec.removeprefix(SHIPPED_PREFIX)
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == spec:
+        if ep.name == name:
             obj = ep.load()
             return obj if inspect.isclass(obj) else _mission_in(obj, spec, file)
-    shipped = f"missions.{spec}"
-    if spec in available_missions():
-        return _mission_in(_import(shipped, spec, file), spec, file)
+    if "." in spec and not spec.startswith(SHIPPED_PREFIX):
+        return _mission_in(_import(spec, spec, file), spec, file)
     names = ", ".join(sorted(available_missions()))
-    raise ConfigError(file, key, spec, f"an installed mission ({names}) or a module path")
+    raise ConfigError(
+        file, key, spec, f"an installed mission ({names}), an importable mission module or module:Class"
+    )
 
 
 def _import(module_name: str, spec: str, file: str) -> Any:
@@ -130,13 +136,7 @@ def _mission_in(module: Any, spec: str, file: str) -> type[Mission]:
 
 
 def available_missions() -> dict[str, str]:
-    """Shipped missions (modules of the `missions` package) and entry points: name -> origin."""
-    package = importlib.import_module("missions")  # the plug-in folder, looked up by name
-    found = {
-        info.name: f"missions.{info.name}"
-        for info in pkgutil.iter_modules(package.__path__)
-        if not info.name.startswith("_")
+    """Installed missions, shipped ones included: entry-point name -> `module:Class`."""
+    return {
+        ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     }
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.value)
-    return found

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core import faults
-from core.agent import Agent, AgentId, PhysicalAgent
-from core.collisions import CollisionMonitor
-from core.comms import comms_from_scenario
-from core.config import ScenarioConfig, SimulationConfig, WorldConfig
-from core.tasks import Task, TaskScheduler
-from core.world import World
+from skyswarm.core import faults
+from skyswarm.core.agent import Agent, AgentId, PhysicalAgent
+from skyswarm.core.collisions import CollisionMonitor
+from skyswarm.core.comms import comms_from_scenario
+from skyswarm.core.config import ScenarioConfig, SimulationConfig, WorldConfig
+from skyswarm.core.tasks import Task, TaskScheduler
+from skyswarm.core.world import World
 
 if TYPE_CHECKING:
-    from core.mission import Mission
-    from core.recorder import Recorder
+    from skyswarm.core.mission import Mission
+    from skyswarm.core.recorder import Recorder
 
 STREAMS = ("mission", "comms", "faults", "environment", "sensors")
 
@@ -93,7 +93,7 @@ class Simulator:
         mission.setup()
         sim.install_faults(scenario.faults)
         if results_dir is not None:
-            from core.recorder import Recorder
+            from skyswarm.core.recorder import Recorder
 
             sim.recorder = Recorder(Path(results_dir), sim, scenario)
             sim.world.add_post_tick_listener(sim.recorder)

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.agent import Agent
-from core.fates import Message
+from skyswarm.core.agent import Agent
+from skyswarm.core.fates import Message
 
 if TYPE_CHECKING:
-    from core.comms import MessageDispatcher
-    from core.simulator import Simulator
+    from skyswarm.core.comms import MessageDispatcher
+    from skyswarm.core.simulator import Simulator
 
 
 class MessageTransceiver:

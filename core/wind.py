@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.geo import heading_to_yaw
-from core.schema import ConfigError, param
+from skyswarm.core.geo import heading_to_yaw
+from skyswarm.core.schema import ConfigError, param
 
 FT_M = 0.3048  # m per foot
 REFERENCE_HEIGHT_FT = 20.0  # ft, height of the given mean wind speed (6.096 m)

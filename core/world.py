@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from core._quiet import import_pybullet
-from core.state import BodyState
+from skyswarm.core._quiet import import_pybullet
+from skyswarm.core.state import BodyState
 
 pb = import_pybullet()
 

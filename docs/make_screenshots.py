@@ -10,11 +10,11 @@ from pathlib import Path
 
 from PIL import Image
 
-from core.config import load_scenario
-from core.simulator import Simulator
-from gui.framing import default_camera, scene_extent, shown_points
-from gui.offscreen import OffscreenCanvas
-from gui.scene import LiveSource
+from skyswarm.core.config import load_scenario
+from skyswarm.core.simulator import Simulator
+from skyswarm.gui.framing import default_camera, scene_extent, shown_points
+from skyswarm.gui.offscreen import OffscreenCanvas
+from skyswarm.gui.scene import LiveSource
 
 DOCS = Path(__file__).resolve().parent
 

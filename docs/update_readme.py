@@ -16,9 +16,9 @@ README = ROOT / "README.md"
 
 
 def config_reference() -> str:
-    from core.config import CORE_SECTIONS
-    from core.mission import available_missions, resolve_mission
-    from core.schema import reference_markdown
+    from skyswarm.core.config import CORE_SECTIONS
+    from skyswarm.core.mission import available_missions, resolve_mission
+    from skyswarm.core.schema import reference_markdown
 
     parts = ["### Core sections", "", reference_markdown(CORE_SECTIONS)]
     seen: set[str] = set(CORE_SECTIONS)

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gui.panel import AgentRow
-from gui.scene import Frame, LiveSource
-from gui.session import SimSession
-from gui.views import (
+from skyswarm.gui.panel import AgentRow
+from skyswarm.gui.scene import Frame, LiveSource
+from skyswarm.gui.session import SimSession
+from skyswarm.gui.views import (
     HELP_ACTION,
     RESET_ACTION,
     VIEW_ACTIONS,
@@ -26,12 +26,12 @@ from gui.views import (
     mode_label,
     selected_line,
 )
-from gui.windows import ViewWindow, key, run_event_loop
+from skyswarm.gui.windows import ViewWindow, key, run_event_loop
 
 if TYPE_CHECKING:
-    from core.config import ScenarioConfig
-    from core.simulator import Simulator
-    from gui.joystick import JoystickHub
+    from skyswarm.core.config import ScenarioConfig
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.joystick import JoystickHub
 
 TRAIL_EVERY_S = 0.2  # s of simulated time between trail points
 TRAIL_POINTS = 60
@@ -117,7 +117,7 @@ class ViewerApp(ViewerBase):
         self.session.kill(self.selected)
 
     def toggle_joystick(self) -> None:
-        from gui.joystick import JoystickHub
+        from skyswarm.gui.joystick import JoystickHub
 
         if self.joystick is None:
             self.joystick = JoystickHub(self.session.sim, keyboard_window=self.main)
@@ -180,7 +180,7 @@ def view_scenario(
     results_dir: Path | None = None,
 ) -> int:
     """Open the viewer on a scenario and run until its main window is closed."""
-    from core.simulator import Simulator
+    from skyswarm.core.simulator import Simulator
 
     sim = Simulator.from_scenario(scenario, results_dir)
     app = ViewerApp(sim, speed, size)

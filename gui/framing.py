@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from gui.camera import Camera, OrbitCamera, TopCamera, framing
-from gui.scene import Frame
+from skyswarm.gui.camera import Camera, OrbitCamera, TopCamera, framing
+from skyswarm.gui.scene import Frame
 
 FOLLOW_TAU_S = 2.0  # s, time constant of the target easing toward the swarm centroid
 SHRINK_TAU_S = 8.0  # s, time constant of zooming back in once the swarm is smaller again

@@ -29,11 +29,11 @@ import pyglet.shapes  # noqa: E402
 import pyglet.window  # noqa: E402
 from pyglet.window import key, mouse  # noqa: E402
 
-from uav.joystick import JoystickProfile, load_profile  # noqa: E402
-from uav.manual import DeviceState, ManualControl  # noqa: E402
+from skyswarm.uav.joystick import JoystickProfile, load_profile  # noqa: E402
+from skyswarm.uav.manual import DeviceState, ManualControl  # noqa: E402
 
 if TYPE_CHECKING:
-    from core.simulator import Simulator
+    from skyswarm.core.simulator import Simulator
 
 VIRTUAL_NAME = "virtual joystick"
 # key -> (axis, value while held): mode 2, W/S throttle, A/D yaw, arrows pitch and roll.

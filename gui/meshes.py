@@ -11,8 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from skyswarm.core.resources import ASSETS_DIR
 
-ASSETS_DIR = Path(__file__).resolve().parents[1] / "assets"
 ROLE_ASSETS = {"uav": "quadrotor.obj"}  # role -> OBJ in assets/; otherwise assets/<role>.obj
 FALLBACK_BOX_M = 0.2  # m, edge of the box drawn for a role with no asset (the drop-test box)
 

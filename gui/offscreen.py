@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 import moderngl
 import numpy as np
 
-from gui.camera import Camera
-from gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
-from gui.renderer import Renderer
-from gui.scene import Frame, LiveSource, Scenery
+from skyswarm.gui.camera import Camera
+from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
+from skyswarm.gui.renderer import Renderer
+from skyswarm.gui.scene import Frame, LiveSource, Scenery
 
 if TYPE_CHECKING:
-    from core.simulator import Simulator
-    from core.world import World
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.core.world import World
 
 
 def standalone_context() -> moderngl.Context:
@@ -187,7 +187,7 @@ class Capture:
             sink.write(image)
 
     def _hud(self, renderer: Renderer, size: tuple[int, int]) -> None:
-        from gui.text import text_image
+        from skyswarm.gui.text import text_image
 
         alive = sum(a.alive for a in self.sim.agents.values())
         line = f"t = {self.sim.time_s:6.2f} s   alive {alive}/{len(self.sim.agents)}"

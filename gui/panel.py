@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
-from gui.text import LINE_PX, PAD_PX, font
+from skyswarm.gui.text import LINE_PX, PAD_PX, font
 
 PANEL_W = 360  # px
 BUTTON_W, BUTTON_H, BUTTONS_PER_ROW = 64, 24, 5

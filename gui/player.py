@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from gui.panel import PANEL_W, AgentRow
-from gui.replay import ReplaySource
-from gui.scene import Frame
-from gui.text import PAD_PX
-from gui.views import HELP_ACTION, RESET_ACTION, VIEW_ACTIONS, Action, ViewerBase, selected_line
-from gui.windows import key
+from skyswarm.gui.panel import PANEL_W, AgentRow
+from skyswarm.gui.replay import ReplaySource
+from skyswarm.gui.scene import Frame
+from skyswarm.gui.text import PAD_PX
+from skyswarm.gui.views import HELP_ACTION, RESET_ACTION, VIEW_ACTIONS, Action, ViewerBase, selected_line
+from skyswarm.gui.windows import key
 
 SLIDER_H = 16  # px
 SLIDER_TRACK = (90, 98, 116, 255)

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 import moderngl
 import numpy as np
 
-from gui.camera import Camera
-from gui.meshes import Mesh, box_mesh, grid_lines, load_obj, role_lod_mesh, role_mesh
-from gui.overlays import Lines, Quads, ground_cross
-from gui.scene import Frame, Scenery
+from skyswarm.gui.camera import Camera
+from skyswarm.gui.meshes import Mesh, box_mesh, grid_lines, load_obj, role_lod_mesh, role_mesh
+from skyswarm.gui.overlays import Lines, Quads, ground_cross
+from skyswarm.gui.scene import Frame, Scenery
 
 SKY = (0.62, 0.74, 0.86)
 GROUND = (0.40, 0.45, 0.38)

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from core.channels import CommsConfig
-from core.config import WorldConfig, read_toml
-from core.recorder import read_trajectory
-from core.schema import build
-from gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
-from gui.scene import Frame, Scenery, upright
+from skyswarm.core.channels import CommsConfig
+from skyswarm.core.config import WorldConfig, read_toml
+from skyswarm.core.recorder import read_trajectory
+from skyswarm.core.schema import build
+from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
+from skyswarm.gui.scene import Frame, Scenery, upright
 
 STATION_ROLE = "base_station"
 
@@ -121,7 +121,7 @@ def export_video(
 
     Frame k (k = 1, 2, ...) shows time k / fps, like a `run --video` of the same run.
     """
-    from gui.offscreen import FrameWriter, OffscreenCanvas, VideoWriter
+    from skyswarm.gui.offscreen import FrameWriter, OffscreenCanvas, VideoWriter
 
     source = ReplaySource(results_dir)
     shown = shown_points(source.frame_at(0.0))
@@ -149,8 +149,8 @@ def export_video(
 
 def replay_window(results_dir: Path, speed: float = 1.0) -> int:
     """Open the replay player on a results directory; returns when its window is closed."""
-    from gui.player import ReplayApp
-    from gui.windows import run_event_loop
+    from skyswarm.gui.player import ReplayApp
+    from skyswarm.gui.windows import run_event_loop
 
     app = ReplayApp(ReplaySource(results_dir), speed)
     run_event_loop(app.update)

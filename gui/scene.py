@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gui.overlays import Overlay, overlays_of
+from skyswarm.gui.overlays import Overlay, overlays_of
 
 if TYPE_CHECKING:
-    from core.config import WorldConfig
-    from core.simulator import Simulator
+    from skyswarm.core.config import WorldConfig
+    from skyswarm.core.simulator import Simulator
 
 
 STATION_ROLES = frozenset({"base_station"})  # logical agents drawn at a fixed position

@@ -11,10 +11,10 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from core.agent import Agent
+from skyswarm.core.agent import Agent
 
 if TYPE_CHECKING:
-    from core.simulator import Simulator
+    from skyswarm.core.simulator import Simulator
 
 MAX_STEP_WALL_S = 0.05  # s of wall time spent stepping per GUI frame before the GUI catches up
 SPEED_LIMITS = (1 / 64, 256.0)

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from gui.camera import ChaseCamera, FirstPersonCamera  # noqa: I001
-from gui.framing import default_camera, scene_extent, shown_points
-from gui.panel import PANEL_W, AgentRow, Button, Panel
-from gui.renderer import Renderer
-from gui.scene import Frame
-from gui.text import text_image
-from gui.windows import ViewWindow, key  # first: sets pyglet options
+from skyswarm.gui.camera import ChaseCamera, FirstPersonCamera  # noqa: I001
+from skyswarm.gui.framing import default_camera, scene_extent, shown_points
+from skyswarm.gui.panel import PANEL_W, AgentRow, Button, Panel
+from skyswarm.gui.renderer import Renderer
+from skyswarm.gui.scene import Frame
+from skyswarm.gui.text import text_image
+from skyswarm.gui.windows import ViewWindow, key  # first: sets pyglet options
 
 
 @dataclass(frozen=True)

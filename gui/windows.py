@@ -17,9 +17,9 @@ import moderngl  # noqa: E402
 import pyglet.window  # noqa: E402
 from pyglet.window import key, mouse  # noqa: E402
 
-from gui.camera import Camera  # noqa: E402
-from gui.renderer import Renderer  # noqa: E402
-from gui.scene import Frame, pick  # noqa: E402
+from skyswarm.gui.camera import Camera  # noqa: E402
+from skyswarm.gui.renderer import Renderer  # noqa: E402
+from skyswarm.gui.scene import Frame, pick  # noqa: E402
 
 CLICK_SLOP_PX = 3  # a press and release closer than this is a click, not a drag
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.geo import heading_to_yaw
+from skyswarm.core.geo import heading_to_yaw
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.schema import param
-from missions._coverage import Area, footprint_half_m, pack, unpack
-from missions._leader import Leader, LeaderSettings, PlanSnapshot, initial_plan
-from uav.agents import AutonomousUavAgent
+from skyswarm.core.schema import param
+from skyswarm.missions._coverage import Area, footprint_half_m, pack, unpack
+from skyswarm.missions._leader import Leader, LeaderSettings, PlanSnapshot, initial_plan
+from skyswarm.uav.agents import AutonomousUavAgent
 
 
 @dataclass(frozen=True)

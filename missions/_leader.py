@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from missions._coverage import Area, Lane, plan_holes, plan_lanes
+from skyswarm.missions._coverage import Area, Lane, plan_holes, plan_lanes
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,13 @@ from typing import Any, Literal
 import numpy as np
 from scipy.spatial import cKDTree
 
-from core.comms import Message
-from core.geo import heading_to_yaw, yaw_to_heading
-from core.mission import Mission
-from core.schema import ConfigError, param
-from uav.agents import AutonomousUavAgent
-from uav.config import UavSection
-from uav.swarm import Swarm
+from skyswarm.core.comms import Message
+from skyswarm.core.geo import heading_to_yaw, yaw_to_heading
+from skyswarm.core.mission import Mission
+from skyswarm.core.schema import ConfigError, param
+from skyswarm.uav.agents import AutonomousUavAgent
+from skyswarm.uav.config import UavSection
+from skyswarm.uav.swarm import Swarm
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.agent import PhysicalAgent
-from core.mission import Mission
-from core.schema import param
-from core.world import World, pb  # pybullet, imported without its stdout banner
+from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.mission import Mission
+from skyswarm.core.schema import param
+from skyswarm.core.world import World, pb  # pybullet, imported without its stdout banner
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from core.comms import BaseStation
-from core.config import ScenarioConfig
-from core.faults import DeathEvent
-from core.mission import Mission
-from core.schema import ConfigError, param
-from missions._coverage import Area, footprint_half_m, unpack
-from missions._flock import (
+from skyswarm.core.comms import BaseStation
+from skyswarm.core.config import ScenarioConfig
+from skyswarm.core.faults import DeathEvent
+from skyswarm.core.mission import Mission
+from skyswarm.core.schema import ConfigError, param
+from skyswarm.missions._coverage import Area, footprint_half_m, unpack
+from skyswarm.missions._flock import (
     CameraConfig,
     CoverageMsg,
     FlockConfig,
@@ -38,9 +38,9 @@ from missions._flock import (
     FlockUav,
     SweepDone,
 )
-from missions._leader import LeaderSettings
-from uav.config import UavSection
-from uav.swarm import Swarm
+from skyswarm.missions._leader import LeaderSettings
+from skyswarm.uav.config import UavSection
+from skyswarm.uav.swarm import Swarm
 
 THRESHOLDS = (0.5, 0.9, 0.95, 0.99)  # coverage fractions whose first time is reported
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.mission import Mission
-from core.schema import param
-from core.world import World
-from uav.config import UavSection
-from uav.swarm import Swarm
+from skyswarm.core.mission import Mission
+from skyswarm.core.schema import param
+from skyswarm.core.world import World
+from skyswarm.uav.config import UavSection
+from skyswarm.uav.swarm import Swarm
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.config import ConfigError
-from core.mission import Mission
-from core.schema import param
-from uav.agents import AutonomousUavAgent
-from uav.config import UavSection
-from uav.swarm import Swarm
+from skyswarm.core.config import ConfigError
+from skyswarm.core.mission import Mission
+from skyswarm.core.schema import param
+from skyswarm.uav.agents import AutonomousUavAgent
+from skyswarm.uav.config import UavSection
+from skyswarm.uav.swarm import Swarm
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ def test_every_cli_command_in_readme_has_help(repo_root):
     for command in commands:
         assert f"skyswarm {command}" in text
         proc = subprocess.run(
-            [sys.executable, "-m", "core.cli", command, "--help"],
+            [sys.executable, "-m", "skyswarm.app.cli", command, "--help"],
             capture_output=True,
             text=True,
             cwd=repo_root,
@@ -48,7 +48,7 @@ def test_every_cli_command_in_readme_has_help(repo_root):
 
 def test_bench_lists_every_benchmark(repo_root):
     proc = subprocess.run(
-        [sys.executable, "-m", "core.cli", "bench", "--list"],
+        [sys.executable, "-m", "skyswarm.app.cli", "bench", "--list"],
         capture_output=True,
         text=True,
         cwd=repo_root,

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from core.config import load_scenario
-from core.mission import Mission, available_missions, resolve_mission
-from core.recorder import read_trajectory
-from core.simulator import Simulator
+from skyswarm.core.config import load_scenario
+from skyswarm.core.mission import Mission, available_missions, resolve_mission
+from skyswarm.core.recorder import read_trajectory
+from skyswarm.core.simulator import Simulator
 
 SCENARIOS = sorted(p.name for p in (ROOT / "configs").glob("*.toml"))
 
@@ -41,7 +41,7 @@ def test_shipped_scenario_runs_and_records(name, tmp_path):
 def test_shipped_missions_follow_the_interface(name):
     cls = resolve_mission(name)
     assert issubclass(cls, Mission) and cls.description, f"{name} needs a description"
-    from core.config import CORE_SECTIONS
+    from skyswarm.core.config import CORE_SECTIONS
 
     for section, tp in cls.sections.items():
         assert section not in CORE_SECTIONS, f"{name} redefines core section [{section}]"

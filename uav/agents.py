@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.agent import PhysicalAgent
-from core.geo import heading_to_yaw, yaw_to_heading
-from uav import control as ctl
+from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.geo import heading_to_yaw, yaw_to_heading
+from skyswarm.uav import control as ctl
 
 if TYPE_CHECKING:
-    from core.simulator import Simulator
-    from uav.swarm import Swarm
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.uav.swarm import Swarm
 
 
 class UavAgent(PhysicalAgent):

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from core.faults import BatteryConfig, FaultInjector
-    from uav.swarm import Swarm
+    from skyswarm.core.faults import BatteryConfig, FaultInjector
+    from skyswarm.uav.swarm import Swarm
 
 
 class Battery:

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from uav.control import STAGES, USES, ControlMode, Measured, mode_index
+from skyswarm.uav.control import STAGES, USES, ControlMode, Measured, mode_index
 
 if TYPE_CHECKING:
-    from uav.swarm import Swarm
+    from skyswarm.uav.swarm import Swarm
 
 POS, ALT, HDG, VEL, ATT = (STAGES.index(s) for s in STAGES)
 

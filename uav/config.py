@@ -6,12 +6,13 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.config import read_toml
-from core.schema import ConfigError, build, did_you_mean, param
-from uav.control import ControlConfig
-from uav.model import Airframe, resolve_mesh
+from skyswarm.core.config import read_toml
+from skyswarm.core.resources import CONFIGS_DIR, named_or_path, shipped
+from skyswarm.core.schema import ConfigError, build, did_you_mean, param
+from skyswarm.uav.control import ControlConfig
+from skyswarm.uav.model import Airframe, resolve_mesh
 
-DEFAULT_AIRFRAME = Path(__file__).resolve().parent.parent / "configs" / "airframes" / "quad_x.toml"
+DEFAULT_AIRFRAME = CONFIGS_DIR / "airframes" / "quad_x.toml"
 SECTIONS = {"airframe": Airframe, "control": ControlConfig}
 
 
@@ -56,15 +57,26 @@ def load_uav_config(path: str | Path = DEFAULT_AIRFRAME) -> UavConfig:
 class UavSection:
     """The [uav] section of a scenario: which airframe file the mission's UAVs use."""
 
-    airframe: str = param("", "airframe TOML, relative to the scenario file; empty: the default")
+    airframe: str = param(
+        "",
+        "a shipped airframe by name ('quad_x') or a TOML file relative to the scenario; "
+        "empty: quad_x",
+    )
 
     def validate(self, path: str, file: str) -> None:
         if self.airframe:
-            where = (Path(file).resolve().parent if file else Path.cwd()) / self.airframe
+            where = self._path(Path(file).resolve().parent if file else Path.cwd())
             if not where.is_file():
+                names = ", ".join(shipped("airframes"))
                 raise ConfigError(
-                    file, f"{path}.airframe", self.airframe, f"an existing airframe file ({where})"
+                    file,
+                    f"{path}.airframe",
+                    self.airframe,
+                    f"a shipped airframe ({names}) or an existing airframe file ({where})",
                 )
 
+    def _path(self, base_dir: Path) -> Path:
+        return named_or_path(self.airframe, "airframes", base_dir)
+
     def load(self, base_dir: Path) -> UavConfig:
-        return load_uav_config(base_dir / self.airframe if self.airframe else DEFAULT_AIRFRAME)
+        return load_uav_config(self._path(base_dir) if self.airframe else DEFAULT_AIRFRAME)

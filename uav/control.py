@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.schema import ConfigError, param
-from uav.model import Airframe
-from uav.pid import Pid, PidGains
+from skyswarm.core.schema import ConfigError, param
+from skyswarm.uav.model import Airframe
+from skyswarm.uav.pid import Pid, PidGains
 
 STAGES = ("position", "altitude", "heading", "velocity", "attitude")
 

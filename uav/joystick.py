@@ -28,15 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.config import read_toml
-from core.geo import wrap_angle
-from core.schema import ConfigError, build, did_you_mean, param
-from uav import control as ctl
+from skyswarm.core.config import read_toml
+from skyswarm.core.geo import wrap_angle
+from skyswarm.core.resources import CONFIGS_DIR
+from skyswarm.core.schema import ConfigError, build, did_you_mean, param
+from skyswarm.uav import control as ctl
 
 if TYPE_CHECKING:
-    from uav.agents import UavAgent
+    from skyswarm.uav.agents import UavAgent
 
-DEFAULT_PROFILE = Path(__file__).resolve().parent.parent / "configs" / "joysticks" / "gamepad.toml"
+DEFAULT_PROFILE = CONFIGS_DIR / "joysticks" / "gamepad.toml"
 CONTROLLER_AXES = ("leftx", "lefty", "rightx", "righty", "lefttrigger", "righttrigger")
 RAW_AXES = ("x", "y", "z", "rx", "ry", "rz", "hat_x", "hat_y")
 AXIS_NAMES = CONTROLLER_AXES + RAW_AXES

@@ -31,10 +31,10 @@ except ImportError:  # pragma: no cover - exercised only where numba is missing
 
 
 if TYPE_CHECKING:
-    from uav.control import Cascade, Setpoints
-    from uav.mixer import Mixer
-    from uav.model import Motors, WrenchModel
-    from uav.pid import Pid
+    from skyswarm.uav.control import Cascade, Setpoints
+    from skyswarm.uav.mixer import Mixer
+    from skyswarm.uav.model import Motors, WrenchModel
+    from skyswarm.uav.pid import Pid
 
 # Compiled with numpy's error model (x / 0 -> inf, no exception) and without fastmath, so the
 # arithmetic is the numpy path's IEEE arithmetic.

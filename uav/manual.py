@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.schema import ConfigError, build, to_plain
-from uav import control as ctl
-from uav.agents import UavAgent
-from uav.joystick import STICK_MODES, JoystickProfile, Limits, StickMode, load_profile
+from skyswarm.core.schema import ConfigError, build, to_plain
+from skyswarm.uav import control as ctl
+from skyswarm.uav.agents import UavAgent
+from skyswarm.uav.joystick import STICK_MODES, JoystickProfile, Limits, StickMode, load_profile
 
 if TYPE_CHECKING:
-    from core.simulator import Simulator
-    from core.world import World
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.core.world import World
 
 INPUT_COLUMNS = (
     "tick", "agent", "throttle", "yaw", "pitch", "roll", "buttons", "mode", "connected",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from uav.model import Airframe
+from skyswarm.uav.model import Airframe
 
 
 class Mixer:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core.schema import ConfigError, param
-from core.world import World, pb  # pybullet, imported without its stdout banner
-from uav.frames import yaw_quaternion
+from skyswarm.core.schema import ConfigError, param
+from skyswarm.core.world import World, pb  # pybullet, imported without its stdout banner
+from skyswarm.uav.frames import yaw_quaternion
 
 MOTOR_ANGLES_DEG = (45.0, 135.0, 225.0, 315.0)  # the X layout, counter-clockwise from the nose
 # Height of the centre of mass when the airframe stands on its legs: assets/quadrotor.obj's legs

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.schema import param
+from skyswarm.core.schema import param
 
 
 @dataclass(frozen=True)

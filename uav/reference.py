@@ -11,9 +11,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from uav.control import ControlConfig, ControlMode
-from uav.model import Airframe
-from uav.pid import PidGains
+from skyswarm.uav.control import ControlConfig, ControlMode
+from skyswarm.uav.model import Airframe
+from skyswarm.uav.pid import PidGains
 
 Vec = list[float]
 

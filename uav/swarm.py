@@ -18,21 +18,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.geo import heading_to_yaw
-from core.wind import WindConfig, WindField
-from uav import kernel
-from uav.battery import Battery
-from uav.config import UavConfig
-from uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
-from uav.frames import euler_from_matrix, quat_to_matrix
-from uav.mixer import Mixer
-from uav.model import REST_HEIGHT_M, Motors, WrenchApplier, WrenchModel, create_bodies
+from skyswarm.core.geo import heading_to_yaw
+from skyswarm.core.wind import WindConfig, WindField
+from skyswarm.uav import kernel
+from skyswarm.uav.battery import Battery
+from skyswarm.uav.config import UavConfig
+from skyswarm.uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
+from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
+from skyswarm.uav.mixer import Mixer
+from skyswarm.uav.model import REST_HEIGHT_M, Motors, WrenchApplier, WrenchModel, create_bodies
 
 if TYPE_CHECKING:
-    from core.config import ScenarioConfig
-    from core.faults import BatteryConfig, FaultInjector
-    from core.simulator import Simulator
-    from uav.agents import UavAgent
+    from skyswarm.core.config import ScenarioConfig
+    from skyswarm.core.faults import BatteryConfig, FaultInjector
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.uav.agents import UavAgent
 
 
 class Swarm:
@@ -55,7 +55,7 @@ class Swarm:
         thrust; otherwise motors off in Manual mode (sitting on the ground). `wind`: the air
         the swarm flies in; by default the scenario's [wind] section (calm without one).
         """
-        from uav.agents import AutonomousUavAgent
+        from skyswarm.uav.agents import AutonomousUavAgent
 
         self.sim, self.config = sim, config
         world = sim.world
@@ -248,7 +248,7 @@ class Swarm:
 
     def set_mode(self, index: np.ndarray | Sequence[int] | int, mode: ControlMode) -> None:
         """Switch agents to `mode` bumplessly (see uav.bumpless)."""
-        from uav.bumpless import enter_mode
+        from skyswarm.uav.bumpless import enter_mode
 
         idx = np.atleast_1d(np.asarray(index, dtype=np.intp))
         m, _ = self.measure()

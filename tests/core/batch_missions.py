@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from core.schema import param
-from core.world import World
-from missions.drop_test import DropTest
+from skyswarm.core.schema import param
+from skyswarm.core.world import World
+from skyswarm.missions.drop_test import DropTest
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from core.batch import is_complete
-from core.cli import main
-from core.sweep import load_sweep
+from skyswarm.app.batch import is_complete
+from skyswarm.app.cli import main
+from skyswarm.app.sweep import load_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent  # holds batch_missions.py
@@ -127,7 +127,7 @@ def test_dead_worker_is_recorded_and_the_pool_replaced(tmp_path: Path) -> None:
 # -- interruption and resume -------------------------------------------------------------------
 def start_cli(*args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "batch", *args, "--quiet"],
+        [sys.executable, "-m", "skyswarm.app.cli", "batch", *args, "--quiet"],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)])},
         stdout=subprocess.PIPE,

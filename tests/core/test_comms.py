@@ -11,11 +11,11 @@ import pybullet as pb
 import pytest
 from scipy.stats import binom
 
-from core.agent import PhysicalAgent
-from core.channels import CommsConfig
-from core.comms import BaseStation, Message, MessageDispatcher, attach_comms
-from core.config import SimulationConfig
-from core.simulator import Simulator
+from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.channels import CommsConfig
+from skyswarm.core.comms import BaseStation, Message, MessageDispatcher, attach_comms
+from skyswarm.core.config import SimulationConfig
+from skyswarm.core.simulator import Simulator
 
 TICK = 0.0025  # s
 

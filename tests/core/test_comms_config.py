@@ -10,18 +10,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.channels import (
+from skyswarm.core.channels import (
     DEFAULT_CHANNELS,
     LOSS_MODELS,
     ChannelConfig,
     CommsConfig,
     LossModel,
 )
-from core.comms import FATES, BaseStation, attach_comms
-from core.config import load_scenario, validate_scenario
-from core.fates import neighbours_within, neighbours_within_reference
-from core.schema import ConfigError
-from core.simulator import Simulator
+from skyswarm.core.comms import FATES, BaseStation, attach_comms
+from skyswarm.core.config import load_scenario, validate_scenario
+from skyswarm.core.fates import neighbours_within, neighbours_within_reference
+from skyswarm.core.schema import ConfigError
+from skyswarm.core.simulator import Simulator
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

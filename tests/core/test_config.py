@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import main
-from core.config import load_scenario, parse_override
+from skyswarm.app.cli import main
+from skyswarm.core.config import load_scenario, parse_override
 
 GOOD = """
 [simulation]
@@ -105,7 +105,7 @@ def test_bad_config_from_a_real_process_has_no_traceback(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text(GOOD.replace("seed = 3", "seed = -1"))
     proc = subprocess.run(
-        [sys.executable, "-m", "core.cli", "run", str(path), "--out", str(tmp_path / "r")],
+        [sys.executable, "-m", "skyswarm.app.cli", "run", str(path), "--out", str(tmp_path / "r")],
         capture_output=True,
         text=True,
         timeout=120,
@@ -139,7 +139,7 @@ def test_overrides_apply_and_are_validated(tmp_path, capsys):
 
 
 def test_generated_layouts():
-    from core.config import AgentsConfig
+    from skyswarm.core.config import AgentsConfig
 
     diag = AgentsConfig(count=3, spacing_m=2.0).resolved()
     assert [s.position for s in diag] == [(0, 0, 0), (2, 2, 0), (4, 4, 0)]
@@ -172,7 +172,7 @@ def test_mission_cross_section_checks_run_at_validation(repo_root, tmp_path, cap
 
 def test_no_pybullet_banner_in_cli_output(repo_root):
     proc = subprocess.run(
-        [sys.executable, "-m", "core.cli", "validate", str(repo_root / "configs/hover.toml")],
+        [sys.executable, "-m", "skyswarm.app.cli", "validate", str(repo_root / "configs/hover.toml")],
         capture_output=True,
         text=True,
         timeout=120,
@@ -185,7 +185,7 @@ def test_missing_airframe_and_results_dir_are_bad_input(repo_root, tmp_path, cap
     hover = str(repo_root / "configs/hover.toml")
     assert main(["validate", hover, "--set", "uav.airframe=nope.toml"]) == 2
     err = capsys.readouterr().err
-    assert "uav.airframe = 'nope.toml': expected an existing airframe file" in err
+    assert "uav.airframe = 'nope.toml': expected a shipped airframe (quad_x) or an existing airframe file" in err
     assert main(["replay", str(tmp_path / "no_run")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("expected a results directory of `skyswarm run` (no trajectory.json)")

@@ -11,11 +11,11 @@ import pybullet as pb
 import pytest
 from scipy import stats
 
-from core.agent import Agent, PhysicalAgent
-from core.collisions import CollisionConfig
-from core.config import ObstacleConfig, SimulationConfig, WorldConfig
-from core.faults import FaultRates, FaultsConfig
-from core.simulator import Simulator
+from skyswarm.core.agent import Agent, PhysicalAgent
+from skyswarm.core.collisions import CollisionConfig
+from skyswarm.core.config import ObstacleConfig, SimulationConfig, WorldConfig
+from skyswarm.core.faults import FaultRates, FaultsConfig
+from skyswarm.core.simulator import Simulator
 
 
 class Crashable(PhysicalAgent):

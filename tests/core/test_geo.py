@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from core.cli import main
-from core.geo import enu_to_wgs84, heading_to_yaw, wgs84_to_enu, yaw_to_heading
+from skyswarm.app.cli import main
+from skyswarm.core.geo import enu_to_wgs84, heading_to_yaw, wgs84_to_enu, yaw_to_heading
 
 CATANIA = (37.5254, 15.0727, 30.0)
 

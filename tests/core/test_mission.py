@@ -7,16 +7,16 @@ import textwrap
 
 import pytest
 
-from core.cli import main
-from core.config import validate_scenario
-from core.mission import Mission, available_missions, resolve_mission
-from core.schema import ConfigError
-from core.simulator import Simulator
-from missions.drop_test import DropTest
+from skyswarm.app.cli import main
+from skyswarm.core.config import validate_scenario
+from skyswarm.core.mission import Mission, available_missions, resolve_mission
+from skyswarm.core.schema import ConfigError
+from skyswarm.core.simulator import Simulator
+from skyswarm.missions.drop_test import DropTest
 
 PLUGIN = """
-from core.agent import Agent
-from core.mission import Mission
+from skyswarm.core.agent import Agent
+from skyswarm.core.mission import Mission
 
 class Ticker(Mission):
     description = "third-party test mission"
@@ -65,9 +65,10 @@ def plugin_package(tmp_path, monkeypatch):
     sys.modules.pop("thirdparty_missions", None)
 
 
-def test_three_ways_to_name_a_mission(plugin_package):
-    assert resolve_mission("missions.drop_test") is DropTest
-    assert resolve_mission("missions.drop_test:DropTest") is DropTest
+def test_four_ways_to_name_a_mission(plugin_package):
+    assert resolve_mission("missions.drop_test") is DropTest  # shipped, as scenarios name it
+    assert resolve_mission("skyswarm.missions.drop_test") is DropTest  # module path
+    assert resolve_mission("skyswarm.missions.drop_test:DropTest") is DropTest
     assert resolve_mission("drop_test") is DropTest
     ticker = resolve_mission("ticker")
     assert ticker.__name__ == "Ticker" and issubclass(ticker, Mission)
@@ -76,9 +77,10 @@ def test_three_ways_to_name_a_mission(plugin_package):
 
 def test_bad_mission_names_are_config_errors():
     for spec, needle in [
-        ("missions.drop_test:Nope", "Mission subclass named Nope"),
+        ("skyswarm.missions.drop_test:Nope", "Mission subclass named Nope"),
         ("nosuchmission", "an installed mission"),
-        ("core.world", "exactly one Mission subclass"),
+        ("skyswarm.core.world", "exactly one Mission subclass"),
+        ("missions.nosuchmission", "an installed mission"),
     ]:
         with pytest.raises(ConfigError, match=needle):
             resolve_mission(spec, "x.toml")

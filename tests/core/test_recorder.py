@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core.cli import main
-from core.recorder import TRAJECTORY_DTYPE, read_trajectory
-from core.simulator import STREAMS, RandomStreams
+from skyswarm.app.cli import main
+from skyswarm.core.recorder import TRAJECTORY_DTYPE, read_trajectory
+from skyswarm.core.simulator import STREAMS, RandomStreams
 
 
 def run(repo_root: Path, out: Path, *extra: str) -> None:
@@ -77,7 +77,7 @@ def test_seed_drives_every_random_stream():
 def long_run(repo_root: Path, out: Path) -> list[str]:
     """A `skyswarm run` that lasts minutes: 400 boxes falling from 100 km."""
     return [
-        sys.executable, "-m", "core.cli", "run", str(repo_root / "configs/drop_test.toml"),
+        sys.executable, "-m", "skyswarm.app.cli", "run", str(repo_root / "configs/drop_test.toml"),
         "--out", str(out), "--quiet", "--duration", "600",
         "--set", "agents.count=400", "--set", "drop_test.height_m=100000",
     ]  # fmt: skip

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from core.config import SimulationConfig, WorldConfig
-from core.simulator import Simulator
+from skyswarm.core.config import SimulationConfig, WorldConfig
+from skyswarm.core.simulator import Simulator
 
 
 def bare_sim() -> Simulator:

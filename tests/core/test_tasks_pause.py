@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.config import SimulationConfig, WorldConfig
-from core.simulator import Simulator
+from skyswarm.core.config import SimulationConfig, WorldConfig
+from skyswarm.core.simulator import Simulator
 
 
 def test_paused_tasks_skip_and_resume_on_their_phase_grid() -> None:

@@ -6,9 +6,9 @@ import numpy as np
 import pybullet as pb
 import pytest
 
-from core.agent import PhysicalAgent
-from core.config import SimulationConfig, WorldConfig
-from core.simulator import Simulator
+from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.config import SimulationConfig, WorldConfig
+from skyswarm.core.simulator import Simulator
 
 G = 9.81
 DT = 0.0025
@@ -112,7 +112,7 @@ def test_time_is_derived_from_integer_ticks():
 def test_obstacles_and_terrain_mesh_load(tmp_path):
     obj = tmp_path / "ramp.obj"
     obj.write_text("v 0 0 0\nv 4 0 0\nv 4 4 1\nv 0 4 1\nf 1 2 3\nf 1 3 4\n")
-    from core.config import ObstacleConfig
+    from skyswarm.core.config import ObstacleConfig
 
     cfg = WorldConfig(
         ground=True,

@@ -15,13 +15,13 @@ STATION = np.array([0.0, -10.0, 2.0])  # m, [[comms.base_stations]] of flocking_
 
 
 def test_base_station_mast_drawn_at_its_projected_pixel() -> None:
-    from core.config import load_scenario
-    from core.simulator import Simulator
-    from gui.camera import OrbitCamera
-    from gui.meshes import load_obj, role_mesh
-    from gui.offscreen import OffscreenCanvas
-    from gui.renderer import ROLE_COLORS, SKY
-    from gui.scene import LiveSource
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.camera import OrbitCamera
+    from skyswarm.gui.meshes import load_obj, role_mesh
+    from skyswarm.gui.offscreen import OffscreenCanvas
+    from skyswarm.gui.renderer import ROLE_COLORS, SKY
+    from skyswarm.gui.scene import LiveSource
 
     mast = role_mesh("base_station")
     assert len(mast.vertices) == len(load_obj(ROOT / "assets" / "base_station.obj").vertices)
@@ -60,10 +60,10 @@ def test_video_camera_follows_the_flock_and_keeps_every_alive_agent_in_frame(
 ) -> None:
     import imageio_ffmpeg
 
-    from core.config import load_scenario
-    from core.simulator import Simulator
-    from gui.framing import FILL, SHRINK_TAU_S
-    from gui.offscreen import Capture
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.framing import FILL, SHRINK_TAU_S
+    from skyswarm.gui.offscreen import Capture
 
     size, fps, duration = (320, 180), 2.0, 20.0
     sim = Simulator.from_scenario(load_scenario(FLOCK, [f"simulation.duration_s={duration}"]))

@@ -21,8 +21,8 @@ TILT = math.radians(30.0)
 
 @pytest.fixture
 def sim() -> Iterator[object]:
-    from core.config import load_scenario
-    from core.simulator import Simulator
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
 
     s = Simulator.from_scenario(load_scenario(HOVER, ["agents.count=1"]))
     yield s
@@ -36,7 +36,7 @@ def steps(sim: object, n: int) -> None:
 
 def fake_device(kind: str) -> object:
     """A stand-in pyglet device: an EventDispatcher with a Controller's or Joystick's events."""
-    from gui import joystick  # first: sets pyglet's options before pyglet.input loads
+    from skyswarm.gui import joystick  # first: sets pyglet's options before pyglet.input loads
 
     pyglet = joystick.pyglet
     base = pyglet.input.base.Controller if kind == "controller" else pyglet.input.base.Joystick
@@ -53,8 +53,8 @@ def fake_device(kind: str) -> object:
 
 
 def manual(sim: object, device: object) -> tuple[object, object]:
-    from gui.joystick import DeviceInput
-    from uav.manual import DeviceState, ManualControl
+    from skyswarm.gui.joystick import DeviceInput
+    from skyswarm.uav.manual import DeviceState, ManualControl
 
     state = DeviceState()
     mc = ManualControl(sim, device=state)  # type: ignore[arg-type]
@@ -105,8 +105,8 @@ def test_raw_joystick_axes_are_inverted_where_the_profile_says(sim) -> None:
 def test_hot_plug_disconnect_in_flight_holds_position_and_reconnect_resumes(sim) -> None:
     from pyglet.math import Vec2
 
-    from gui.joystick import VIRTUAL_NAME, JoystickHub
-    from uav import control as ctl
+    from skyswarm.gui.joystick import VIRTUAL_NAME, JoystickHub
+    from skyswarm.uav import control as ctl
 
     hub = JoystickHub(sim, show_virtual=False, scan=False)
     assert hub.state.name == VIRTUAL_NAME and hub.active is None
@@ -153,7 +153,7 @@ def _pixel(window: object, x: float, y: float) -> np.ndarray:
 def test_virtual_joystick_mouse_and_keyboard_drive_the_agent(xvfb, sim) -> None:
     from pyglet.window import key, mouse
 
-    from gui.joystick import JoystickHub
+    from skyswarm.gui.joystick import JoystickHub
 
     hub = JoystickHub(sim, scan=False)
     win = hub.window
@@ -187,10 +187,10 @@ def test_virtual_joystick_mouse_and_keyboard_drive_the_agent(xvfb, sim) -> None:
 def test_viewer_j_key_and_panel_button_take_and_release_the_selected_agent(xvfb) -> None:
     from pyglet.window import key
 
-    from core.config import load_scenario
-    from core.simulator import Simulator
-    from gui.app import ACTIONS, ViewerApp
-    from uav import control as ctl
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.app import ACTIONS, ViewerApp
+    from skyswarm.uav import control as ctl
 
     assert any(a.key == key.J and a.button == "Joy" for a in ACTIONS)
     s = Simulator.from_scenario(load_scenario(HOVER))
@@ -222,7 +222,7 @@ def test_uinput_gamepad_seen_by_pyglet_moves_the_agent(xvfb, sim) -> None:
     evdev = pytest.importorskip("evdev", reason="python-evdev is not installed")
     from evdev import AbsInfo, UInput, ecodes
 
-    from gui.joystick import JoystickHub, find_devices
+    from skyswarm.gui.joystick import JoystickHub, find_devices
 
     axis = AbsInfo(value=0, min=-32768, max=32767, fuzz=0, flat=0, resolution=0)
     caps = {

@@ -26,10 +26,10 @@ def test_headless_run_imports_no_gui_library(tmp_path: Path) -> None:
     # In a fresh interpreter, so other tests' imports cannot hide an import from core.
     code = f"""
 import sys
-import core, uav, missions
-import core.cli, core.simulator, core.recorder, missions.drop_test
+import skyswarm.app.cli, skyswarm.core.simulator, skyswarm.core.recorder
+import skyswarm.missions.drop_test
 out = {str(tmp_path / "r")!r}
-rc = core.cli.main(["run", {str(DROP)!r}, "--duration", "0.1", "--quiet", "--out", out])
+rc = skyswarm.app.cli.main(["run", {str(DROP)!r}, "--duration", "0.1", "--quiet", "--out", out])
 assert rc == 0, rc
 bad = sorted(m for m in sys.modules if m.split(".")[0] in ("pyglet", "moderngl"))
 print("GUI modules:", bad)
@@ -41,12 +41,12 @@ sys.exit(1 if bad else 0)
 
 
 def test_offscreen_render_puts_each_box_at_its_projected_pixel() -> None:
-    from core.config import load_scenario
-    from core.simulator import Simulator
-    from gui.camera import OrbitCamera
-    from gui.offscreen import OffscreenCanvas
-    from gui.renderer import GRID_MAJOR, ROLE_COLORS, SKY
-    from gui.scene import LiveSource
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.camera import OrbitCamera
+    from skyswarm.gui.offscreen import OffscreenCanvas
+    from skyswarm.gui.renderer import GRID_MAJOR, ROLE_COLORS, SKY
+    from skyswarm.gui.scene import LiveSource
 
     sim = Simulator.from_scenario(load_scenario(DROP))
     src = LiveSource(sim)
@@ -79,7 +79,7 @@ def test_run_with_video_and_frames_without_display(tmp_path: Path) -> None:
 
     # 30 m drop: the boxes are still falling at 2 s, so the run lasts its full duration.
     args = ["--duration", "2", "--set", "drop_test.height_m=30.0", "--quiet"]
-    cmd = [sys.executable, "-m", "core.cli", "run", str(DROP), *args]
+    cmd = [sys.executable, "-m", "skyswarm.app.cli", "run", str(DROP), *args]
     video, frames = tmp_path / "out.mp4", tmp_path / "frames"
     out = subprocess.run(
         [*cmd, "--out", str(tmp_path / "with"), "--video", str(video), "--frames", str(frames)],
@@ -110,8 +110,8 @@ def test_run_with_video_and_frames_without_display(tmp_path: Path) -> None:
 
 
 def test_replay_export_frame_count(tmp_path: Path) -> None:
-    from core.cli import main
-    from gui.replay import ReplaySource, export_video
+    from skyswarm.app.cli import main
+    from skyswarm.gui.replay import ReplaySource, export_video
 
     assert main(["run", str(DROP), "--duration", "1", "--quiet", "--out", str(tmp_path / "r")]) == 0
     src = ReplaySource(tmp_path / "r")

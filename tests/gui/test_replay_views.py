@@ -20,8 +20,8 @@ UAV_ORANGE = (0.95, 0.42, 0.08)
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """5 s of flocking coverage with agent 3 killed at 2 s, recorded to a results directory."""
-    from core.config import load_scenario
-    from core.simulator import Simulator
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
 
     out = tmp_path_factory.mktemp("flock")
     sim = Simulator.from_scenario(load_scenario(FLOCK), out)
@@ -35,8 +35,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def replay(xvfb: str, recorded: Path) -> Iterator[object]:
-    from gui.player import ReplayApp
-    from gui.replay import ReplaySource
+    from skyswarm.gui.player import ReplayApp
+    from skyswarm.gui.replay import ReplaySource
 
     app = ReplayApp(ReplaySource(recorded))
     yield app
@@ -47,8 +47,8 @@ def replay(xvfb: str, recorded: Path) -> Iterator[object]:
 def _click_row(app: object, index: int) -> None:
     from pyglet.window import mouse
 
-    from gui.panel import PANEL_W
-    from gui.text import LINE_PX
+    from skyswarm.gui.panel import PANEL_W
+    from skyswarm.gui.text import LINE_PX
 
     win = app.main  # type: ignore[attr-defined]
     win.render_now()  # lays out the panel
@@ -77,8 +77,8 @@ def test_replay_panel_lists_agents_and_base_station_alive_at_replay_time(replay)
 def test_replay_select_by_list_and_top_view_shows_recorded_positions(replay, recorded) -> None:
     from pyglet.window import key
 
-    from core.recorder import read_trajectory
-    from gui.renderer import ROLE_COLORS, SELECTED
+    from skyswarm.core.recorder import read_trajectory
+    from skyswarm.gui.renderer import ROLE_COLORS, SELECTED
 
     app = replay
     app.seek(SHOW_S)
@@ -118,8 +118,8 @@ def test_replay_select_by_list_and_top_view_shows_recorded_positions(replay, rec
 def test_replay_click_drone_selects_and_subjective_view_follows_it(replay) -> None:
     from pyglet.window import key, mouse
 
-    from gui.camera import FirstPersonCamera
-    from gui.renderer import SELECTED
+    from skyswarm.gui.camera import FirstPersonCamera
+    from skyswarm.gui.renderer import SELECTED
 
     app = replay
     app.seek(SHOW_S)
@@ -149,12 +149,12 @@ def test_replay_click_drone_selects_and_subjective_view_follows_it(replay) -> No
 
 
 def test_live_panel_shows_mode_names_and_the_base_station(xvfb: str) -> None:
-    from core.config import load_scenario
-    from core.simulator import Simulator
-    from gui.app import ViewerApp
-    from gui.camera import OrbitCamera
-    from gui.panel import short_mode
-    from gui.renderer import ROLE_COLORS
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.app import ViewerApp
+    from skyswarm.gui.camera import OrbitCamera
+    from skyswarm.gui.panel import short_mode
+    from skyswarm.gui.renderer import ROLE_COLORS
 
     sim = Simulator.from_scenario(load_scenario(FLOCK))
     app = ViewerApp(sim)

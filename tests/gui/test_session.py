@@ -13,10 +13,10 @@ DROP = ROOT / "configs" / "drop_test.toml"
 
 
 def test_paced_session_records_same_trajectory_as_headless(tmp_path: Path) -> None:
-    from core.config import load_scenario
-    from core.recorder import TRAJECTORY_DTYPE
-    from core.simulator import Simulator
-    from gui.session import SimSession
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.recorder import TRAJECTORY_DTYPE
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.session import SimSession
 
     scenario = load_scenario(DROP, ["simulation.duration_s=1.0"])
     head = Simulator.from_scenario(scenario, tmp_path / "headless")
@@ -39,9 +39,9 @@ def test_paced_session_records_same_trajectory_as_headless(tmp_path: Path) -> No
 
 
 def test_session_pacing_speed_and_start() -> None:
-    from core.config import load_scenario
-    from core.simulator import Simulator
-    from gui.session import SimSession
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.session import SimSession
 
     sim = Simulator.from_scenario(load_scenario(DROP, ["mission.auto_start=false"]))
     s = SimSession(sim)
@@ -61,7 +61,7 @@ def test_session_pacing_speed_and_start() -> None:
 
 
 def test_orbit_camera_projects_target_to_centre_and_ray_inverts_project() -> None:
-    from gui.camera import OrbitCamera, TopCamera
+    from skyswarm.gui.camera import OrbitCamera, TopCamera
 
     cam = OrbitCamera(target=(1.0, 2.0, 3.0), distance=10.0)
     cam.aspect = 4 / 3
@@ -78,7 +78,7 @@ def test_orbit_camera_projects_target_to_centre_and_ray_inverts_project() -> Non
 
 
 def test_pick_returns_nearest_alive_agent_on_ray() -> None:
-    from gui.scene import Frame, pick
+    from skyswarm.gui.scene import Frame, pick
 
     frame = Frame(
         0.0, np.array([1, 2, 3]), ["uav"], np.zeros(3, int),

@@ -15,9 +15,9 @@ DROP = ROOT / "configs" / "drop_test.toml"
 
 @pytest.fixture
 def viewer(xvfb: str) -> Iterator[object]:
-    from core.config import load_scenario
-    from core.simulator import Simulator
-    from gui.app import ViewerApp
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.app import ViewerApp
 
     sim = Simulator.from_scenario(load_scenario(DROP))
     app = ViewerApp(sim)
@@ -32,7 +32,7 @@ def _pump(window: object) -> None:
 
 
 def test_window_shows_each_agent_at_its_projected_pixel_and_the_grid(viewer) -> None:
-    from gui.renderer import GRID_MAJOR, ROLE_COLORS
+    from skyswarm.gui.renderer import GRID_MAJOR, ROLE_COLORS
 
     app = viewer
     app.update(0.2)  # 0.2 s of wall clock at speed 1: 80 ticks
@@ -59,7 +59,7 @@ def test_window_shows_each_agent_at_its_projected_pixel_and_the_grid(viewer) -> 
 def test_mouse_drag_rotates_camera_by_expected_angle(viewer) -> None:
     from pyglet.window import mouse
 
-    from gui.camera import ROTATE_DEG_PER_PX
+    from skyswarm.gui.camera import ROTATE_DEG_PER_PX
 
     win = viewer.main
     az0, el0 = win.camera.azimuth_deg, win.camera.elevation_deg
@@ -102,7 +102,7 @@ def test_click_selects_drone_and_kill_key_kills_it(viewer) -> None:
 def test_panel_buttons_and_list_rows(viewer) -> None:
     from pyglet.window import mouse
 
-    from gui.panel import PANEL_W
+    from skyswarm.gui.panel import PANEL_W
 
     app, win = viewer, viewer.main
     win.render_now()  # lays out the panel
@@ -124,7 +124,7 @@ def test_panel_buttons_and_list_rows(viewer) -> None:
 def test_top_and_subjective_views_open_and_follow(viewer) -> None:
     from pyglet.window import key
 
-    from gui.renderer import SELECTED
+    from skyswarm.gui.renderer import SELECTED
 
     app = viewer
     app.select(5)
@@ -149,11 +149,11 @@ def test_top_and_subjective_views_open_and_follow(viewer) -> None:
 
 
 def test_replay_window_shows_recorded_positions(xvfb: str, tmp_path: Path) -> None:
-    from core.cli import main
-    from core.recorder import read_trajectory
-    from gui.player import ReplayApp
-    from gui.renderer import ROLE_COLORS
-    from gui.replay import ReplaySource
+    from skyswarm.app.cli import main
+    from skyswarm.core.recorder import read_trajectory
+    from skyswarm.gui.player import ReplayApp
+    from skyswarm.gui.renderer import ROLE_COLORS
+    from skyswarm.gui.replay import ReplaySource
 
     assert main(["run", str(DROP), "--duration", "1.5", "--quiet", "--out", str(tmp_path)]) == 0
     app = ReplayApp(ReplaySource(tmp_path))

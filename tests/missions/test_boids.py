@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.config import load_scenario
-from core.schema import ConfigError
-from core.simulator import Simulator
-from missions.boids import BoidsConfig, advance, flock_metrics, steering
+from skyswarm.core.config import load_scenario
+from skyswarm.core.schema import ConfigError
+from skyswarm.core.simulator import Simulator
+from skyswarm.missions.boids import BoidsConfig, advance, flock_metrics, steering
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "boids.toml"
 

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from core.cli import main
-from core.config import load_scenario
-from core.simulator import Simulator
+from skyswarm.app.cli import main
+from skyswarm.core.config import load_scenario
+from skyswarm.core.simulator import Simulator
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "flocking_coverage.toml"
 KILLS = ((30.0, 1), (60.0, 5), (90.0, 8))
@@ -101,7 +101,7 @@ def test_three_kills_still_reach_99_percent(killed) -> None:
     assert m["lost_ids"] == [1, 5, 8] and summary["deaths_by_cause"] == {"test": 3}
     assert m["min_separation_m"] > 2.0
     assert m["time_to_99_s"] < sim.scenario.simulation.duration_s
-    from gui.overlays import Lines, Quads, overlays_of  # plain numpy containers, no GL
+    from skyswarm.gui.overlays import Lines, Quads, overlays_of  # plain numpy containers, no GL
 
     lines, quads = overlays_of(sim.mission)
     assert isinstance(lines, Lines) and lines.segments.shape == (4, 2, 3)  # the area outline
@@ -160,7 +160,7 @@ def test_radio_cut_followers_do_not_follow() -> None:
 
 def test_footprint_matches_a_one_cell_reference() -> None:
     """The windowed, vectorised footprint test agrees with a plain loop over every cell."""
-    from missions._coverage import Area
+    from skyswarm.missions._coverage import Area
 
     area = Area(1, (50.0, 50.0), (80.0, 100.0), 60.0, 1.0)
     rng = np.random.default_rng(3)
@@ -182,7 +182,7 @@ def test_footprint_matches_a_one_cell_reference() -> None:
 
 
 def test_lanes_tile_the_band_in_alternate_directions() -> None:
-    from missions._coverage import plan_lanes
+    from skyswarm.missions._coverage import plan_lanes
 
     lanes = plan_lanes(0, (-40.0, 40.0), 32.8, (-49.0, 49.0), True, True)
     assert len(lanes) == 3  # ceil(80 / 32.8)

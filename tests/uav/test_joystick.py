@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.config import load_scenario
-from core.recorder import read_trajectory
-from core.schema import ConfigError
-from core.simulator import Simulator
-from uav import control as ctl
-from uav.joystick import load_profile, shape
-from uav.manual import DeviceState, ManualControl
+from skyswarm.core.config import load_scenario
+from skyswarm.core.recorder import read_trajectory
+from skyswarm.core.schema import ConfigError
+from skyswarm.core.simulator import Simulator
+from skyswarm.uav import control as ctl
+from skyswarm.uav.joystick import load_profile, shape
+from skyswarm.uav.manual import DeviceState, ManualControl
 
 ROOT = Path(__file__).resolve().parents[2]
 HOVER = ROOT / "configs" / "hover.toml"
@@ -188,7 +188,7 @@ def test_device_lost_in_flight_holds_position_within_half_a_second(tmp_path) -> 
 
 
 def test_replaying_recorded_inputs_gives_bit_identical_trajectory(tmp_path) -> None:
-    from core.cli import main
+    from skyswarm.app.cli import main
 
     live = tmp_path / "live"
     sim, mc = hover_sim(live, righty=0.3, rightx=-0.2, lefty=0.1)

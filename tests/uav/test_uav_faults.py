@@ -11,12 +11,12 @@ import pytest
 from scipy import stats
 from uav_helpers import CONFIG, run
 
-from core.collisions import CollisionConfig
-from core.comms import attach_comms
-from core.config import ObstacleConfig, SimulationConfig, WorldConfig, validate_scenario
-from core.faults import FaultRates, FaultsConfig
-from core.simulator import Simulator
-from uav.swarm import Swarm
+from skyswarm.core.collisions import CollisionConfig
+from skyswarm.core.comms import attach_comms
+from skyswarm.core.config import ObstacleConfig, SimulationConfig, WorldConfig, validate_scenario
+from skyswarm.core.faults import FaultRates, FaultsConfig
+from skyswarm.core.simulator import Simulator
+from skyswarm.uav.swarm import Swarm
 
 
 def swarm_sim(positions, faults=None, hovering=True, obstacles=(), seed=0, yaws=None):
@@ -132,7 +132,7 @@ def test_empty_battery_in_physical_mode_cuts_motors_and_crashes():
 
 
 def test_software_fault_kills_only_that_uav_and_is_logged(tmp_path, repo_root):
-    from core.config import load_scenario
+    from skyswarm.core.config import load_scenario
 
     sc = load_scenario(repo_root / "configs/hover.toml", ["simulation.duration_s=8"])
     sim = Simulator.from_scenario(sc, tmp_path / "run")

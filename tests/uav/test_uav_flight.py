@@ -7,7 +7,7 @@ import math
 import numpy as np
 from uav_helpers import CONFIG, make_swarm, run, settle_time, times
 
-from uav import control as ctl
+from skyswarm.uav import control as ctl
 
 WEIGHT = CONFIG.airframe.weight_n
 

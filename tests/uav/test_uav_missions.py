@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.config import load_scenario
-from core.schema import ConfigError
-from core.simulator import Simulator
+from skyswarm.core.config import load_scenario
+from skyswarm.core.schema import ConfigError
+from skyswarm.core.simulator import Simulator
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

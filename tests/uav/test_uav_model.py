@@ -10,14 +10,14 @@ import pybullet as pb
 import pytest
 from uav_helpers import CONFIG
 
-from core.config import WorldConfig
-from core.schema import ConfigError
-from core.simulator import Simulator
-from uav.config import DEFAULT_AIRFRAME, load_uav_config
-from uav.frames import euler_from_matrix, quat_to_matrix
-from uav.mixer import Mixer
-from uav.model import Motors, WrenchApplier, create_bodies
-from uav.pid import Pid, PidGains
+from skyswarm.core.config import WorldConfig
+from skyswarm.core.schema import ConfigError
+from skyswarm.core.simulator import Simulator
+from skyswarm.uav.config import DEFAULT_AIRFRAME, load_uav_config
+from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
+from skyswarm.uav.mixer import Mixer
+from skyswarm.uav.model import Motors, WrenchApplier, create_bodies
+from skyswarm.uav.pid import Pid, PidGains
 
 AF = CONFIG.airframe
 

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from uav_helpers import CONFIG
 
-from uav import kernel
-from uav import reference as ref
-from uav.control import MODES, Cascade, Measured, Setpoints
-from uav.frames import euler_from_matrix, quat_to_matrix
-from uav.mixer import Mixer
-from uav.model import Motors, WrenchModel
+from skyswarm.uav import kernel
+from skyswarm.uav import reference as ref
+from skyswarm.uav.control import MODES, Cascade, Measured, Setpoints
+from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
+from skyswarm.uav.mixer import Mixer
+from skyswarm.uav.model import Motors, WrenchModel
 
 N, DT = 60, 0.0025
 AF, CC = CONFIG.airframe, CONFIG.control

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from uav_helpers import CONFIG, make_swarm, run, times
 
-from core.config import load_scenario
-from core.schema import ConfigError
-from core.simulator import RandomStreams, Simulator
-from core.wind import FT_M, DrydenTurbulence, WindConfig, WindField, dryden_scales, shear_factor
+from skyswarm.core.config import load_scenario
+from skyswarm.core.schema import ConfigError
+from skyswarm.core.simulator import RandomStreams, Simulator
+from skyswarm.core.wind import FT_M, DrydenTurbulence, WindConfig, WindField, dryden_scales, shear_factor
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 AF = CONFIG.airframe

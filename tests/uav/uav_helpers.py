@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from core.config import WorldConfig
-from core.simulator import Simulator
-from core.wind import WindConfig
-from uav.config import UavConfig, load_uav_config
-from uav.swarm import Swarm
+from skyswarm.core.config import WorldConfig
+from skyswarm.core.simulator import Simulator
+from skyswarm.core.wind import WindConfig
+from skyswarm.uav.config import UavConfig, load_uav_config
+from skyswarm.uav.swarm import Swarm
 
 CONFIG: UavConfig = load_uav_config()
 

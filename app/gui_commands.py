@@ -1,6 +1,6 @@
 """Command-line glue of the GUI: `run --video/--frames`, `view`, `replay`.
 
-This module imports only argparse-level things, so core/cli.py can register the GUI commands
+This module imports only argparse-level things, so app/cli.py can register the GUI commands
 without loading pyglet or moderngl; those load inside the command functions.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.simulator import Simulator
+    from skyswarm.core.simulator import Simulator
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -58,22 +58,22 @@ def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
     """A gui.offscreen.Capture for `run --video/--frames`, or None when neither is given."""
     if getattr(args, "video", None) is None and getattr(args, "frames", None) is None:
         return None
-    from gui.offscreen import Capture
+    from skyswarm.gui.offscreen import Capture
 
     return Capture(sim, args.video, args.frames, args.fps, args.size, args.camera)
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from core.cli import _load
-    from gui.app import view_scenario
+    from skyswarm.app.scenarios import load_args
+    from skyswarm.gui.app import view_scenario
 
-    scenario = _load(args)
+    scenario = load_args(args)
     return view_scenario(scenario, speed=args.speed, size=args.size, results_dir=args.out)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from core.schema import ConfigError
-    from gui.replay import export_video, replay_window
+    from skyswarm.core.schema import ConfigError
+    from skyswarm.gui.replay import export_video, replay_window
 
     for name in ("trajectory.json", "trajectory.bin"):
         if not (args.results / name).is_file():

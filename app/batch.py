@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.schema import ConfigError
-from core.sweep import RunSpec, Sweep, load_sweep
-from core.sweep_report import (
+from skyswarm.core.schema import ConfigError
+from skyswarm.app.sweep import RunSpec, Sweep, load_sweep
+from skyswarm.app.sweep_report import (
     SweepTable,
     aggregate,
     plot_metrics,
@@ -41,8 +41,8 @@ EXIT_INTERRUPTED = 130
 def execute_run(spec: RunSpec, attempt: int) -> dict[str, Any]:
     """Run one simulation (in a worker). Returns {"status", "error", "summary"}; a run that
     raises is returned as failed with its one-line error (traceback in the run's error.txt)."""
-    from core.config import load_scenario
-    from core.simulator import Simulator
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
 
     run_dir = Path(spec.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)

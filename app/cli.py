@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.schema import ConfigError
+from skyswarm.app import gui_commands
+from skyswarm.app.scenarios import add_scenario_parsers, load_args, scenario_args
+from skyswarm.core.schema import ConfigError
 
 EXIT_BAD_INPUT = 2
 
@@ -36,23 +37,24 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a scenario headless and write a results directory")
-    _scenario_args(run)
+    scenario_args(run)
     run.add_argument("--out", type=Path, help="results directory (default: results/<name>-<time>)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
         "--inputs", type=Path, metavar="INPUTS.csv", help="replay recorded manual inputs"
     )
     run.set_defaults(func=cmd_run)
-    _gui_cli().add_gui_parsers(sub, run, _scenario_args)
+    gui_commands.add_gui_parsers(sub, run, scenario_args)
+    add_scenario_parsers(sub)
 
     val = sub.add_parser("validate", help="check a scenario file and print the resolved config")
-    _scenario_args(val)
+    scenario_args(val)
     val.set_defaults(func=cmd_validate)
-    from core.batch import add_batch_parser  # argparse only; executors load when a sweep runs
+    from skyswarm.app.batch import add_batch_parser  # argparse only; executors load when a sweep runs
 
     add_batch_parser(sub)
 
-    from core.export import add_export_parser
+    from skyswarm.app.export import add_export_parser
 
     add_export_parser(sub)
 
@@ -70,37 +72,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _gui_cli():
-    """The optional GUI's command glue (argparse only: pyglet and moderngl load when a GUI
-    command or --video runs). Looked up by name: core/ never depends on gui/ at import time."""
-    return importlib.import_module("gui.cli")
-
-
-def _scenario_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", type=Path, help="scenario TOML file")
-    p.add_argument("--seed", type=int, help="override simulation.seed")
-    p.add_argument("--duration", type=float, help="override simulation.duration_s (s)")
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override any key, e.g. --set agents.count=20 (repeatable; value read as TOML)",
-    )
-
-
-def _load(args: argparse.Namespace):
-    from core.config import load_scenario
-
-    overrides = list(args.overrides)
-    if args.seed is not None:
-        overrides.append(f"simulation.seed={args.seed}")
-    if args.duration is not None:
-        overrides.append(f"simulation.duration_s={args.duration!r}")
-    return load_scenario(args.config, overrides)
-
-
 def default_results_dir(scenario) -> Path:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     name = Path(scenario.file).stem or "run"
@@ -108,14 +79,16 @@ def default_results_dir(scenario) -> Path:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from core.simulator import Simulator
+    from skyswarm.core.simulator import Simulator
 
-    scenario = _load(args)
+    scenario = load_args(args)
     out = args.out or default_results_dir(scenario)
     sim = Simulator.from_scenario(scenario, out)
-    if args.inputs is not None:  # by name: core/ does not import uav/
-        importlib.import_module("uav.manual").replay_inputs(sim, args.inputs)
-    capture = _gui_cli().start_capture(args, sim)  # None unless --video/--frames
+    if args.inputs is not None:
+        from skyswarm.uav.manual import replay_inputs
+
+        replay_inputs(sim, args.inputs)
+    capture = gui_commands.start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
     interrupted = False
     try:
@@ -147,7 +120,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _print_plots(results: Path) -> None:
-    from core.plot import plot_results
+    from skyswarm.app.plot import plot_results
 
     for path in plot_results(results):
         print(f"plot: {path}")
@@ -199,7 +172,7 @@ def _print_summary(summary: dict, out: Path) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     import tomli_w
 
-    scenario = _load(args)
+    scenario = load_args(args)
     print(
         f"# {scenario.file}: valid; mission {scenario.mission_class.__module__}."
         f"{scenario.mission_class.__name__}, {len(scenario.agents.resolved())} agents"
@@ -246,14 +219,14 @@ def _first_doc_line(path: Path) -> str:
 
 
 def cmd_missions(args: argparse.Namespace) -> int:
-    from core.mission import available_missions, resolve_mission
+    from skyswarm.core.mission import available_missions, resolve_mission
 
     for name, origin in sorted(available_missions().items()):
         try:
             doc = resolve_mission(name).description
         except (ConfigError, ImportError) as exc:
             doc = f"(cannot load: {exc})"
-        print(f"{name:20s} {origin:32s} {doc}")
+        print(f"{name:20s} {doc}  ({origin})")
     return 0
 
 

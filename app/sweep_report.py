@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.sweep import flatten
+from skyswarm.app.sweep import flatten
 
 WALL_CLOCK_KEYS = ("wall_time_s", "real_time_factor", "tasks")
 TIMING = "timing."

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.recorder import read_trajectory
+from skyswarm.core.recorder import read_trajectory
 
 FIGURES = ("map.png", "timeseries.png", "mission.png")
 _GENERIC = ("time_s", "tick", "alive")

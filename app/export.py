@@ -11,9 +11,9 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from core.geo import enu_to_wgs84
-from core.recorder import read_trajectory
-from core.schema import ConfigError
+from skyswarm.core.geo import enu_to_wgs84
+from skyswarm.core.recorder import read_trajectory
+from skyswarm.core.schema import ConfigError
 
 
 def add_export_parser(sub: argparse._SubParsersAction) -> None:

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from core.config import ScenarioConfig, load_scenario, read_toml
-from core.schema import ConfigError, build, param
+from skyswarm.core.config import ScenarioConfig, load_scenario, read_toml
+from skyswarm.core.schema import ConfigError, build, param
 
 SEED_KEY = "simulation.seed"
 
