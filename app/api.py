@@ -1,7 +1,7 @@
 """The scripting entry points of the facade: load a scenario (by path or shipped name) and run it.
 
-    from skyswarm import run_scenario
-    summary = run_scenario("flocking_coverage", results_dir="out", seed=3)
+from skyswarm import run_scenario
+summary = run_scenario("flocking_coverage", results_dir="out", seed=3)
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from skyswarm.core.schema import ConfigError
 from skyswarm.app.sweep import RunSpec, Sweep, load_sweep
 from skyswarm.app.sweep_report import (
     SweepTable,
@@ -31,6 +30,7 @@ from skyswarm.app.sweep_report import (
     summary_columns,
     write_csv,
 )
+from skyswarm.core.schema import ConfigError
 
 HEAD = ("run", "point", "replicate", "seed")
 STATUS = ("status", "attempts", "error")

@@ -50,7 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check a scenario file and print the resolved config")
     scenario_args(val)
     val.set_defaults(func=cmd_validate)
-    from skyswarm.app.batch import add_batch_parser  # argparse only; executors load when a sweep runs
+    from skyswarm.app.batch import (
+        add_batch_parser,  # argparse only; executors load when a sweep runs
+    )
 
     add_batch_parser(sub)
 

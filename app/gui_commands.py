@@ -73,7 +73,8 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from skyswarm.core.schema import ConfigError
-    from skyswarm.gui.replay import export_video, replay_window
+    from skyswarm.gui.player import replay_window
+    from skyswarm.gui.replay import export_video
 
     for name in ("trajectory.json", "trajectory.bin"):
         if not (args.results / name).is_file():

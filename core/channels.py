@@ -3,7 +3,7 @@
 A channel has a base latency plus jitter, a loss probability (constant or distance-dependent), a
 maximum range, a receive-queue capacity per agent and an optional bandwidth cap per agent.
 
-Timing. Latency and jitter are whole numbers of ticks (DESIGN.md §2: anything else is a
+Timing. Latency and jitter are whole numbers of ticks (docs/architecture.md, Time: anything else is a
 configuration error). A transmission sent at tick `t` is due at
 `t + max(1, L + U)` with `L = latency_s / tick_s` and `U` drawn uniformly from the integers
 `0 .. jitter_s / tick_s` (one draw per transmission: all receivers of a broadcast hear the same

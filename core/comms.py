@@ -1,6 +1,6 @@
 """Wireless messages: Message, MessageTransceiver, MessageDispatcher and the BaseStation agent.
 
-Life of a message (DESIGN.md §2, §6):
+Life of a message (docs/architecture.md, The tick and Communication):
 1. Behaviour code calls `agent.transceiver.send(to, payload)` or `.broadcast(payload)` during a
    tick. The dispatcher only records the request (a dead agent sends nothing).
 2. At the start of the next tick (phase 1) the dispatcher decides the fate of everything sent

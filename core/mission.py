@@ -97,7 +97,10 @@ def resolve_mission(spec: str, file: str = "") -> type[Mission]:
         return _mission_in(_import(spec, spec, file), spec, file)
     names = ", ".join(sorted(available_missions()))
     raise ConfigError(
-        file, key, spec, f"an installed mission ({names}), an importable mission module or module:Class"
+        file,
+        key,
+        spec,
+        f"an installed mission ({names}), an importable mission module or module:Class",
     )
 
 
@@ -137,6 +140,4 @@ def _mission_in(module: Any, spec: str, file: str) -> type[Mission]:
 
 def available_missions() -> dict[str, str]:
     """Installed missions, shipped ones included: entry-point name -> `module:Class`."""
-    return {
-        ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
-    }
+    return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}

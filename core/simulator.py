@@ -46,7 +46,7 @@ class RandomStreams:
 
 
 class Simulator:
-    """Container of the world and every agent; `step()` runs one tick in DESIGN.md §2's order.
+    """Container of the world and every agent; `step()` runs one tick in the phase order of docs/architecture.md (The tick).
 
     Extension points for later subsystems: `dispatcher` (phase 1, an object with
     `deliver(tick)`), `controllers` (phase 3) and `environment` (phase 4), lists of callables
@@ -154,7 +154,7 @@ class Simulator:
 
     # -- the tick -------------------------------------------------------------------------
     def step(self) -> None:
-        """One tick: comms, behaviour, control, physics, state read, monitors (DESIGN.md §2)."""
+        """One tick: comms, behaviour, control, physics, state read, monitors (docs/architecture.md, The tick)."""
         tick = self.world.tick
         if self.dispatcher is not None:
             self.dispatcher.deliver(tick)  # 1. messages due this tick

@@ -1,4 +1,4 @@
-"""Struct-of-arrays state of every body the world reads each tick (DESIGN.md §3)."""
+"""Struct-of-arrays state of every body the world reads each tick (docs/architecture.md, State in arrays)."""
 
 from __future__ import annotations
 

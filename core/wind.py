@@ -1,6 +1,6 @@
 """Wind: a mean wind with logarithmic shear plus Dryden turbulence (MIL-F-8785C, low altitude).
 
-The atmosphere model of QRSim (REFERENCE.md §B), for any set of bodies that move through the
+The atmosphere model of QRSim (De Nardi, CompLACS quadrotor simulator, UCL), for any set of bodies that move through the
 air; it knows nothing of what the air then does to them (uav/ turns it into body drag).
 
 - Mean wind: `speed_m_s` at 20 ft (6.096 m) above the ground, blowing FROM the compass

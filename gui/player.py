@@ -7,13 +7,21 @@ trajectory records no control mode: the mode column shows "-").
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
+import numpy as np
 from skyswarm.gui.panel import PANEL_W, AgentRow
 from skyswarm.gui.replay import ReplaySource
 from skyswarm.gui.scene import Frame
 from skyswarm.gui.text import PAD_PX
-from skyswarm.gui.views import HELP_ACTION, RESET_ACTION, VIEW_ACTIONS, Action, ViewerBase, selected_line
+from skyswarm.gui.views import (
+    HELP_ACTION,
+    RESET_ACTION,
+    VIEW_ACTIONS,
+    Action,
+    ViewerBase,
+    selected_line,
+)
 from skyswarm.gui.windows import key
 
 SLIDER_H = 16  # px
@@ -117,3 +125,12 @@ class ReplayApp(ViewerBase):
         kx = int(x0 + frac * (x1 - x0))
         img[y0 : y0 + SLIDER_H, max(x0, kx - 3) : kx + 3] = SLIDER_KNOB
         return img
+
+
+def replay_window(results_dir: Path, speed: float = 1.0) -> int:
+    """Open the replay player on a results directory; returns when its window is closed."""
+    from skyswarm.gui.windows import run_event_loop
+
+    app = ReplayApp(ReplaySource(results_dir), speed)
+    run_event_loop(app.update)
+    return 0

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from skyswarm.core.channels import CommsConfig
 from skyswarm.core.config import WorldConfig, read_toml
 from skyswarm.core.recorder import read_trajectory
@@ -145,13 +144,3 @@ def export_video(
         sink.close()
     canvas.release()
     return n
-
-
-def replay_window(results_dir: Path, speed: float = 1.0) -> int:
-    """Open the replay player on a results directory; returns when its window is closed."""
-    from skyswarm.gui.player import ReplayApp
-    from skyswarm.gui.windows import run_event_loop
-
-    app = ReplayApp(ReplaySource(results_dir), speed)
-    run_event_loop(app.update)
-    return 0

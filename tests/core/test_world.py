@@ -1,4 +1,4 @@
-"""World physics against closed-form answers (REFERENCE.md §C) and the listener order."""
+"""World physics against closed-form answers (the SimUAV known-answer checks, Almeida, IST Lisbon) and the listener order."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_free_fall_matches_semi_implicit_euler_and_analytic():
 
 
 def test_constant_force_gives_one_metre_per_second_after_one_second():
-    # REFERENCE.md §C T2: m = 1 kg, F = 1 N from rest -> v = 1 m/s after 1 s, in free space.
+    # SimUAV check T2: m = 1 kg, F = 1 N from rest -> v = 1 m/s after 1 s, in free space.
     sim = Simulator(SimulationConfig(tick_s=DT, gravity=0.0), WorldConfig(ground=False))
     box = make_box(sim, 5.0)
     sim.controllers.append(lambda s: s.world.apply_force(box.body_id, (1.0, 0, 0), box.position))

@@ -1,0 +1,202 @@
+"""The floor plan, checked by reading every module's imports with `ast`.
+
+Layers (docs/architecture.md): app -> (gui, missions, uav, core), gui -> (uav, core),
+missions -> (uav, core), uav -> core, core -> nothing of skyswarm above it. Imports are the
+`import`/`from` statements anywhere in a module (including function bodies and TYPE_CHECKING
+blocks) and the string arguments of `importlib.import_module`. Plug-in discovery by entry point
+is the one sanctioned way for a lower layer to reach a higher one.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("core", "uav", "missions", "gui", "app")
+ALLOWED = {
+    "core": {"core"},
+    "uav": {"core", "uav"},
+    "missions": {"core", "uav", "missions"},
+    "gui": {"core", "uav", "gui"},
+    "app": {"core", "uav", "missions", "gui", "app"},
+}
+# Computed import_module names: the facade (its names are checked below) and the mission
+# loader, which imports the plug-in module a scenario names (`package.module:Class`).
+COMPUTED_ALLOWED = {"skyswarm", "skyswarm.core.mission"}
+# Cycles between modules of different files that docs/architecture.md justifies: none.
+JUSTIFIED_CYCLES: set[frozenset[str]] = set()
+
+
+def modules() -> dict[str, Path]:
+    found = {"skyswarm": ROOT / "__init__.py"}
+    for layer in LAYERS:
+        for path in sorted((ROOT / layer).glob("*.py")):
+            name = (
+                f"skyswarm.{layer}" if path.stem == "__init__" else f"skyswarm.{layer}.{path.stem}"
+            )
+            found[name] = path
+    return found
+
+
+def _walk(tree: ast.AST, typing_too: bool) -> Iterator[ast.AST]:
+    """ast.walk, leaving out `if TYPE_CHECKING:` bodies unless `typing_too`."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if (
+            not typing_too
+            and isinstance(node, ast.If)
+            and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING"
+        ):
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def imports_of(path: Path, name: str, typing_too: bool = True) -> Iterator[tuple[int, str]]:
+    """(line, imported module) for every import statement and import_module("...") call;
+    imports only for type checking (`if TYPE_CHECKING:`) count unless `typing_too` is False."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.stem == "__init__" else name.rpartition(".")[0]
+    for node in _walk(tree, typing_too):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            yield node.lineno, base
+            for alias in node.names:  # `from skyswarm.core import faults` imports a module
+                yield node.lineno, f"{base}.{alias.name}"
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = getattr(func, "attr", None) or getattr(func, "id", None)
+            if called == "import_module" and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    yield node.lineno, arg.value
+                else:  # a computed name cannot be checked: not allowed in the package
+                    yield node.lineno, "<computed>"
+
+
+def internal_edges() -> dict[str, set[str]]:
+    """Module -> the package modules it imports when it runs (annotations-only imports under
+    TYPE_CHECKING are not edges: they never execute, and the layer test still checks them)."""
+    mods = modules()
+    edges: dict[str, set[str]] = {name: set() for name in mods}
+    for name, path in mods.items():
+        for _, target in imports_of(path, name, typing_too=False):
+            if target in mods and target != name:
+                edges[name].add(target)
+    return edges
+
+
+def layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "facade"
+
+
+@pytest.mark.parametrize("name", sorted(modules()))
+def test_module_imports_respect_the_layers(name: str) -> None:
+    path = modules()[name]
+    own = layer(name)
+    bad = []
+    for line, target in imports_of(path, name):
+        top = target.split(".")[0]
+        if top in LAYERS:  # the old top-level names: only skyswarm.* is installed
+            bad.append(f"{path.name}:{line} imports {target!r} (not under skyswarm.)")
+        elif target == "<computed>" and name not in COMPUTED_ALLOWED:
+            bad.append(f"{path.name}:{line} imports a computed module name")
+        elif top == "skyswarm" and own != "facade":
+            if target == "skyswarm":
+                bad.append(f"{path.name}:{line} imports the facade")
+                continue
+            target_layer = target.split(".")[1]
+            if target_layer not in ALLOWED[own]:
+                bad.append(f"{path.name}:{line} ({own}) imports {target} ({target_layer})")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_facade_name_exists_and_needs_no_gui() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, skyswarm\n"
+        "missing = [n for n in skyswarm.__all__ if getattr(skyswarm, n, None) is None]\n"
+        "gui = sorted(m for m in sys.modules if m.split('.')[0] in ('pyglet', 'moderngl'))\n"
+        "print(missing, gui)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] []"
+
+
+def strongly_connected(edges: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm, iterative; components of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[set[str]] = []
+    counter = 0
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(component)
+    return found
+
+
+def test_no_import_cycles_between_modules() -> None:
+    cycles = [
+        c for c in strongly_connected(internal_edges()) if frozenset(c) not in JUSTIFIED_CYCLES
+    ]
+    assert not cycles, "import cycles:\n" + "\n".join(", ".join(sorted(c)) for c in cycles)
+
+
+def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
+    # The rules can fail: an upward import, a string import_module and a cycle are all caught.
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import importlib\nfrom skyswarm.gui import app\nimportlib.import_module('skyswarm.app.cli')\n"
+    )
+    found = [t for _, t in imports_of(bad, "skyswarm.core.bad")]
+    assert "skyswarm.gui" in found and "skyswarm.app.cli" in found
+    assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
