@@ -35,7 +35,22 @@ _EXPORTS = {
     "Swarm": "skyswarm.uav.swarm",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Agent",
+    "AutonomousUavAgent",
+    "ConfigError",
+    "Mission",
+    "PhysicalAgent",
+    "RandomStreams",
+    "ScenarioConfig",
+    "Simulator",
+    "Swarm",
+    "UavAgent",
+    "kill",
+    "load_scenario",
+    "run_scenario",
+]
+assert sorted(__all__) == sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

@@ -10,6 +10,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 import numpy as np
+
 from skyswarm.core.geo import enu_to_wgs84
 from skyswarm.core.recorder import read_trajectory
 from skyswarm.core.schema import ConfigError

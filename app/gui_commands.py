@@ -42,7 +42,7 @@ def add_gui_parsers(
 
     view = sub.add_parser("view", help="run a scenario in a 3D window with the mission panel")
     scenario_args(view)
-    view.add_argument("--speed", type=float, help="override simulation.speed (sim s per wall s)")
+    view.add_argument("--speed", type=float, help="sim s per wall s (1.0)")
     view.add_argument("--size", type=_size, default=(1280, 720), help="window size (1280x720)")
     view.add_argument("--out", type=Path, help="also record results to this directory")
     view.set_defaults(func=cmd_view)

@@ -26,6 +26,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+
 from skyswarm.core.recorder import read_trajectory
 
 FIGURES = ("map.png", "timeseries.png", "mission.png")

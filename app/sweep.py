@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from skyswarm.core.config import ScenarioConfig, load_scenario, read_toml
 from skyswarm.core.schema import ConfigError, build, param
 

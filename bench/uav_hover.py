@@ -26,13 +26,13 @@ import time
 from itertools import repeat
 from pathlib import Path
 
+import numba
 import numpy as np
 import pybullet as pb
 
 from skyswarm.core.config import WorldConfig
 from skyswarm.core.faults import FaultsConfig
 from skyswarm.core.simulator import Simulator
-from skyswarm.uav import kernel
 from skyswarm.uav.config import load_uav_config
 from skyswarm.uav.model import create_bodies
 from skyswarm.uav.swarm import Swarm
@@ -169,7 +169,7 @@ def main() -> None:
     meta = {
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "compiled_controller": kernel.AVAILABLE,
+        "numba": numba.__version__,
         "machine": platform.machine(),
         "processor": platform.processor(),
     }

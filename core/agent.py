@@ -19,7 +19,10 @@ AgentId = NewType("AgentId", int)
 
 
 class Agent:
-    """A logical agent: an id, a role, periodic tasks, alive or killed (with cause and time)."""
+    """A logical agent: an id, a role, periodic tasks, alive or killed (with cause and time).
+
+    Random faults strike only agents that also implement `core.hooks.FaultCapable`.
+    """
 
     role = "agent"
 
@@ -63,7 +66,6 @@ class PhysicalAgent(Agent):
 
     role = "body"
     crashable = False  # collisions kill it (UAVs); boxes of a drop test may touch freely
-    fault_prone = False  # random faults are injected into it
 
     def __init__(
         self, sim: Simulator, agent_id: int, body_id: int, slot: int, name: str | None = None

@@ -3,12 +3,12 @@
 A channel has a base latency plus jitter, a loss probability (constant or distance-dependent), a
 maximum range, a receive-queue capacity per agent and an optional bandwidth cap per agent.
 
-Timing. Latency and jitter are whole numbers of ticks (docs/architecture.md, Time: anything else is a
-configuration error). A transmission sent at tick `t` is due at
-`t + max(1, L + U)` with `L = latency_s / tick_s` and `U` drawn uniformly from the integers
-`0 .. jitter_s / tick_s` (one draw per transmission: all receivers of a broadcast hear the same
-frame at the same tick). Mean delay is `L + J / 2` ticks. A message is never delivered in the tick
-it was sent, because delivery (phase 1) has already happened when behaviour code (phase 2) sends.
+Timing. Latency and jitter are whole numbers of ticks (docs/architecture.md, Time: anything else
+is a configuration error). A transmission sent at tick `t` is due at `t + max(1, L + U)` with
+`L = latency_s / tick_s` and `U` drawn uniformly from the integers `0 .. jitter_s / tick_s` (one
+draw per transmission: all receivers of a broadcast hear the same frame at the same tick). Mean
+delay is `L + J / 2` ticks. A message is never delivered in the tick it was sent, because
+delivery (phase 1) has already happened when behaviour code (phase 2) sends.
 
 Loss models (`loss_model`), each a `LossModel` with a vectorised `probability(d)` and a one-value
 reference `probability_one(d)`:
@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from skyswarm.core.schema import ConfigError, build, param
+from skyswarm.core.schema import ConfigError, build, param, ticks_exact
 
 
 @dataclass(frozen=True)
@@ -228,9 +228,9 @@ class Channel:
 
 
 def _whole_ticks(seconds: float, tick_s: float, channel: str, key: str, file: str) -> int:
-    n = round(seconds / tick_s)
-    if abs(n * tick_s - seconds) > 1e-9 * max(1.0, seconds):
+    n = ticks_exact(seconds, tick_s)
+    if n is None:
         raise ConfigError(
             file, f"comms.channels.{channel}.{key}", seconds, f"a whole number of {tick_s} s ticks"
         )
-    return int(n)
+    return n

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.geo import tilt_deg
 from skyswarm.core.schema import param
+from skyswarm.core.state import rows_of_slots
 
 if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
@@ -37,13 +39,6 @@ class CollisionConfig:
     # Bullet clamps body speeds at 100 m/s: a body at the clamp has already blown up.
     max_speed_mps: float = param(99.0, "numerical guard: faster bodies are blown up, m/s", gt=0.0)
     max_distance_m: float = param(1.0e6, "numerical guard: farther bodies are blown up, m", gt=0.0)
-
-
-def tilt_deg(quaternion: np.ndarray) -> np.ndarray:
-    """Angle between body z and world z, degrees, for (..., 4) quaternions (x, y, z, w)."""
-    x, y = quaternion[..., 0], quaternion[..., 1]
-    cos_tilt = 1.0 - 2.0 * (x * x + y * y)  # world-z component of the body z axis
-    return np.degrees(np.arccos(np.clip(cos_tilt, -1.0, 1.0)))
 
 
 class CollisionMonitor:
@@ -83,11 +78,11 @@ class CollisionMonitor:
 
     def _agents_collide(self, a: PhysicalAgent, b: PhysicalAgent) -> None:
         for me, other in ((a, b), (b, a)):
-            if getattr(me, "crashable", False) and me.alive:
+            if _crashable(me) and me.alive:
                 self.sim.kill(me, self._cause(me, f"collision: with agent {other.id}"))
 
     def _touch_scenery(self, agent: PhysicalAgent, body: int, world: World) -> None:
-        if not (getattr(agent, "crashable", False) and agent.alive):
+        if not (_crashable(agent) and agent.alive):
             return
         speed = float(np.linalg.norm(self._prev_velocity[agent.slot]))
         tilt = float(tilt_deg(world.state.orientation[agent.slot]))
@@ -99,8 +94,8 @@ class CollisionMonitor:
 
     @staticmethod
     def _cause(agent: PhysicalAgent, cause: str) -> str:
-        faults = getattr(agent, "faults", None)
-        return f"{cause} (after {'; '.join(faults)})" if faults else cause
+        """The cause, naming the faults the agent survived until now (physical mode)."""
+        return f"{cause} (after {'; '.join(agent.faults)})" if agent.faults else cause
 
     def _all_within_limits(self, pos: np.ndarray, vel: np.ndarray) -> bool:
         """Fast path of the guard, (n, 3) arrays: True only if no body can be blown up. A NaN
@@ -119,11 +114,8 @@ class CollisionMonitor:
         slots = world.tracked_slots
         if len(slots) == 0:
             return
-        if slots is not self._slots_key:  # the tracked set changed: a slice if contiguous
-            self._slots_key = slots
-            first = int(slots[0])
-            contiguous = np.array_equal(slots, np.arange(first, first + len(slots)))
-            self._rows = slice(first, first + len(slots)) if contiguous else slots
+        if slots is not self._slots_key:  # the tracked set changed
+            self._slots_key, self._rows = slots, rows_of_slots(slots)
         if self._all_within_limits(state.position[self._rows], state.linear_velocity[self._rows]):
             return
         pos = state.position[slots]
@@ -141,3 +133,8 @@ class CollisionMonitor:
                     f"numerical: state blew up (position {state.position[slot].round(3).tolist()}, "
                     f"velocity {state.linear_velocity[slot].round(3).tolist()})",
                 )
+
+
+def _crashable(owner: object) -> bool:
+    """Whether a body's owner dies on impact (a body may be owned by something not an agent)."""
+    return isinstance(owner, PhysicalAgent) and owner.crashable

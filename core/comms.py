@@ -26,7 +26,6 @@ in_flight, and sent = over_bandwidth + transmitted.
 
 from __future__ import annotations
 
-import traceback
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +44,7 @@ from skyswarm.core.fates import (
     Message,
     resolve,
 )
+from skyswarm.core.faults import software_fault
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.transceiver import BaseStation, MessageTransceiver
 
@@ -282,8 +282,7 @@ class MessageDispatcher:
             except Exception as exc:
                 if self.sim.settings.strict:
                     raise
-                tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-                self.sim.kill(tx.agent, f"software fault: {type(exc).__name__}: {exc}", tb)
+                software_fault(self.sim, tx.agent, exc)
 
     # -- results ----------------------------------------------------------------------------
     def totals(self) -> dict[str, dict[str, int]]:
@@ -348,7 +347,7 @@ def attach_comms(
 
 def comms_from_scenario(sim: Simulator, scenario: ScenarioConfig) -> MessageDispatcher:
     """`attach_comms` for `Simulator.from_scenario`: base-station ids must not clash."""
-    cfg: CommsConfig = getattr(scenario, "comms", None) or CommsConfig()
+    cfg = scenario.comms
     taken = {s.id for s in scenario.agents.resolved()}
     for i, bs in enumerate(cfg.base_stations):
         if bs.id in taken:

@@ -32,12 +32,7 @@ class SimulationConfig:
     duration_s: float = param(60.0, "simulated time limit, s", gt=0.0)
     seed: int = param(0, "root seed of every random stream", ge=0)
     gravity: float = param(9.81, "gravitational acceleration, m/s^2", ge=0.0)
-    linear_damping: float = param(
-        0.0, "Bullet linear damping (0: drag is modelled explicitly)", ge=0.0, le=1.0
-    )
-    angular_damping: float = param(0.0, "Bullet angular damping", ge=0.0, le=1.0)
     strict: bool = param(False, "re-raise behaviour exceptions instead of killing the agent")
-    speed: float = param(1.0, "viewed runs: simulated seconds per wall-clock second", gt=0.0)
 
 
 @dataclass(frozen=True)
@@ -243,7 +238,7 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
         raise ConfigError(file, "mission", dataclasses.MISSING, "a [mission] table with a type")
     core = {name: build(cls, data.get(name, {}), name, file) for name, cls in CORE_SECTIONS.items()}
     mission_class = resolve_mission(core["mission"].type, file)
-    declared: Mapping[str, Any] = getattr(mission_class, "sections", {})
+    declared: Mapping[str, Any] = mission_class.sections
     known = set(CORE_SECTIONS) | set(declared)
     for key in data:
         if key not in known:

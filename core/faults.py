@@ -1,19 +1,26 @@
 """Killing agents and random faults.
 
 `kill()` is the one way an agent dies: collisions, faults, software errors and the GUI all use
-it. Causes start with their category ("collision", "crash", "propeller failure", "software
-fault", ...), which the summary counts.
+it. Causes start with their category ("collision", "crash", "software fault", or the kind of a
+random fault), which the summary counts.
+
+The fault injector knows fault *processes* only: each `FaultCapable` agent (core/hooks.py) names
+its fault kinds and their rates, says which part a fault strikes and plays it out. What a fault
+does to a body (a quadrotor's motor, its battery) lives with that body's type, in uav/.
 """
 
 from __future__ import annotations
 
+import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 
 from skyswarm.core.agent import Agent, PhysicalAgent
 from skyswarm.core.collisions import CollisionConfig
+from skyswarm.core.hooks import FaultCapable
 from skyswarm.core.schema import param
 
 if TYPE_CHECKING:
@@ -60,9 +67,16 @@ def kill(sim: Simulator, agent: Agent, cause: str, detail: str = "") -> bool:
     sim.deaths.append(event)
     if sim.recorder is not None:
         sim.recorder.death(event)
-    for listener in list(sim.death_listeners):
+    for listener in sim.death_listeners:
         listener(event)
     return True
+
+
+def software_fault(sim: Simulator, agent: Agent, exc: BaseException) -> bool:
+    """Kill `agent` for an exception its own code raised: the cause names the exception, the
+    detail holds the formatted traceback. False if it was already dead."""
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return kill(sim, agent, f"software fault: {type(exc).__name__}: {exc}", tb)
 
 
 def _finite_tuple(v: np.ndarray | None) -> tuple[float, float, float] | None:
@@ -72,76 +86,70 @@ def _finite_tuple(v: np.ndarray | None) -> tuple[float, float, float] | None:
 
 
 @dataclass(frozen=True)
-class FaultRates:
-    """Rates of the random fault processes, per agent and flight hour (exponential times)."""
-
-    propeller_failure: float = param(0.0, "propeller breaks, per flight hour", ge=0.0)
-    software_failure: float = param(0.0, "flight software crashes, per flight hour", ge=0.0)
-
-
-@dataclass(frozen=True)
-class BatteryConfig:
-    """A simple battery: draw grows with thrust as P = hover_power_w * (T / (m g)) ** 1.5."""
-
-    enabled: bool = param(False, "drain a battery and fail the agent when it is empty")
-    capacity_wh: float = param(60.0, "usable energy, Wh", gt=0.0)
-    initial_charge: float = param(1.0, "initial state of charge, 0..1", gt=0.0, le=1.0)
-    hover_power_w: float = param(180.0, "electrical power at hover thrust, W", gt=0.0)
-    exponent: float = param(1.5, "power ~ thrust ** exponent (1.5: momentum theory)", gt=0.0)
-
-
-@dataclass(frozen=True)
 class FaultsConfig:
+    """What faults do and when collisions kill. The random fault processes and their rates
+    belong to the agents' types (a UAV's are in its mission's [uav.fault_rates] section)."""
+
     mode: Literal["kill", "physical"] = param(
         "kill", "kill: a faulted agent is removed at once; physical: the fault plays out"
     )
-    rates: FaultRates = param(FaultRates(), "random fault processes ([faults.rates])")
-    battery: BatteryConfig = param(BatteryConfig(), "battery model ([faults.battery])")
     collisions: CollisionConfig = param(CollisionConfig(), "collision rules ([faults.collisions])")
 
 
-PROCESSES = ("propeller failure", "software failure")
-
-
 class FaultInjector:
-    """Post-tick: fires each fault-prone agent's random faults at their drawn times.
+    """Post-tick: fires each watched agent's random faults at their drawn times.
 
-    Times are drawn when an agent is watched: one exponential per (agent, process), agents in
-    id order, all from the simulation's faults stream, so the same seed gives the same faults.
-    In `kill` mode the agent dies at once; in `physical` mode its `apply_fault(kind, detail)`
-    plays the fault out (a dead motor, cut power) and the collision monitor ends it.
+    Times are drawn when agents are watched: one exponential per (agent, fault kind) from the
+    agents' `fault_rates()`, agents in id order, kinds in order of first appearance, all from the
+    simulation's faults stream, so the same seed gives the same faults. In `kill` mode the agent
+    dies at once; in `physical` mode its `apply_fault(kind, detail)` plays the fault out (a dead
+    motor, cut power) and the collision monitor ends it. Without `Simulator.install_faults` the
+    injector watches nobody and `inject` kills (`kill` mode).
     """
 
-    def __init__(self, sim: Simulator, config: FaultsConfig) -> None:
+    def __init__(self, sim: Simulator, mode: Literal["kill", "physical"] = "kill") -> None:
         self.sim = sim
-        self.config = config
-        rates = config.rates
-        self.rate_per_s = np.array([rates.propeller_failure, rates.software_failure]) / 3600.0
+        self.mode = mode
+        self.kinds: list[str] = []  # fault kinds, the columns of the arrays below
         self._agents: list[Agent] = []
-        self._due = np.zeros((0, len(PROCESSES)))  # s, time of each pending fault
+        self._due = np.zeros((0, 0))  # s, time of each pending fault (inf: none)
         self._initial = self._due.copy()
         self._next = np.inf
-        self.history: list[tuple[float, int, str]] = []  # (time s, agent id, fault)
+        self.history: list[tuple[float, int, str]] = []  # (time s, agent id, fault kind)
 
-    def watch(self, agents: list[Agent]) -> None:
-        """Start the fault processes of `agents` now (sorted by id for reproducibility)."""
+    def watch(self, agents: Iterable[Agent]) -> None:
+        """Start the fault processes of `agents` (FaultCapable) now, sorted by id."""
         agents = sorted(agents, key=lambda a: a.id)
-        rng = self.sim.rng.faults
-        scale = np.divide(1.0, self.rate_per_s, out=np.full(2, np.inf), where=self.rate_per_s > 0)
+        for a in agents:
+            if not isinstance(a, FaultCapable):
+                raise TypeError(f"{a!r} is not FaultCapable (core/hooks.py): no faults to watch")
+        rates = [cast(FaultCapable, a).fault_rates() for a in agents]
+        for kind in (k for r in rates for k in r):
+            if kind not in self.kinds:
+                self.kinds.append(kind)
+        kinds = self.kinds
+        per_hour = np.array([[r.get(k, 0.0) for k in kinds] for r in rates], dtype=float)
+        per_hour = per_hour.reshape(len(agents), len(kinds))  # (agents, kinds), per hour
+        if np.any(per_hour < 0) or not np.all(np.isfinite(per_hour)):
+            raise ValueError(f"fault rates must be finite and >= 0 per hour, got {rates}")
+        rate_per_s = per_hour / 3600.0
+        scale = np.divide(
+            1.0, rate_per_s, out=np.full(rate_per_s.shape, np.inf), where=rate_per_s > 0
+        )
+        finite = np.isfinite(scale)
+        # One draw per (agent, kind), rate 0 included, so one rate never shifts another's times.
         draws = np.where(
-            np.isfinite(scale),
-            rng.exponential(
-                np.where(np.isfinite(scale), scale, 1.0), size=(len(agents), len(PROCESSES))
-            ),
-            np.inf,
+            finite, self.sim.rng.faults.exponential(np.where(finite, scale, 1.0)), np.inf
         )
         self._agents.extend(agents)
-        self._due = np.vstack([self._due, self.sim.time_s + draws])
+        grown = np.full((len(self._due), len(kinds)), np.inf)
+        grown[:, : self._due.shape[1]] = self._due
+        self._due = np.vstack([grown, self.sim.time_s + draws])
         self._initial = self._due.copy()
         self._next = float(self._due.min(initial=np.inf))
 
     def watch_times(self) -> np.ndarray:
-        """(agents, processes) drawn fault times, s, in watch order (inf: rate 0 or fired)."""
+        """(agents, kinds) drawn fault times, s, in watch order (inf: rate 0)."""
         return self._initial.copy()
 
     def post_tick(self, world: World) -> None:
@@ -155,19 +163,23 @@ class FaultInjector:
             self._due[r, c] = np.inf
             agent = self._agents[r]
             if agent.alive:
-                self.inject(agent, PROCESSES[c])
+                self.inject(agent, self.kinds[c])
         self._next = float(self._due.min(initial=np.inf))
 
     def inject(self, agent: Agent, kind: str, detail: str = "") -> None:
-        """Fault `agent` now: kill it, or in physical mode let the agent play the fault out."""
+        """Fault `agent` now: kill it, or in physical mode let the agent play the fault out.
+
+        Without a `detail` a fault-capable agent says which part fails (it may draw from the
+        faults stream); the cause then reads "<kind>: <detail> at <t> s".
+        """
         sim = self.sim
-        if kind == "propeller failure" and not detail:
-            detail = f"motor {int(sim.rng.faults.integers(0, 4))}"
+        capable = isinstance(agent, FaultCapable)
+        if capable and not detail:
+            detail = agent.fault_detail(kind, sim.rng.faults)
         self.history.append((sim.time_s, int(agent.id), kind))
         text = f"{kind}: {detail + ' ' if detail else ''}at {sim.time_s:.3f} s"
-        apply = getattr(agent, "apply_fault", None)
-        if self.config.mode == "physical" and apply is not None and apply(kind, detail):
-            agent.faults.append(text)  # type: ignore[attr-defined]
+        if self.mode == "physical" and capable and agent.apply_fault(kind, detail):
+            agent.faults.append(text)
             if sim.recorder is not None:
                 sim.recorder.event("fault", int(agent.id), text, _finite_tuple(agent.position))
             return

@@ -2,7 +2,8 @@
 
 Inside skyswarm: world frame ENU (x east, y north, z up), yaw counter-clockwise from east in
 radians. Configs and the GUI speak compass headings in degrees (0 = north, 90 = east, clockwise).
-`heading_to_yaw` / `yaw_to_heading` are the only place that conversion is written.
+`heading_to_yaw` / `yaw_to_heading` are the only place that conversion is written; `tilt_deg`
+and `yaw_of` read tilt and yaw off (x, y, z, w) quaternions.
 
 A scenario may anchor the local frame on the Earth with `[geo] origin = [lat, lon, alt]`
 (degrees, degrees, metres above the WGS84 ellipsoid): positions then convert to WGS84 with
@@ -73,3 +74,21 @@ def yaw_to_heading(yaw_rad: float | np.ndarray) -> float | np.ndarray:
 def wrap_angle(a: float | np.ndarray) -> float | np.ndarray:
     """Angle(s) in rad wrapped to [-pi, pi)."""
     return (np.asarray(a) + math.pi) % (2 * math.pi) - math.pi
+
+
+def tilt_deg(quaternion: np.ndarray) -> np.ndarray:
+    """Angle between body z and world z, degrees, of (..., 4) quaternions (x, y, z, w)."""
+    x, y = quaternion[..., 0], quaternion[..., 1]
+    cos_tilt = 1.0 - 2.0 * (x * x + y * y)  # world-z component of the body z axis
+    return np.degrees(np.arccos(np.clip(cos_tilt, -1.0, 1.0)))
+
+
+def yaw_of(quaternion: np.ndarray) -> float | np.ndarray:
+    """ENU yaw (rad, in [-pi, pi], counter-clockwise from east) of the body x axis: a float for
+    one (4,) quaternion (x, y, z, w), an (...,) array for (..., 4) quaternions."""
+    if np.ndim(quaternion) == 1:
+        x, y, z, w = quaternion
+        return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    q = np.asarray(quaternion)
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))

@@ -1,9 +1,8 @@
-"""The Simulator: world + agents + tasks + (later) dispatcher and faults, ticked in fixed phases."""
+"""The Simulator: world, agents, tasks, dispatcher, faults and recorder, ticked in fixed phases."""
 
 from __future__ import annotations
 
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,14 @@ from skyswarm.core.agent import Agent, AgentId, PhysicalAgent
 from skyswarm.core.collisions import CollisionMonitor
 from skyswarm.core.comms import comms_from_scenario
 from skyswarm.core.config import ScenarioConfig, SimulationConfig, WorldConfig
+from skyswarm.core.hooks import (
+    Controller,
+    DeathListener,
+    EnvironmentForce,
+    FaultCapable,
+    Registry,
+    TickListener,
+)
 from skyswarm.core.tasks import Task, TaskScheduler
 from skyswarm.core.world import World
 
@@ -46,11 +53,12 @@ class RandomStreams:
 
 
 class Simulator:
-    """Container of the world and every agent; `step()` runs one tick in the phase order of docs/architecture.md (The tick).
+    """Container of the world and every agent; `step()` runs one tick in the phase order of
+    docs/architecture.md (The tick).
 
-    Extension points for later subsystems: `dispatcher` (phase 1, an object with
-    `deliver(tick)`), `controllers` (phase 3) and `environment` (phase 4), lists of callables
-    taking the simulator.
+    Extension points, one registry per phase (Protocols and examples in core/hooks.py):
+    `add_pre_tick` (phase 2), `add_controller` (3), `add_environment` (4), `add_post_tick` (6)
+    and `add_death_listener`; each has its `remove_…`. Phase 1 is the comms `dispatcher`.
     """
 
     def __init__(
@@ -65,11 +73,16 @@ class Simulator:
         self.tasks = TaskScheduler(self.world.ticks_for)
         self.tasks.on_error = self._task_failed
         self.agents: dict[AgentId, Agent] = {}
-        self.dispatcher: Any = None
-        self.controllers: list[Callable[[Simulator], None]] = []
-        self.environment: list[Callable[[Simulator], None]] = []
-        self.death_listeners: list[Callable[[faults.DeathEvent], None]] = []
+        self.dispatcher: Any = None  # phase 1: an object with deliver(tick), sync(), summary()
+        self._pre_tick = Registry[TickListener]("pre-tick listener")
+        self._controllers = Registry[Controller]("controller")
+        self._environment = Registry[EnvironmentForce]("environment force")
+        self._post_tick = Registry[TickListener]("post-tick listener")
+        self._death_listeners = Registry[DeathListener]("death listener")
         self.deaths: list[faults.DeathEvent] = []
+        self.fault_injector = faults.FaultInjector(self)  # install_faults starts its processes
+        self.collision_monitor: CollisionMonitor | None = None  # set by install_faults
+        self.scenario: ScenarioConfig | None = None  # the scenario of from_scenario
         self.mission: Mission | None = None
         self.recorder: Recorder | None = None
         self.stop_reason = ""
@@ -96,11 +109,11 @@ class Simulator:
             from skyswarm.core.recorder import Recorder
 
             sim.recorder = Recorder(Path(results_dir), sim, scenario)
-            sim.world.add_post_tick_listener(sim.recorder)
+            sim.add_post_tick(sim.recorder.post_tick)
         if mission.overrides("pre_tick"):
-            sim.world.add_pre_tick_listener(mission.pre_tick)
+            sim.add_pre_tick(mission.pre_tick)
         if mission.overrides("post_tick"):
-            sim.world.add_post_tick_listener(mission.post_tick)
+            sim.add_post_tick(mission.post_tick)
         return sim
 
     def _build_scenery(self, cfg: WorldConfig) -> None:
@@ -125,10 +138,6 @@ class Simulator:
     def physical_agents(self) -> list[PhysicalAgent]:
         return [a for a in self.agents.values() if isinstance(a, PhysicalAgent)]
 
-    @property
-    def alive_agents(self) -> list[Agent]:
-        return [a for a in self.agents.values() if a.alive]
-
     def every(
         self,
         period_s: float,
@@ -152,21 +161,76 @@ class Simulator:
     def time_s(self) -> float:
         return self.world.time_s
 
+    # -- the hooks of each phase (core/hooks.py) -------------------------------------------
+    def add_pre_tick(self, listener: TickListener) -> None:
+        """Phase 2, after the due tasks: `listener(world)` every tick, in registration order."""
+        self._pre_tick.add(listener)
+
+    def remove_pre_tick(self, listener: TickListener) -> None:
+        self._pre_tick.remove(listener)
+
+    def add_controller(self, controller: Controller) -> None:
+        """Phase 3: `controller(sim)` every tick turns setpoints into wrenches."""
+        self._controllers.add(controller)
+
+    def remove_controller(self, controller: Controller) -> None:
+        self._controllers.remove(controller)
+
+    def add_environment(self, force: EnvironmentForce) -> None:
+        """Phase 4, before the physics step: `force(sim)` every tick (wind, drag, ...)."""
+        self._environment.add(force)
+
+    def remove_environment(self, force: EnvironmentForce) -> None:
+        self._environment.remove(force)
+
+    def add_post_tick(self, listener: TickListener) -> None:
+        """Phase 6, after the state read: `listener(world)` every tick, in registration order."""
+        self._post_tick.add(listener)
+
+    def remove_post_tick(self, listener: TickListener) -> None:
+        self._post_tick.remove(listener)
+
+    def add_death_listener(self, listener: DeathListener) -> None:
+        """`listener(event)` once per death, after the death is recorded."""
+        self._death_listeners.add(listener)
+
+    def remove_death_listener(self, listener: DeathListener) -> None:
+        self._death_listeners.remove(listener)
+
+    # What is registered, in call order (read-only: register with the methods above).
+    @property
+    def pre_tick_listeners(self) -> tuple[TickListener, ...]:
+        return self._pre_tick.hooks
+
+    @property
+    def controllers(self) -> tuple[Controller, ...]:
+        return self._controllers.hooks
+
+    @property
+    def environment_forces(self) -> tuple[EnvironmentForce, ...]:
+        return self._environment.hooks
+
+    @property
+    def post_tick_listeners(self) -> tuple[TickListener, ...]:
+        return self._post_tick.hooks
+
+    @property
+    def death_listeners(self) -> tuple[DeathListener, ...]:
+        return self._death_listeners.hooks
+
     # -- the tick -------------------------------------------------------------------------
     def step(self) -> None:
-        """One tick: comms, behaviour, control, physics, state read, monitors (docs/architecture.md, The tick)."""
-        tick = self.world.tick
+        """One tick, phase by phase (docs/architecture.md, The tick)."""
+        world = self.world
         if self.dispatcher is not None:
-            self.dispatcher.deliver(tick)  # 1. messages due this tick
-        self.tasks.run_due(tick)  # 2. behaviour tasks, then pre-tick listeners
-        self.world.fire_pre_tick()
-        for control in self.controllers:  # 3. all UAVs, vectorised
-            control(self)
-        for force in self.environment:  # 4. wind, drag ...
-            force(self)
-        self.world.step_physics()
-        self.world.read_state()  # 5. every body once, plus the one contact query
-        self.world.fire_post_tick()  # 6. monitors, recorder, mission metrics
+            self.dispatcher.deliver(world.tick)  # 1. comms: messages due this tick
+        self.tasks.run_due(world.tick)  # 2. behaviour: due tasks, then pre-tick listeners
+        self._pre_tick.fire(world)
+        self._controllers.fire(self)  # 3. control
+        self._environment.fire(self)  # 4. environment forces, then physics
+        world.step_physics()
+        world.read_state()  # 5. state: every body once, plus the one contact query
+        self._post_tick.fire(world)  # 6. monitors: collisions, faults, recorder, metrics
 
     def run(
         self,
@@ -214,25 +278,20 @@ class Simulator:
         return faults.kill(self, agent, cause, detail)
 
     def install_faults(self, config: faults.FaultsConfig) -> None:
-        """The collision monitor and the fault injector, as post-tick listeners (in that order),
-        watching every fault-prone agent that exists now (`fault_injector.watch` adds more)."""
+        """The collision monitor and the fault injector, as post-tick listeners (in that order);
+        the injector watches every FaultCapable agent that exists now (`watch` adds more)."""
         self.collision_monitor = CollisionMonitor(self, config.collisions)
-        self.world.add_post_tick_listener(self.collision_monitor)
-        self.fault_injector = faults.FaultInjector(self, config)
-        prone = [a for a in self.agents.values() if getattr(a, "fault_prone", False)]
-        self.fault_injector.watch(prone)
-        self.world.add_post_tick_listener(self.fault_injector)
-        for controller in self.controllers:  # controllers that model power drain a battery
-            install = getattr(controller, "install_battery", None)
-            if install is not None:
-                install(config.battery, self.fault_injector)
+        self.add_post_tick(self.collision_monitor.post_tick)
+        self.fault_injector = faults.FaultInjector(self, config.mode)
+        capable = [a for a in self.agents.values() if isinstance(a, FaultCapable)]
+        self.fault_injector.watch(capable)
+        self.add_post_tick(self.fault_injector.post_tick)
 
     def _task_failed(self, task: Task, exc: BaseException) -> None:
         owner = task.owner
         if self.settings.strict or not isinstance(owner, Agent):
             raise exc
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        self.kill(owner, f"software fault: {type(exc).__name__}: {exc}", detail=tb)
+        faults.software_fault(self, owner, exc)
 
     # -- end ------------------------------------------------------------------------------
     def finish(self) -> dict[str, Any]:

@@ -1,4 +1,7 @@
-"""Struct-of-arrays state of every body the world reads each tick (docs/architecture.md, State in arrays)."""
+"""Struct-of-arrays state of every body the world reads each tick.
+
+See docs/architecture.md, State in arrays.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +10,21 @@ from itertools import chain
 import numpy as np
 
 
+def rows_of_slots(slots: np.ndarray) -> slice | np.ndarray:
+    """Index for the rows `slots` (1-D ints): a slice when they are contiguous and ascending
+    (a view, cheaper to read and assign), else `slots` itself. Empty slots give slice(0, 0)."""
+    n = len(slots)
+    first = int(slots[0]) if n else 0
+    if np.array_equal(slots, np.arange(first, first + n)):
+        return slice(first, first + n)
+    return slots
+
+
 class BodyState:
     """Struct-of-arrays state of every body registered for reading, indexed by slot.
 
     Slots are never reused within a run. Each tick the world reads every live body once and
-    stores the pybullet tuples into the arrays at once (`store_poses`, `store_velocities`);
-    tuples handed over with `set_raw` are stored on first access instead.
+    stores the pybullet tuples into the arrays at once (`store_poses`, `store_velocities`).
     """
 
     def __init__(self, capacity: int = 64) -> None:
@@ -22,11 +34,8 @@ class BodyState:
         self._linear_velocity = np.zeros((capacity, 3))  # m/s, world frame
         self._angular_velocity = np.zeros((capacity, 3))  # rad/s, world frame
         self.size = 0
-        self._slots = np.zeros(0, dtype=np.intp)  # live slots, in read order
-        self._raw_poses: list | None = None
-        self._raw_velocities: list | None = None
         self._rows_key: np.ndarray | None = None  # the slots `_rows` was made for
-        self._rows: slice | np.ndarray = self._slots
+        self._rows: slice | np.ndarray = slice(0, 0)
 
     def _grow(self, need: int) -> None:
         cap = len(self._position)
@@ -48,20 +57,6 @@ class BodyState:
         self.size += count
         return slots
 
-    def set_raw(self, slots: np.ndarray, poses: list | None, velocities: list | None) -> None:
-        """Raw pybullet tuples of the bodies in `slots`, turned into arrays on first access."""
-        self._slots = slots
-        self._raw_poses = poses
-        self._raw_velocities = velocities
-
-    def materialise(self) -> None:
-        if self._raw_poses is not None:
-            self.store_poses(self._slots, self._raw_poses)
-            self._raw_poses = None
-        if self._raw_velocities is not None:
-            self.store_velocities(self._slots, self._raw_velocities)
-            self._raw_velocities = None
-
     def store_poses(self, slots: np.ndarray, poses: list) -> None:
         """getBasePositionAndOrientation results of the bodies in `slots` into the arrays."""
         n, rows = len(poses), self._rows_of(slots)
@@ -79,34 +74,27 @@ class BodyState:
         self._angular_velocity[rows] = flat[:, 3:]
 
     def _rows_of(self, slots: np.ndarray) -> slice | np.ndarray:
-        """`slots` as a slice when contiguous (cheaper to assign), cached per slots array."""
+        """`rows_of_slots(slots)`, cached per slots array."""
         if slots is not self._rows_key:
-            n = len(slots)
-            first = int(slots[0]) if n else 0
-            contiguous = np.array_equal(slots, np.arange(first, first + n))
-            self._rows_key, self._rows = slots, slice(first, first + n) if contiguous else slots
+            self._rows_key, self._rows = slots, rows_of_slots(slots)
         return self._rows
 
     @property
     def position(self) -> np.ndarray:
         """(capacity, 3) positions in m; rows of removed bodies keep their last value."""
-        self.materialise()
         return self._position
 
     @property
     def orientation(self) -> np.ndarray:
         """(capacity, 4) quaternions (x, y, z, w)."""
-        self.materialise()
         return self._orientation
 
     @property
     def linear_velocity(self) -> np.ndarray:
         """(capacity, 3) linear velocities in m/s, world frame."""
-        self.materialise()
         return self._linear_velocity
 
     @property
     def angular_velocity(self) -> np.ndarray:
         """(capacity, 3) angular velocities in rad/s, world frame."""
-        self.materialise()
         return self._angular_velocity

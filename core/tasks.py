@@ -1,4 +1,5 @@
-"""Time-triggered periodic tasks (the time-triggered message-triggered object, TMO, model of Park, Kim et al.): period, phase, deadline accounting.
+"""Time-triggered periodic tasks: period, phase, deadline accounting (the time-triggered
+message-triggered object model, TMO, of Park, Kim et al.).
 
 A task runs at ticks `phase + k * period` (both whole numbers of ticks). Its execution time is
 measured on the wall clock; with a deadline, each run that takes longer counts as a miss.

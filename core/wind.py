@@ -1,7 +1,8 @@
 """Wind: a mean wind with logarithmic shear plus Dryden turbulence (MIL-F-8785C, low altitude).
 
-The atmosphere model of QRSim (De Nardi, CompLACS quadrotor simulator, UCL), for any set of bodies that move through the
-air; it knows nothing of what the air then does to them (uav/ turns it into body drag).
+The atmosphere model of QRSim (De Nardi, CompLACS quadrotor simulator, UCL), for any set of
+bodies that move through the air; it knows nothing of what the air then does to them (uav/ turns
+it into body drag).
 
 - Mean wind: `speed_m_s` at 20 ft (6.096 m) above the ground, blowing FROM the compass
   direction `from_deg` (meteorological convention: 270 is a west wind, blowing towards east).
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skyswarm.core.geo import heading_to_yaw
-from skyswarm.core.schema import ConfigError, param
+from skyswarm.core.schema import ConfigError, param, ticks_exact
 
 FT_M = 0.3048  # m per foot
 REFERENCE_HEIGHT_FT = 20.0  # ft, height of the given mean wind speed (6.096 m)
@@ -60,15 +61,15 @@ class WindConfig:
         """Ticks between two wind updates; ConfigError if `update_hz` is not whole ticks."""
         if self.update_hz == 0.0:
             return 1
-        ticks = 1.0 / (self.update_hz * tick_s)
-        if abs(ticks - round(ticks)) > 1e-9 * max(1.0, ticks) or round(ticks) < 1:
+        ticks = ticks_exact(1.0 / self.update_hz, tick_s)
+        if ticks is None or ticks < 1:
             raise ConfigError(
                 file,
                 f"{path}.update_hz",
                 self.update_hz,
                 f"0 or a rate whose period is a whole number (>= 1) of {tick_s} s ticks",
             )
-        return int(round(ticks))
+        return ticks
 
     @property
     def direction(self) -> np.ndarray:

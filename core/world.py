@@ -1,34 +1,26 @@
-"""The Bullet world: one pybullet client, a fixed tick, listeners, terrain, body state, contacts.
+"""The Bullet world: one pybullet client, a fixed tick, terrain, body state, contacts.
 
 Every pybullet call of the project that is not about a specific airframe goes through here, so
-pybullet's camelCase and its client id stay at this boundary.
+pybullet's camelCase and its client id stay at this boundary. The world is physics only: the
+hooks of each tick phase are registered on the Simulator (core/hooks.py).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from skyswarm.core._quiet import import_pybullet
+from skyswarm.core.schema import ticks_exact
 from skyswarm.core.state import BodyState
 
 pb = import_pybullet()
-
-Listener = Callable[["World"], None] | Any
-
-
-class PreTickListener(Protocol):
-    def pre_tick(self, world: World) -> None: ...
-
-
-class PostTickListener(Protocol):
-    def post_tick(self, world: World) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -44,8 +36,6 @@ class World:
     """Owns a pybullet client in DIRECT mode and advances it one fixed tick at a time.
 
     Time is the integer `tick`; `time_s = tick * tick_s` is derived, never accumulated.
-    Listeners are called in registration order; a listener is a callable taking the world or an
-    object with a `pre_tick(world)` / `post_tick(world)` method.
     """
 
     def __init__(self, tick_s: float = 0.0025, gravity: float = 9.81) -> None:
@@ -59,10 +49,6 @@ class World:
         pb.setTimeStep(self.tick_s, **self._cid)
         pb.setPhysicsEngineParameter(numSubSteps=0, deterministicOverlappingPairs=1, **self._cid)
         self.state = BodyState()
-        self._pre: list[Callable[[World], None]] = []
-        self._post: list[Callable[[World], None]] = []
-        self._pre_keys: list[Any] = []
-        self._post_keys: list[Any] = []
         self._read_ids: list[int] = []  # bodies read each tick, in slot order
         self._read_slots: list[int] = []
         self._read_slots_arr = np.zeros(0, dtype=np.intp)
@@ -80,40 +66,15 @@ class World:
         return self.tick * self.tick_s
 
     def ticks_for(self, seconds: float, what: str = "period") -> int:
-        """Whole number of ticks in `seconds`; anything else is a configuration error."""
-        n = round(seconds / self.tick_s)
-        if n < 0 or abs(n * self.tick_s - seconds) > 1e-9 * max(1.0, abs(seconds)):
+        """Whole number of ticks (>= 0) in `seconds`; anything else is a configuration error."""
+        n = ticks_exact(seconds, self.tick_s)
+        if n is None or n < 0:
             raise ValueError(f"{what} {seconds!r} s is not a whole number of {self.tick_s} s ticks")
         return n
 
     def ticks_for_until(self, seconds: float) -> int:
         """The tick at which `seconds` of simulated time have elapsed (rounded up)."""
         return max(0, math.ceil(seconds / self.tick_s - 1e-9))
-
-    # -- listeners ------------------------------------------------------------------------
-    def add_pre_tick_listener(self, listener: Listener) -> None:
-        self._pre_keys.append(listener)
-        self._pre.append(_as_callable(listener, "pre_tick"))
-
-    def add_post_tick_listener(self, listener: Listener) -> None:
-        self._post_keys.append(listener)
-        self._post.append(_as_callable(listener, "post_tick"))
-
-    def remove_pre_tick_listener(self, listener: Listener) -> None:
-        i = self._pre_keys.index(listener)
-        del self._pre_keys[i], self._pre[i]
-
-    def remove_post_tick_listener(self, listener: Listener) -> None:
-        i = self._post_keys.index(listener)
-        del self._post_keys[i], self._post[i]
-
-    def fire_pre_tick(self) -> None:
-        for fn in self._pre:
-            fn(self)
-
-    def fire_post_tick(self) -> None:
-        for fn in self._post:
-            fn(self)
 
     # -- physics --------------------------------------------------------------------------
     def step_physics(self) -> None:
@@ -130,7 +91,6 @@ class World:
         collector run several times a tick (0.6 ms a tick at 1000 bodies, more than the
         conversion itself); converted and dropped at once, they are recycled instead."""
         ids, slots, state = self._read_ids, self._read_slots_arr, self.state
-        state.set_raw(slots, None, None)  # nothing pending: what comes now is newer
         # positional args: no keyword parsing
         state.store_poses(
             slots, list(map(pb.getBasePositionAndOrientation, ids, repeat(self.client)))
@@ -219,8 +179,7 @@ class World:
         """Take a body out of the Bullet world and stop reading it; its slot is not reused."""
         if body_id in self._read_ids:
             i = self._read_ids.index(body_id)
-            self.state.materialise()  # the slot keeps the body's last state
-            del self._read_ids[i], self._read_slots[i]
+            del self._read_ids[i], self._read_slots[i]  # the slot keeps the body's last state
             self._refresh_read_order()
         pb.removeBody(body_id, **self._cid)
         self.static_bodies.discard(body_id)
@@ -236,14 +195,6 @@ class World:
     def apply_force(self, body_id: int, force: Sequence[float], at: Sequence[float]) -> None:
         """World-frame force (N) at a world-frame point (m); cleared after the next step."""
         pb.applyExternalForce(body_id, -1, force, at, pb.WORLD_FRAME, **self._cid)
-
-    def apply_torque(self, body_id: int, torque: Sequence[float]) -> None:
-        """World-frame torque (N m); cleared after the next step.
-
-        pybullet's LINK_FRAME flag for torques is applied in the world frame by some versions, so
-        skyswarm always rotates body torques to the world frame itself.
-        """
-        pb.applyExternalTorque(body_id, -1, torque, pb.WORLD_FRAME, **self._cid)
 
     # -- static scenery -------------------------------------------------------------------
     def add_ground(self, friction: float = 1.0) -> int:
@@ -296,12 +247,3 @@ def load_mesh(path: str | Path, scale: float = 1.0) -> tuple[np.ndarray, np.ndar
 
     mesh = trimesh.load(Path(path), force="mesh", process=False)
     return np.asarray(mesh.vertices, dtype=float) * scale, np.asarray(mesh.faces, dtype=np.int64)
-
-
-def _as_callable(listener: Listener, method: str) -> Callable[[World], None]:
-    fn = getattr(listener, method, None)
-    if callable(fn):
-        return fn
-    if callable(listener):
-        return listener
-    raise TypeError(f"listener {listener!r} is neither callable nor has a {method}() method")

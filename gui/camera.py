@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from skyswarm.core.geo import yaw_of
+
 ROTATE_DEG_PER_PX = 0.25  # orbit: degrees of azimuth / elevation per pixel dragged
 ZOOM_PER_NOTCH = 0.9  # distance (or half-height) factor per scroll notch
 Pose = tuple[np.ndarray, np.ndarray]  # position (3,) m, quaternion (4,) x, y, z, w
@@ -49,12 +51,6 @@ def look_at(eye: np.ndarray, target: np.ndarray, up: np.ndarray) -> np.ndarray:
     m[0, :3], m[1, :3], m[2, :3] = s, u, -f
     m[:3, 3] = -m[:3, :3] @ eye
     return m
-
-
-def yaw_of(q: np.ndarray) -> float:
-    """Yaw (rad, about z, from +x) of an (x, y, z, w) quaternion."""
-    x, y, z, w = q
-    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
 class Camera:

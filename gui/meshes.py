@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
 from skyswarm.core.resources import ASSETS_DIR
 
 ROLE_ASSETS = {"uav": "quadrotor.obj"}  # role -> OBJ in assets/; otherwise assets/<role>.obj

@@ -173,7 +173,7 @@ class Capture:
         if frames is not None:
             self.sinks.append(FrameWriter(Path(frames)))
         self.count = 0
-        sim.world.add_post_tick_listener(self)
+        sim.add_post_tick(self.post_tick)
 
     def post_tick(self, world: World) -> None:
         if world.time_s + 1e-9 < (self.count + 1) / self.fps:
@@ -194,7 +194,7 @@ class Capture:
         renderer.draw_image(text_image([line]), 8, 8, size)
 
     def close(self) -> None:
-        self.sim.world.remove_post_tick_listener(self)
+        self.sim.remove_post_tick(self.post_tick)
         for sink in self.sinks:
             sink.close()
         self.canvas.release()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
 from skyswarm.gui.panel import PANEL_W, AgentRow
 from skyswarm.gui.replay import ReplaySource
 from skyswarm.gui.scene import Frame

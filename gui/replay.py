@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from skyswarm.core.channels import CommsConfig
 from skyswarm.core.config import WorldConfig, read_toml
 from skyswarm.core.recorder import read_trajectory

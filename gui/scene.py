@@ -83,7 +83,7 @@ class LiveSource:
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
-        scenario = getattr(sim, "scenario", None)
+        scenario = sim.scenario
         self.scenery = (
             Scenery.from_config(scenario.world, scenario.base_dir) if scenario else Scenery()
         )

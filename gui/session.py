@@ -26,8 +26,8 @@ class SimSession:
 
     def __init__(self, sim: Simulator, speed: float | None = None) -> None:
         self.sim = sim
-        scenario = getattr(sim, "scenario", None)
-        self.speed = float(speed if speed is not None else sim.settings.speed)
+        scenario = sim.scenario
+        self.speed = float(speed if speed is not None else 1.0)
         self.started = bool(scenario.mission.auto_start) if scenario is not None else True
         self.paused = False
         self.finished = False

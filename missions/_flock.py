@@ -24,12 +24,12 @@ on alone with the plan.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import param
 from skyswarm.missions._coverage import Area, footprint_half_m, pack, unpack
 from skyswarm.missions._leader import Leader, LeaderSettings, PlanSnapshot, initial_plan
@@ -154,9 +154,7 @@ class FlockUav(AutonomousUavAgent):
     # -- sensing ----------------------------------------------------------------------------
     def _own_state(self) -> tuple[np.ndarray, np.ndarray, float]:
         """Own position (3,) m, velocity (3,) m/s and ENU yaw (rad), from own sensors."""
-        x, y, z, w = self.orientation
-        yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-        return self.position.copy(), self.velocity.copy(), yaw
+        return self.position.copy(), self.velocity.copy(), yaw_of(self.orientation)
 
     def _look(self, pos: np.ndarray, yaw: float) -> None:
         """Mark the cells inside the camera footprint as seen."""

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from skyswarm.core.comms import Message
-from skyswarm.core.geo import heading_to_yaw, yaw_to_heading
+from skyswarm.core.geo import heading_to_yaw, yaw_of, yaw_to_heading
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import ConfigError, param
 from skyswarm.uav.agents import AutonomousUavAgent
@@ -228,8 +228,7 @@ class BoidAgent(AutonomousUavAgent):
 
     def _command(self, w: np.ndarray) -> None:
         """Fly world-frame horizontal velocity `w` (2,) m/s at the mission altitude."""
-        x, y, z, qw = self.orientation
-        yaw = math.atan2(2.0 * (qw * z + x * y), 1.0 - 2.0 * (y * y + z * z))  # measured
+        yaw = yaw_of(self.orientation)  # measured
         c, s = math.cos(yaw), math.sin(yaw)
         vx, vy = c * w[0] + s * w[1], c * w[1] - s * w[0]  # heading frame
         if self.cfg.heading_mode == "velocity":
@@ -247,16 +246,7 @@ class Boids(Mission):
     def setup(self) -> None:
         cfg: BoidsConfig = self.config.section("boids")
         self.cfg = cfg
-        tick_s = self.sim.world.tick_s
-        for key in ("behaviour_hz", "broadcast_hz", "metrics_hz"):
-            period = 1.0 / getattr(cfg, key)
-            if abs(round(period / tick_s) * tick_s - period) > 1e-9 * max(1.0, period):
-                raise ConfigError(
-                    self.config.file,
-                    f"boids.{key}",
-                    getattr(cfg, key),
-                    f"a rate whose period is a whole number of {tick_s} s ticks",
-                )
+        tick_s = self.sim.world.tick_s  # the rates are whole ticks: checked at validation
         specs = self.config.agents.resolved()
         n = len(specs)
         if cfg.random_headings:
@@ -273,7 +263,7 @@ class Boids(Mission):
         )
         start = self.swarm.start_positions
         self.goal = np.array(cfg.goal, dtype=float) if cfg.goal else None
-        period_ticks = round(1.0 / cfg.behaviour_hz / tick_s)
+        period_ticks = self.sim.world.ticks_for(1.0 / cfg.behaviour_hz, "boids.behaviour_hz")
         for k, agent in enumerate(self.swarm.agents):
             phase_s = ((k * period_ticks) // max(n, 1)) * tick_s  # spread the load over a period
             agent.start_flocking(cfg, float(headings[k]), self.goal, phase_s)  # type: ignore[attr-defined]

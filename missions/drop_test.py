@@ -8,6 +8,7 @@ solution while falling (it should be ~1e-9 m) and when each box landed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,6 +16,9 @@ from skyswarm.core.agent import PhysicalAgent
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import param
 from skyswarm.core.world import World, pb  # pybullet, imported without its stdout banner
+
+if TYPE_CHECKING:
+    from skyswarm.core.simulator import Simulator
 
 
 @dataclass(frozen=True)
@@ -50,9 +54,10 @@ class DropTest(Mission):
         self.max_fall_error_m = 0.0
         self.slots = np.asarray(slots)
         if cfg.push_force_n:
-            self.sim.controllers.append(self._push)
+            self.sim.add_controller(self._push)
 
-    def _push(self, sim) -> None:
+    def _push(self, sim: Simulator) -> None:
+        """Phase 3: the configured push (N, +x) on every live box."""
         f = (self.cfg.push_force_n, 0.0, 0.0)
         for box in self.boxes:
             if box.alive:

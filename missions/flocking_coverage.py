@@ -110,14 +110,14 @@ class FlockingCoverage(Mission):
             self._log,
         )
         tick = self.sim.world.tick_s
-        spread = max(1, round(self.flock.behaviour_period_s / tick))
+        spread = max(1, self.sim.world.ticks_for(self.flock.behaviour_period_s))
         for k, agent in enumerate(self.uavs):
             agent.join(ctx, (k % spread) * tick)
         self._init_state()
         for st in self.stations:
             st.every(0.1, lambda st=st: self._poll(st), name="coverage collector")
         self.sim.every(self.cov.metrics_period_s, self._measure, name="coverage metrics")
-        self.sim.death_listeners.append(self._on_death)
+        self.sim.add_death_listener(self._on_death)
 
     @classmethod
     def check_config(cls, scenario: ScenarioConfig) -> None:

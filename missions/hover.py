@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skyswarm.core.geo import tilt_deg
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import param
 from skyswarm.core.world import World
@@ -67,9 +68,7 @@ class Hover(Mission):
         assert field is not None
         self.wind_sum += float(np.linalg.norm(field.velocity[alive], axis=1).mean())
         self.gust_sq_sum += float(np.sum(field.gust[alive] ** 2, axis=1).mean())
-        q = world.state.orientation[self.swarm.rows][alive]
-        up = 1.0 - 2.0 * (q[:, 0] ** 2 + q[:, 1] ** 2)  # body z . world z
-        tilt = np.degrees(np.arccos(np.clip(up, -1.0, 1.0)))
+        tilt = tilt_deg(world.state.orientation[self.swarm.rows][alive])
         self.tilt_sum += float(tilt.mean())
         self.max_tilt_deg = max(self.max_tilt_deg, float(tilt.max()))
 

@@ -195,7 +195,8 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
     # The rules can fail: an upward import, a string import_module and a cycle are all caught.
     bad = tmp_path / "bad.py"
     bad.write_text(
-        "import importlib\nfrom skyswarm.gui import app\nimportlib.import_module('skyswarm.app.cli')\n"
+        "import importlib\nfrom skyswarm.gui import app\n"
+        "importlib.import_module('skyswarm.app.cli')\n"
     )
     found = [t for _, t in imports_of(bad, "skyswarm.core.bad")]
     assert "skyswarm.gui" in found and "skyswarm.app.cli" in found

@@ -34,8 +34,17 @@ def test_readme_quick_start_commands(repo_root):
 def test_every_cli_command_in_readme_has_help(repo_root):
     text = (repo_root / "README.md").read_text()
     commands = (
-        "run", "view", "replay", "batch", "plot", "export", "bench", "validate", "missions",
-        "scenarios", "init",
+        "run",
+        "view",
+        "replay",
+        "batch",
+        "plot",
+        "export",
+        "bench",
+        "validate",
+        "missions",
+        "scenarios",
+        "init",
     )
     for command in commands:
         assert f"skyswarm {command}" in text

@@ -8,14 +8,16 @@ passes then replace the setpoints the switch initialised.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from skyswarm.core.agent import PhysicalAgent
-from skyswarm.core.geo import heading_to_yaw, yaw_to_heading
+from skyswarm.core.geo import heading_to_yaw, tilt_deg, yaw_to_heading
 from skyswarm.uav import control as ctl
+from skyswarm.uav.battery import EXHAUSTED
+from skyswarm.uav.faults import PROPELLER, SOFTWARE
 
 if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
@@ -23,11 +25,11 @@ if TYPE_CHECKING:
 
 
 class UavAgent(PhysicalAgent):
-    """A quadrotor commanded by stick (Manual) or by attitude (Attitude)."""
+    """A quadrotor commanded by stick (Manual) or by attitude (Attitude). Fault-capable
+    (core.hooks.FaultCapable): random faults strike it at its swarm's `fault_rates`."""
 
     role = "uav"
     crashable = True  # collisions and hard ground contact kill it (core.collisions)
-    fault_prone = True  # random faults are injected into it (core.faults)
 
     def __init__(
         self, sim: Simulator, agent_id: int, body_id: int, slot: int, swarm: Swarm, index: int
@@ -49,9 +51,7 @@ class UavAgent(PhysicalAgent):
     @property
     def tilt_deg(self) -> float:
         """Angle between body z and world z, degrees."""
-        q = self.orientation
-        up_z = 1.0 - 2.0 * (q[0] ** 2 + q[1] ** 2)
-        return math.degrees(math.acos(max(-1.0, min(1.0, up_z))))
+        return float(tilt_deg(self.orientation))
 
     @property
     def heading_deg(self) -> float:
@@ -97,6 +97,17 @@ class UavAgent(PhysicalAgent):
     def on_killed(self, cause: str) -> None:
         self.swarm.kill(self.index)
 
+    # -- faults (core.hooks.FaultCapable) ------------------------------------------------------
+    def fault_rates(self) -> Mapping[str, float]:
+        """Propeller and software failures per flight hour ([uav.fault_rates])."""
+        return self.swarm.config.fault_rates.by_kind()
+
+    def fault_detail(self, kind: str, rng: np.random.Generator) -> str:
+        """A propeller failure strikes one motor, drawn uniformly ("motor K"); else no detail."""
+        if kind == PROPELLER:
+            return f"motor {int(rng.integers(0, self.swarm.motor_ok.shape[1]))}"
+        return ""
+
     def apply_fault(self, kind: str, detail: str = "") -> bool:
         """Play a fault out physically (faults.mode = "physical"); False if not modelled.
 
@@ -104,12 +115,12 @@ class UavAgent(PhysicalAgent):
         flight controller cuts every motor. The collision monitor kills the UAV when it lands
         hard.
         """
-        if kind == "propeller failure":
+        if kind == PROPELLER:
             motor = int(detail.split()[-1]) if detail.startswith("motor ") else 0
             self.swarm.fail_motors(self.index, [motor])
             return True
-        if kind in ("battery exhausted", "software failure"):
-            self.swarm.fail_motors(self.index, range(4))
+        if kind in (EXHAUSTED, SOFTWARE):
+            self.swarm.fail_motors(self.index, range(self.swarm.motor_ok.shape[1]))
             return True
         return False
 

@@ -13,12 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skyswarm.uav.control import STAGES, USES, ControlMode, Measured, mode_index
+from skyswarm.uav.control import ALT, ATT, HDG, POS, USES, VEL, ControlMode, Measured, mode_index
 
 if TYPE_CHECKING:
     from skyswarm.uav.swarm import Swarm
-
-POS, ALT, HDG, VEL, ATT = (STAGES.index(s) for s in STAGES)
 
 
 def enter_mode(swarm: Swarm, idx: np.ndarray, mode: ControlMode, m: Measured) -> None:

@@ -1,4 +1,5 @@
-"""Airframe files: TOML with an [airframe] and a [control] section -> validated `UavConfig`."""
+"""Airframe files: TOML with an [airframe] and a [control] section -> validated `UavConfig`;
+the scenario's `[uav]` section: which airframe, the fault rates and the battery."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 from skyswarm.core.config import read_toml
 from skyswarm.core.resources import CONFIGS_DIR, named_or_path, shipped
 from skyswarm.core.schema import ConfigError, build, did_you_mean, param
+from skyswarm.uav.battery import BatteryConfig
 from skyswarm.uav.control import ControlConfig
+from skyswarm.uav.faults import FaultRates
 from skyswarm.uav.model import Airframe, resolve_mesh
 
 DEFAULT_AIRFRAME = CONFIGS_DIR / "airframes" / "quad_x.toml"
@@ -18,11 +21,14 @@ SECTIONS = {"airframe": Airframe, "control": ControlConfig}
 
 @dataclass(frozen=True)
 class UavConfig:
-    """One airframe and its controller; `airframe.mesh` is an absolute path."""
+    """One airframe and its controller; `airframe.mesh` is an absolute path. The fault rates
+    and the battery come from the scenario's [uav] section (none from an airframe file)."""
 
     airframe: Airframe
     control: ControlConfig
     file: str
+    fault_rates: FaultRates = FaultRates()
+    battery: BatteryConfig = BatteryConfig()
 
 
 def load_uav_config(path: str | Path = DEFAULT_AIRFRAME) -> UavConfig:
@@ -55,13 +61,16 @@ def load_uav_config(path: str | Path = DEFAULT_AIRFRAME) -> UavConfig:
 
 @dataclass(frozen=True)
 class UavSection:
-    """The [uav] section of a scenario: which airframe file the mission's UAVs use."""
+    """The [uav] section of a scenario: the airframe the mission's UAVs use, their random fault
+    rates ([uav.fault_rates]) and their battery ([uav.battery])."""
 
     airframe: str = param(
         "",
         "a shipped airframe by name ('quad_x') or a TOML file relative to the scenario; "
         "empty: quad_x",
     )
+    fault_rates: FaultRates = param(FaultRates(), "random faults ([uav.fault_rates])")
+    battery: BatteryConfig = param(BatteryConfig(), "battery model ([uav.battery])")
 
     def validate(self, path: str, file: str) -> None:
         if self.airframe:
@@ -79,4 +88,6 @@ class UavSection:
         return named_or_path(self.airframe, "airframes", base_dir)
 
     def load(self, base_dir: Path) -> UavConfig:
-        return load_uav_config(self._path(base_dir) if self.airframe else DEFAULT_AIRFRAME)
+        """The airframe file's config with this section's fault rates and battery."""
+        uav = load_uav_config(self._path(base_dir) if self.airframe else DEFAULT_AIRFRAME)
+        return dataclasses.replace(uav, fault_rates=self.fault_rates, battery=self.battery)

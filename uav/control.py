@@ -1,4 +1,4 @@
-"""Control modes and the cascade that links them, vectorised over every UAV of a swarm.
+"""Control modes, the cascade's configuration, and its per-agent state for a swarm.
 
 The cascade has five stages, outermost first:
 
@@ -7,8 +7,11 @@ The cascade has five stages, outermost first:
     attitude (roll, pitch angles and yaw rate -> angular accelerations -> torques) -> mixer
 
 A mode is an object naming the stages it uses; where it enters, the cascade reads that
-mode's setpoints instead of the stage above. Every tick computes every stage for every agent
-in one pass and picks per agent with masks (no per-agent branches). Integrators of stages an
+mode's setpoints instead of the stage above. The stages run in uav/kernel.py (compiled, every
+stage for every agent, the mode picking per agent which output feeds the next stage) and in
+uav/reference.py (one agent). This module holds what they share: the modes, the gains and
+limits, and the per-agent setpoints and controller memory as record arrays whose named fields
+are views (`Setpoints.altitude` is a column of `Setpoints.records`). Integrators of stages an
 agent does not use are re-initialised when it enters them, so their idle values never matter.
 """
 
@@ -24,6 +27,7 @@ from skyswarm.uav.model import Airframe
 from skyswarm.uav.pid import Pid, PidGains
 
 STAGES = ("position", "altitude", "heading", "velocity", "attitude")
+POS, ALT, HDG, VEL, ATT = range(len(STAGES))  # columns of USES
 
 
 @dataclass(frozen=True)
@@ -107,33 +111,56 @@ def mode_index(mode: ControlMode) -> int:
     return MODES.index(mode)
 
 
+# One record per agent: the setpoints of every mode's entry level (Setpoints.records).
+SETPOINT = np.dtype(
+    [
+        ("mode", np.intp),  # index into MODES
+        ("position", "f8", (2,)),  # m, world x, y
+        ("altitude", "f8"),  # m
+        ("yaw", "f8"),  # rad, ENU
+        ("velocity", "f8", (3,)),  # m/s: vx, vy heading frame, vz up
+        ("attitude", "f8", (3,)),  # roll, pitch rad; yaw rate rad/s
+        ("thrust", "f8"),  # N, collective
+        ("manual", "f8", (4,)),  # throttle 0..1, roll, pitch, yaw -1..1
+    ]
+)
+
+# One record per agent: what the cascade remembers between ticks (Cascade.memory).
+MEMORY = np.dtype(
+    [
+        ("outer_i", "f8", (4,)),  # integrals of the x, y, altitude, heading loops (m/s, rad/s)
+        ("speed_i", "f8", (3,)),  # integrals of the vx, vy, vz loops, m/s^2
+        ("attitude_i", "f8", (3,)),  # integrals of the roll, pitch, yaw-rate loops, rad/s^2
+        ("prev_speed", "f8", (3,)),  # last measured heading-frame velocity, m/s
+        ("prev_r", "f8"),  # last measured yaw rate, rad/s
+        # Signals of the last tick, read when an agent switches mode (bumpless transfer):
+        ("velocity_target", "f8", (3,)),  # heading-frame m/s
+        ("attitude_target", "f8", (3,)),  # roll, pitch rad, yaw rate rad/s
+        ("demand", "f8", (4,)),  # collective N, torque x, y, z N m
+        ("yaw_rate_command", "f8"),  # rad/s, the heading loop's output
+    ]
+)
+
+
 class Setpoints:
-    """Per-agent setpoints of every mode's entry level, (N, ...) arrays."""
+    """Per-agent setpoints of every mode's entry level: `records` (N,) of SETPOINT, and one
+    attribute per field, a writable view into it (`position` (N, 2), `altitude` (N,), ...)."""
 
     def __init__(self, n: int) -> None:
-        self.mode = np.zeros(n, dtype=np.intp)  # index into MODES
-        self.position = np.zeros((n, 2))  # m, world x, y
-        self.altitude = np.zeros(n)  # m
-        self.yaw = np.zeros(n)  # rad, ENU
-        self.velocity = np.zeros((n, 3))  # m/s: vx, vy heading frame, vz up
-        self.attitude = np.zeros((n, 3))  # roll, pitch rad; yaw rate rad/s
-        self.thrust = np.zeros(n)  # N, collective
-        self.manual = np.zeros((n, 4))  # throttle 0..1, roll, pitch, yaw -1..1
-        self.refresh_masks()
-
-    def refresh_masks(self) -> None:
-        """Rebuild the per-agent selection masks after a mode change."""
-        uses = USES[self.mode]
-        pos, alt, hdg, vel, att = (uses[:, i] for i in range(len(STAGES)))
-        self.outer_drives_velocity = np.stack([pos, pos, alt], axis=1)  # (N, 3)
-        self.velocity_drives_attitude = np.stack([vel, vel, hdg], axis=1)  # (N, 3)
-        self.velocity_drives_thrust = vel.copy()  # (N,), contiguous for uav.kernel
-        self.manual_mask = ~att[:, None]  # (N, 1)
+        self.records = np.zeros(n, SETPOINT)  # read by uav.kernel each tick
+        self.mode = self.records["mode"]  # (N,) index into MODES
+        self.position = self.records["position"]  # (N, 2) m
+        self.altitude = self.records["altitude"]  # (N,) m
+        self.yaw = self.records["yaw"]  # (N,) rad
+        self.velocity = self.records["velocity"]  # (N, 3) m/s
+        self.attitude = self.records["attitude"]  # (N, 3) rad, rad, rad/s
+        self.thrust = self.records["thrust"]  # (N,) N
+        self.manual = self.records["manual"]  # (N, 4) sticks
 
 
 @dataclass
 class Measured:
-    """What the cascade needs from the state arrays, all (N, ...) and SI."""
+    """What bumpless switching needs from the state arrays, all (N, ...) and SI."""
 
     position: np.ndarray  # (N, 3) m
     velocity: np.ndarray  # (N, 3) m/s world
@@ -143,89 +170,28 @@ class Measured:
 
 
 class Cascade:
-    """All stages for N agents: setpoints + measurements -> (N, 4) mixer demands."""
+    """The cascade of N agents: its constants (from the airframe and [control]) and its memory
+    `memory` (N,) of MEMORY, updated in place by uav.kernel; the loops' integrals
+    (`outer.integral` ...) and the last tick's signals (`demand` ...) are views into it."""
 
     def __init__(self, airframe: Airframe, cfg: ControlConfig, n: int, dt: float) -> None:
-        self.cfg, self.dt, self.g = cfg, dt, 9.81
+        self.cfg, self.dt, self.g = cfg, dt, 9.81  # s, m/s^2
         self.mass = airframe.mass_kg
-        self.inertia = np.asarray(airframe.inertia_kg_m2, dtype=float)
-        self.outer = Pid([cfg.position, cfg.position, cfg.altitude, cfg.heading], n, dt)
-        self.speed = Pid([cfg.ground_speed] * 2 + [cfg.vertical_speed], n, dt)
-        self.attitude = Pid([cfg.attitude] * 2 + [cfg.yaw_rate], n, dt)
+        self.inertia = np.asarray(airframe.inertia_kg_m2, dtype=float)  # (3,) kg m^2
+        self.memory = np.zeros(n, MEMORY)
+        m = self.memory
+        self.outer = Pid([cfg.position, cfg.position, cfg.altitude, cfg.heading], m["outer_i"], dt)
+        self.speed = Pid([cfg.ground_speed] * 2 + [cfg.vertical_speed], m["speed_i"], dt)
+        self.attitude = Pid([cfg.attitude] * 2 + [cfg.yaw_rate], m["attitude_i"], dt)
         yaw_rate = math.radians(cfg.max_yaw_rate_deg_s)
-        self.outer_hi = np.array([np.inf, np.inf, cfg.max_climb_m_s, yaw_rate])
+        self.outer_hi = np.array([np.inf, np.inf, cfg.max_climb_m_s, yaw_rate])  # (4,)
         self.outer_lo = np.array([-np.inf, -np.inf, -cfg.max_descent_m_s, -yaw_rate])
         self.tan_tilt = math.tan(math.radians(cfg.max_tilt_deg))
         self.min_up = math.cos(math.radians(airframe.max_tilt_deg))
-        self.manual_scale = np.array([4 * airframe.max_thrust_n, *cfg.manual_torque_nm])
-        self.prev_speed = np.zeros((n, 3))  # last measured heading-frame velocity
-        self.prev_r = np.zeros(n)  # last measured yaw rate
-        # Signals of the last tick, read when an agent switches mode (bumpless transfer).
-        self.velocity_target = np.zeros((n, 3))
-        self.attitude_target = np.zeros((n, 3))
-        self.demand = np.zeros((n, 4))
-        self.yaw_rate_command = np.zeros(n)  # rad/s, the heading loop's output
-
-    def compute(self, sp: Setpoints, m: Measured) -> np.ndarray:
-        """One tick of every stage; returns (N, 4) [collective N, torque x, y, z N m]."""
-        yaw = m.euler[:, 2]
-        cos, sin = np.cos(yaw), np.sin(yaw)
-        vel_target = self._outer(sp, m, cos, sin)
-        vx, vy = m.velocity[:, 0], m.velocity[:, 1]
-        v_h = np.empty((len(yaw), 3))
-        v_h[:, 0] = cos * vx + sin * vy
-        v_h[:, 1] = cos * vy - sin * vx
-        v_h[:, 2] = m.velocity[:, 2]
-        accel = self.speed.update(vel_target - v_h, (v_h - self.prev_speed) / self.dt)
-        self.prev_speed = v_h
-        tilt_targets, collective = self._tilt(accel, m.up_z)
-        att_target = np.where(sp.velocity_drives_attitude, tilt_targets, sp.attitude)
-        r = m.body_rate[:, 2]
-        rate = m.body_rate.copy()
-        rate[:, 2] = (r - self.prev_r) / self.dt
-        self.prev_r = r
-        measured = m.euler.copy()
-        measured[:, 2] = r
-        error = att_target - measured
-        torque = self.inertia * self.attitude.update(error, rate)
-        demand = np.empty((len(yaw), 4))
-        demand[:, 0] = np.where(sp.velocity_drives_thrust, collective, sp.thrust)
-        demand[:, 1:] = torque
-        demand = np.where(sp.manual_mask, sp.manual * self.manual_scale, demand)
-        self.velocity_target, self.attitude_target, self.demand = vel_target, att_target, demand
-        return demand
-
-    def _outer(self, sp: Setpoints, m: Measured, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-        """Position, altitude and heading loops -> (N, 3) heading-frame velocity targets."""
-        n = len(cos)
-        error = np.empty((n, 4))
-        error[:, :2] = sp.position - m.position[:, :2]
-        error[:, 2] = sp.altitude - m.position[:, 2]
-        error[:, 3] = (sp.yaw - m.euler[:, 2] + math.pi) % (2 * math.pi) - math.pi
-        rate = np.empty((n, 4))
-        rate[:, :3] = m.velocity
-        rate[:, 3] = m.body_rate[:, 2]
-        out = np.minimum(np.maximum(self.outer.update(error, rate), self.outer_lo), self.outer_hi)
-        wx, wy = out[:, 0], out[:, 1]
-        scale = np.minimum(1.0, self.cfg.max_speed_m_s / np.maximum(np.hypot(wx, wy), 1e-12))
-        self.yaw_rate_command = out[:, 3]
-        target = np.empty((n, 3))
-        target[:, 0] = (cos * wx + sin * wy) * scale
-        target[:, 1] = (cos * wy - sin * wx) * scale
-        target[:, 2] = out[:, 2]
-        return np.where(sp.outer_drives_velocity, target, sp.velocity)
-
-    def _tilt(self, accel: np.ndarray, up_z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(N, 3) heading-frame accelerations -> (N, 3) [roll, pitch, yaw-rate] targets (the
-        heading loop's yaw rate) and (N,) collective thrust N, tilt limited."""
-        vert = self.g + accel[:, 2]
-        ax, ay = accel[:, 0], accel[:, 1]
-        limit = vert * self.tan_tilt
-        scale = np.minimum(1.0, limit / np.maximum(np.hypot(ax, ay), 1e-12))
-        ax, ay = ax * scale, ay * scale
-        out = np.empty((len(vert), 3))
-        out[:, 0] = np.arctan2(-ay, np.hypot(ax, vert))
-        out[:, 1] = np.arctan2(ax, vert)
-        out[:, 2] = self.yaw_rate_command
-        collective = self.mass * vert / np.maximum(up_z, self.min_up)
-        return out, collective
+        self.manual_scale = np.array([4 * airframe.max_thrust_n, *cfg.manual_torque_nm])  # (4,)
+        self.prev_speed = m["prev_speed"]  # (N, 3) m/s
+        self.prev_r = m["prev_r"]  # (N,) rad/s
+        self.velocity_target = m["velocity_target"]  # (N, 3) m/s
+        self.attitude_target = m["attitude_target"]  # (N, 3)
+        self.demand = m["demand"]  # (N, 4)
+        self.yaw_rate_command = m["yaw_rate_command"]  # (N,) rad/s

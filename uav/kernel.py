@@ -1,34 +1,37 @@
-"""The 400 Hz path compiled: cascade, mixer, motors and wrench for N agents in one numba call.
+"""The 400 Hz flight stack compiled: cascade, mixer, motors and wrench of N agents in one call.
 
-The numpy objects in uav/control.py, mixer.py, pid.py and model.py are the readable
-implementation and own every constant; `FlightKernel` copies those constants once and runs the
-same equations per agent in one compiled loop, writing the controller's state in place into the
-very arrays the numpy objects hold (PID integrals, previous measurements, last targets, motor
-thrusts), so bumpless switching and the agent API see no difference. Every stage runs for every
-agent, as in the numpy cascade; the modes reach the kernel only as the per-agent selection masks
-that `Setpoints.refresh_masks` builds when a mode changes. Tested against uav/reference.py and
-the numpy path within 1e-9 (tests/uav/test_uav_reference.py).
+numba is a required dependency (pyproject.toml): `fly` is the only code that flies a swarm.
+uav/reference.py holds the same equations for one agent in plain Python; the two agree within
+1e-9 (tests/uav/test_uav_reference.py). Every stage runs for every agent; an agent's mode
+(its row of `CONSTANTS.uses`) only picks which output feeds the next stage, as uav/control.py
+describes.
 
-numba is optional: without it `AVAILABLE` is False and the swarm runs the numpy path.
+Compiled code here reads nothing but its arguments and this module's own names: numba caches
+`fly` on disk keyed by this file alone, so a function or array of another module compiled
+into it would go stale when that module changes. That is why the quaternion formulas of
+uav/frames.py have a compiled copy below (the reference test holds the two together) and the
+mode table travels in `constants`.
+
+`fly` takes packed inputs, nothing per tick to build:
+- the world's state arrays (core.state.BodyState) and the agents' rows in them (`slots`);
+- `constants`, one CONSTANTS record: every gain, limit and airframe constant, copied once by
+  `FlightKernel` from the objects that own them (Cascade, Mixer, Motors, WrenchModel);
+- `setpoints`, (N,) uav.control.SETPOINT records: each agent's mode and setpoints;
+- `memory`, (N,) uav.control.MEMORY records: integrals, last measurements and last signals,
+  updated in place (bumpless switching reads them);
+- the swarm's per-agent arrays: motor thrusts (in place), alive, failed motors, wind, and the
+  force and torque it applies.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+from numba import njit
 
-try:
-    from numba import njit
-
-    AVAILABLE = True
-except ImportError:  # pragma: no cover - exercised only where numba is missing
-    AVAILABLE = False
-
-    def njit(*args, **kwargs):  # type: ignore[no-redef]
-        return lambda fn: fn
-
+from skyswarm.uav.control import MODES
 
 if TYPE_CHECKING:
     from skyswarm.uav.control import Cascade, Setpoints
@@ -37,15 +40,70 @@ if TYPE_CHECKING:
     from skyswarm.uav.pid import Pid
 
 # Compiled with numpy's error model (x / 0 -> inf, no exception) and without fastmath, so the
-# arithmetic is the numpy path's IEEE arithmetic.
+# arithmetic is plain IEEE arithmetic, operation for operation as written.
 _JIT = {"cache": True, "error_model": "numpy", "nogil": True}
+_STAGE = {"inline": "always", **_JIT}
 
-# Rows of the (3, 5, 4) gain table: loop, then parameter, then axis (unused axes are zero).
+# The gain table `CONSTANTS.gains` (3, 5, 4): loop, then parameter, then axis (unused axes 0).
 OUTER, SPEED, ATTITUDE = 0, 1, 2
 KP, KI_DT, KD, I_LIMIT, OUT_LIMIT = range(5)
+# Columns of the mode table `CONSTANTS.uses` (modes, 5): 1 where the mode uses the stage.
+STAGE_COLUMNS = ("position", "altitude", "heading", "velocity", "attitude")
+POS, ALT, HDG, VEL, ATT = range(len(STAGE_COLUMNS))
+
+CONSTANTS = np.dtype(
+    [
+        ("uses", "u1", (len(MODES), len(STAGE_COLUMNS))),  # by mode index, see POS..
+        ("gains", "f8", (3, 5, 4)),  # see OUTER.. and KP..
+        ("outer_lo", "f8", (4,)),  # limits of the outer loops' outputs: vx, vy, vz m/s,
+        ("outer_hi", "f8", (4,)),  # yaw rate rad/s
+        ("max_speed", "f8"),  # m/s, horizontal speed the position loop may command
+        ("dt", "f8"),  # s, one tick
+        ("g", "f8"),  # m/s^2
+        ("mass", "f8"),  # kg
+        ("inertia", "f8", (3,)),  # kg m^2, principal, body x, y, z
+        ("tan_tilt", "f8"),  # tan of the tilt the speed loops may command
+        ("min_up", "f8"),  # cos of the airframe's largest tilt
+        ("manual_scale", "f8", (4,)),  # sticks -> collective N, torque x, y, z N m
+        ("f_max", "f8"),  # N, one motor
+        ("per_collective", "f8"),  # mixer: N per motor per N of collective
+        ("attitude_map", "f8", (2, 4)),  # mixer: N per motor per N m of roll, pitch torque
+        ("yaw_map", "f8", (4,)),  # mixer: N per motor per N m of yaw torque
+        ("yaw_abs", "f8", (4,)),  # |yaw_map|, at least 1e-12
+        ("alpha", "f8"),  # motor lag per tick, 1 - exp(-dt / tau)
+        ("torque_map", "f8", (4, 3)),  # motor thrust N -> body torque N m
+        ("drag", "f8", (3,)),  # -drag coefficients, N s/m, body x, y, z
+    ]
+)
+
+# One record of a structured array (CONSTANTS, SETPOINT, MEMORY): numba passes it by reference,
+# so writes to its fields land in the array.
+Record = np.void
+Vec3 = tuple[float, float, float]
+Vec4 = tuple[float, float, float, float]
 
 
-@njit(inline="always", **_JIT)
+class Sensed(NamedTuple):
+    """What one agent's loops read from the state arrays (SI, world frame unless named)."""
+
+    r: Any  # body-to-world rotation, three rows (see _rotation)
+    x: float
+    y: float
+    z: float
+    vx: float
+    vy: float
+    vz: float
+    roll: float
+    pitch: float
+    yaw: float
+    p: float  # body rates rad/s
+    q: float
+    rate_r: float
+    cos: float  # of the yaw
+    sin: float
+
+
+@njit(**_STAGE)
 def _min(a: float, b: float) -> float:
     """np.minimum for scalars: NaN in, NaN out."""
     if a != a or b != b:
@@ -53,7 +111,7 @@ def _min(a: float, b: float) -> float:
     return a if a < b else b
 
 
-@njit(inline="always", **_JIT)
+@njit(**_STAGE)
 def _max(a: float, b: float) -> float:
     """np.maximum for scalars: NaN in, NaN out."""
     if a != a or b != b:
@@ -61,187 +119,220 @@ def _max(a: float, b: float) -> float:
     return a if a > b else b
 
 
-@njit(inline="always", **_JIT)
-def _pid(gains, loop, axis, integral, i, error, rate):  # noqa: ANN001, ANN202
-    """One axis of uav.pid.Pid.update for agent i; updates integral[i, axis] in place."""
-    kp, ki_dt, kd = gains[loop, KP, axis], gains[loop, KI_DT, axis], gains[loop, KD, axis]
-    i_lim, out_lim = gains[loop, I_LIMIT, axis], gains[loop, OUT_LIMIT, axis]
+@njit(**_STAGE)
+def _rotation(x: float, y: float, z: float, w: float) -> Any:
+    """uav.frames.rotation_rows, compiled here: (x, y, z, w) -> R as three rows."""
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz = x * y, x * z, y * z
+    wx, wy, wz = w * x, w * y, w * z
+    return (
+        (1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
+        (2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
+        (2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)),
+    )
+
+
+@njit(**_STAGE)
+def _euler(r: Any) -> tuple[float, float, float]:
+    """uav.frames.euler_angles, compiled here: R -> (roll, pitch, yaw) rad."""
+    pitch = math.asin(_min(_max(-r[2][0], -1.0), 1.0))
+    return math.atan2(r[2][1], r[2][2]), pitch, math.atan2(r[1][0], r[0][0])
+
+
+@njit(**_STAGE)
+def _pid(c: Record, loop: int, axis: int, integral: np.ndarray, error: float, rate: float) -> float:
+    """One axis of one loop (uav/pid.py); updates `integral[axis]` in place."""
+    kp, ki_dt, kd = c.gains[loop, KP, axis], c.gains[loop, KI_DT, axis], c.gains[loop, KD, axis]
+    i_lim, out_lim = c.gains[loop, I_LIMIT, axis], c.gains[loop, OUT_LIMIT, axis]
     p_d = kp * error - kd * rate
-    trial = _min(_max(integral[i, axis] + ki_dt * error, -i_lim), i_lim)
+    trial = _min(_max(integral[axis] + ki_dt * error, -i_lim), i_lim)
     raw = p_d + trial
+    # Saturated and the error pushes further into saturation: keep the old integral.
     if not (abs(raw) > out_lim and error * raw > 0):
-        integral[i, axis] = trial
-    return _min(_max(p_d + integral[i, axis], -out_lim), out_lim)
+        integral[axis] = trial
+    return _min(_max(p_d + integral[axis], -out_lim), out_lim)
+
+
+@njit(**_STAGE)
+def _sense(
+    s: int, position: np.ndarray, orientation: np.ndarray, velocity: np.ndarray, omega: np.ndarray
+) -> Sensed:
+    """The measurements of state row `s` (as uav.swarm.Swarm.measure makes them)."""
+    r = _rotation(orientation[s, 0], orientation[s, 1], orientation[s, 2], orientation[s, 3])
+    roll, pitch, yaw = _euler(r)
+    o0, o1, o2 = omega[s, 0], omega[s, 1], omega[s, 2]
+    p = r[0][0] * o0 + r[1][0] * o1 + r[2][0] * o2  # body rates: R^T omega
+    q = r[0][1] * o0 + r[1][1] * o1 + r[2][1] * o2
+    rate_r = r[0][2] * o0 + r[1][2] * o1 + r[2][2] * o2
+    x, y, z = position[s, 0], position[s, 1], position[s, 2]
+    vx, vy, vz = velocity[s, 0], velocity[s, 1], velocity[s, 2]
+    cos, sin = math.cos(yaw), math.sin(yaw)
+    return Sensed(r, x, y, z, vx, vy, vz, roll, pitch, yaw, p, q, rate_r, cos, sin)
+
+
+@njit(**_STAGE)
+def _outer_loops(c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed) -> Vec3:
+    """Position, altitude, heading loops -> heading-frame velocity target m/s (the mode's own
+    setpoint where the loop is not used); keeps the target and the yaw-rate command."""
+    e3 = (sp.yaw - m.yaw + math.pi) % (2.0 * math.pi) - math.pi
+    o0 = _pid(c, OUTER, 0, mem.outer_i, sp.position[0] - m.x, m.vx)
+    o1 = _pid(c, OUTER, 1, mem.outer_i, sp.position[1] - m.y, m.vy)
+    o2 = _pid(c, OUTER, 2, mem.outer_i, sp.altitude - m.z, m.vz)
+    o3 = _pid(c, OUTER, 3, mem.outer_i, e3, m.rate_r)
+    o0 = _min(_max(o0, c.outer_lo[0]), c.outer_hi[0])
+    o1 = _min(_max(o1, c.outer_lo[1]), c.outer_hi[1])
+    o2 = _min(_max(o2, c.outer_lo[2]), c.outer_hi[2])
+    o3 = _min(_max(o3, c.outer_lo[3]), c.outer_hi[3])
+    scale = _min(1.0, c.max_speed / _max(math.hypot(o0, o1), 1e-12))
+    mem.yaw_rate_command = o3
+    vt0 = (m.cos * o0 + m.sin * o1) * scale if uses[POS] else sp.velocity[0]
+    vt1 = (m.cos * o1 - m.sin * o0) * scale if uses[POS] else sp.velocity[1]
+    vt2 = o2 if uses[ALT] else sp.velocity[2]
+    mem.velocity_target[0], mem.velocity_target[1], mem.velocity_target[2] = vt0, vt1, vt2
+    return vt0, vt1, vt2
+
+
+@njit(**_STAGE)
+def _speed_loops(
+    c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed, vt: Vec3
+) -> tuple[Vec3, float]:
+    """Heading-frame velocity target `vt` m/s -> (roll rad, pitch rad, yaw rate rad/s) target
+    and collective N, tilt limited; keeps the target and the measured velocity."""
+    vt0, vt1, vt2 = vt
+    h0, h1, h2 = m.cos * m.vx + m.sin * m.vy, m.cos * m.vy - m.sin * m.vx, m.vz
+    prev = mem.prev_speed
+    a0 = _pid(c, SPEED, 0, mem.speed_i, vt0 - h0, (h0 - prev[0]) / c.dt)
+    a1 = _pid(c, SPEED, 1, mem.speed_i, vt1 - h1, (h1 - prev[1]) / c.dt)
+    a2 = _pid(c, SPEED, 2, mem.speed_i, vt2 - h2, (h2 - prev[2]) / c.dt)
+    prev[0], prev[1], prev[2] = h0, h1, h2
+    vert = c.g + a2
+    tilt_scale = _min(1.0, vert * c.tan_tilt / _max(math.hypot(a0, a1), 1e-12))
+    ax, ay = a0 * tilt_scale, a1 * tilt_scale
+    at0 = math.atan2(-ay, math.hypot(ax, vert)) if uses[VEL] else sp.attitude[0]
+    at1 = math.atan2(ax, vert) if uses[VEL] else sp.attitude[1]
+    at2 = mem.yaw_rate_command if uses[HDG] else sp.attitude[2]
+    collective = c.mass * vert / _max(m.r[2][2], c.min_up)
+    mem.attitude_target[0], mem.attitude_target[1], mem.attitude_target[2] = at0, at1, at2
+    return (at0, at1, at2), collective
+
+
+@njit(**_STAGE)
+def _attitude_loops(
+    c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed, at: Vec3, collective: float
+) -> Vec4:
+    """Attitude target `at` (roll, pitch rad, yaw rate rad/s) and collective N -> the demand
+    (collective N, torque x, y, z N m), or the sticks scaled in Manual; keeps the demand and
+    the measured yaw rate."""
+    at0, at1, at2 = at
+    r_dot = (m.rate_r - mem.prev_r) / c.dt
+    mem.prev_r = m.rate_r
+    tx = c.inertia[0] * _pid(c, ATTITUDE, 0, mem.attitude_i, at0 - m.roll, m.p)
+    ty = c.inertia[1] * _pid(c, ATTITUDE, 1, mem.attitude_i, at1 - m.pitch, m.q)
+    tz = c.inertia[2] * _pid(c, ATTITUDE, 2, mem.attitude_i, at2 - m.rate_r, r_dot)
+    if not uses[ATT]:  # Manual: the sticks straight to the mixer
+        d0, d1 = sp.manual[0] * c.manual_scale[0], sp.manual[1] * c.manual_scale[1]
+        d2, d3 = sp.manual[2] * c.manual_scale[2], sp.manual[3] * c.manual_scale[3]
+    else:
+        d0 = collective if uses[VEL] else sp.thrust
+        d1, d2, d3 = tx, ty, tz
+    mem.demand[0], mem.demand[1], mem.demand[2], mem.demand[3] = d0, d1, d2, d3
+    return d0, d1, d2, d3
+
+
+@njit(**_STAGE)
+def _mix(c: Record, demand: Vec4, command: np.ndarray) -> None:
+    """Demand (collective N, torque x, y, z N m) -> (4,) motor commands N in [0, f_max],
+    written to `command` (uav/mixer.py): roll and pitch first, then collective, yaw last."""
+    d0, d1, d2, d3 = demand
+    for k in range(4):
+        command[k] = d1 * c.attitude_map[0, k] + d2 * c.attitude_map[1, k]
+    hi = _max(_max(command[0], command[1]), _max(command[2], command[3]))
+    lo = _min(_min(command[0], command[1]), _min(command[2], command[3]))
+    shrink = _min(1.0, c.f_max / _max(hi - lo, 1e-12))
+    coll = _min(_max(d0 * c.per_collective, -lo * shrink), c.f_max - hi * shrink)
+    room = np.inf  # N m of yaw every motor still allows
+    for k in range(4):
+        command[k] = command[k] * shrink + coll  # the base thrusts
+        yaw_k = d3 * c.yaw_map[k]
+        room = _min(room, (c.f_max - command[k] if yaw_k > 0 else command[k]) / c.yaw_abs[k])
+    fraction = _min(_max(room / _max(abs(d3), 1e-300), 0.0), 1.0)
+    for k in range(4):
+        command[k] = _min(_max(command[k] + d3 * c.yaw_map[k] * fraction, 0.0), c.f_max)
+
+
+@njit(**_STAGE)
+def _motors_and_wrench(
+    c: Record,
+    m: Sensed,
+    command: np.ndarray,
+    thrust: np.ndarray,
+    wind: np.ndarray,
+    force: np.ndarray,
+    torque: np.ndarray,
+) -> None:
+    """One agent: (4,) commands -> (4,) `thrust` after the motor lag (in place), and the
+    body-frame `force` (3,) N (thrust + drag on the airspeed v - wind) and world `torque` N m."""
+    total, bx, by, bz = 0.0, 0.0, 0.0, 0.0
+    for k in range(4):
+        f = thrust[k]
+        f += c.alpha * (_min(_max(command[k], 0.0), c.f_max) - f)
+        thrust[k] = f
+        total += f
+        bx += f * c.torque_map[k, 0]
+        by += f * c.torque_map[k, 1]
+        bz += f * c.torque_map[k, 2]
+    r = m.r
+    ux, uy, uz = m.vx - wind[0], m.vy - wind[1], m.vz - wind[2]  # exact for calm air
+    force[0] = c.drag[0] * (r[0][0] * ux + r[1][0] * uy + r[2][0] * uz)
+    force[1] = c.drag[1] * (r[0][1] * ux + r[1][1] * uy + r[2][1] * uz)
+    force[2] = c.drag[2] * (r[0][2] * ux + r[1][2] * uy + r[2][2] * uz) + total
+    torque[0] = r[0][0] * bx + r[0][1] * by + r[0][2] * bz
+    torque[1] = r[1][0] * bx + r[1][1] * by + r[1][2] * bz
+    torque[2] = r[2][0] * bx + r[2][1] * by + r[2][2] * bz
 
 
 @njit(**_JIT)
-def fly(  # noqa: PLR0913, PLR0915 - one flat call keeps the per-tick dispatch cheap
-    slots,  # (N,) int: state rows of the agents
-    position,  # (capacity, 3) world state arrays (core.state.BodyState)
-    orientation,  # (capacity, 4)
-    velocity,  # (capacity, 3)
-    omega,  # (capacity, 3)
-    sp_position,  # setpoints (uav.control.Setpoints), (N, ...)
-    sp_altitude,
-    sp_yaw,
-    sp_velocity,
-    sp_attitude,
-    sp_thrust,
-    sp_manual,
-    outer_drives_velocity,  # (N, 3) bool masks of the agents' modes
-    velocity_drives_attitude,  # (N, 3) bool
-    velocity_drives_thrust,  # (N,) bool
-    manual_mask,  # (N, 1) bool
-    gains,  # (3, 5, 4) see OUTER.., KP..
-    outer_lo,  # (4,) limits of the outer loops' outputs
-    outer_hi,  # (4,)
-    inertia,  # (3,) kg m^2
-    manual_scale,  # (4,)
-    attitude_map,  # (2, 4) mixer
-    yaw_map,  # (4,)
-    yaw_abs,  # (4,)
-    torque_map,  # (4, 3) thrusts -> body torque
-    drag,  # (3,) -drag coefficients
-    wind,  # (N, 3) wind m/s, world frame: the drag acts on the airspeed v - wind
-    scalars,  # (9,) dt, g, mass, tan_tilt, min_up, max_speed, f_max, per_collective, alpha
-    outer_i,  # (N, 4) controller state, updated in place
-    speed_i,  # (N, 3)
-    attitude_i,  # (N, 3)
-    prev_speed,  # (N, 3)
-    prev_r,  # (N,)
-    velocity_target,  # (N, 3) outputs kept for bumpless switching
-    attitude_target,  # (N, 3)
-    demand,  # (N, 4)
-    yaw_rate_command,  # (N,)
-    alive,  # (N,) bool: dead agents' motors get a zero command
-    motor_ok,  # (N, 4): 0 for a failed motor
-    thrust,  # (N, 4) motor thrusts N, updated in place
-    force,  # (N, 3) out: body-frame force N
-    torque,  # (N, 3) out: world-frame torque N m
+def fly(
+    slots: np.ndarray,
+    position: np.ndarray,
+    orientation: np.ndarray,
+    velocity: np.ndarray,
+    omega: np.ndarray,
+    constants: np.ndarray,
+    setpoints: np.ndarray,
+    memory: np.ndarray,
+    thrust: np.ndarray,
+    alive: np.ndarray,
+    motor_ok: np.ndarray,
+    wind: np.ndarray,
+    force: np.ndarray,
+    torque: np.ndarray,
 ) -> None:
-    dt, g, mass, tan_tilt, min_up = scalars[0], scalars[1], scalars[2], scalars[3], scalars[4]
-    max_speed, f_max, per_collective, alpha = scalars[5], scalars[6], scalars[7], scalars[8]
-    two_pi = 2.0 * math.pi
-    r = np.empty((3, 3))
-    out = np.empty(4)
-    diff = np.empty(4)
+    """One tick of every agent.
+
+    `slots` (N,) int: the agents' rows in the world's (capacity, 3|4) `position` m,
+    `orientation` (x, y, z, w), `velocity` m/s and `omega` rad/s (world frame);
+    `constants` (1,) CONSTANTS; `setpoints` (N,) SETPOINT; `memory` (N,) MEMORY, in place;
+    `thrust` (N, 4) motor thrusts N, in place; `alive` (N,) bool (dead agents' motors get a
+    zero command); `motor_ok` (N, 4) 0 for a failed motor else 1; `wind` (N, 3) m/s world
+    frame, what the drag sees; out: `force` (N, 3) body-frame N, `torque` (N, 3) world N m.
+    """
+    c = constants[0]
+    command = np.empty(4)
     for i in range(slots.shape[0]):
-        s = slots[i]
-        # -- measurements (uav.swarm.Swarm.measure, uav.frames) ---------------------------
-        x, y, z, w = orientation[s, 0], orientation[s, 1], orientation[s, 2], orientation[s, 3]
-        xx, yy, zz = x * x, y * y, z * z
-        xy, xz, yz = x * y, x * z, y * z
-        wx, wy, wz = w * x, w * y, w * z
-        r[0, 0] = 1 - 2 * (yy + zz)
-        r[0, 1] = 2 * (xy - wz)
-        r[0, 2] = 2 * (xz + wy)
-        r[1, 0] = 2 * (xy + wz)
-        r[1, 1] = 1 - 2 * (xx + zz)
-        r[1, 2] = 2 * (yz - wx)
-        r[2, 0] = 2 * (xz - wy)
-        r[2, 1] = 2 * (yz + wx)
-        r[2, 2] = 1 - 2 * (xx + yy)
-        roll = math.atan2(r[2, 1], r[2, 2])
-        pitch = math.asin(_min(_max(-r[2, 0], -1.0), 1.0))
-        yaw = math.atan2(r[1, 0], r[0, 0])
-        o0, o1, o2 = omega[s, 0], omega[s, 1], omega[s, 2]
-        p = r[0, 0] * o0 + r[1, 0] * o1 + r[2, 0] * o2  # body rates: R^T omega
-        q = r[0, 1] * o0 + r[1, 1] * o1 + r[2, 1] * o2
-        rr = r[0, 2] * o0 + r[1, 2] * o1 + r[2, 2] * o2
-        vx, vy, vz = velocity[s, 0], velocity[s, 1], velocity[s, 2]
-        cos, sin = math.cos(yaw), math.sin(yaw)
-
-        # -- outer loops: position, altitude, heading (Cascade._outer) --------------------
-        e3 = (sp_yaw[i] - yaw + math.pi) % two_pi - math.pi
-        out[0] = _pid(gains, OUTER, 0, outer_i, i, sp_position[i, 0] - position[s, 0], vx)
-        out[1] = _pid(gains, OUTER, 1, outer_i, i, sp_position[i, 1] - position[s, 1], vy)
-        out[2] = _pid(gains, OUTER, 2, outer_i, i, sp_altitude[i] - position[s, 2], vz)
-        out[3] = _pid(gains, OUTER, 3, outer_i, i, e3, rr)
+        sp, mem = setpoints[i], memory[i]
+        uses = c.uses[sp.mode]
+        m = _sense(slots[i], position, orientation, velocity, omega)
+        vt = _outer_loops(c, sp, mem, uses, m)
+        at, collective = _speed_loops(c, sp, mem, uses, m, vt)
+        _mix(c, _attitude_loops(c, sp, mem, uses, m, at, collective), command)
         for k in range(4):
-            out[k] = _min(_max(out[k], outer_lo[k]), outer_hi[k])
-        ox, oy = out[0], out[1]
-        scale = _min(1.0, max_speed / _max(math.hypot(ox, oy), 1e-12))
-        yaw_rate_command[i] = out[3]
-        t0 = (cos * ox + sin * oy) * scale
-        t1 = (cos * oy - sin * ox) * scale
-        vt0 = t0 if outer_drives_velocity[i, 0] else sp_velocity[i, 0]
-        vt1 = t1 if outer_drives_velocity[i, 1] else sp_velocity[i, 1]
-        vt2 = out[2] if outer_drives_velocity[i, 2] else sp_velocity[i, 2]
-        velocity_target[i, 0], velocity_target[i, 1], velocity_target[i, 2] = vt0, vt1, vt2
-
-        # -- speed loops -> tilt and collective (Cascade.compute, Cascade._tilt) ----------
-        h0, h1, h2 = cos * vx + sin * vy, cos * vy - sin * vx, vz
-        a0 = _pid(gains, SPEED, 0, speed_i, i, vt0 - h0, (h0 - prev_speed[i, 0]) / dt)
-        a1 = _pid(gains, SPEED, 1, speed_i, i, vt1 - h1, (h1 - prev_speed[i, 1]) / dt)
-        a2 = _pid(gains, SPEED, 2, speed_i, i, vt2 - h2, (h2 - prev_speed[i, 2]) / dt)
-        prev_speed[i, 0], prev_speed[i, 1], prev_speed[i, 2] = h0, h1, h2
-        vert = g + a2
-        tilt_scale = _min(1.0, vert * tan_tilt / _max(math.hypot(a0, a1), 1e-12))
-        ax, ay = a0 * tilt_scale, a1 * tilt_scale
-        at0 = math.atan2(-ay, math.hypot(ax, vert))
-        at1 = math.atan2(ax, vert)
-        at2 = out[3]
-        collective = mass * vert / _max(r[2, 2], min_up)
-        if not velocity_drives_attitude[i, 0]:
-            at0 = sp_attitude[i, 0]
-        if not velocity_drives_attitude[i, 1]:
-            at1 = sp_attitude[i, 1]
-        if not velocity_drives_attitude[i, 2]:
-            at2 = sp_attitude[i, 2]
-        attitude_target[i, 0], attitude_target[i, 1], attitude_target[i, 2] = at0, at1, at2
-
-        # -- attitude loops -> torques, and the demand (Cascade.compute) -------------------
-        r_dot = (rr - prev_r[i]) / dt
-        prev_r[i] = rr
-        tx = inertia[0] * _pid(gains, ATTITUDE, 0, attitude_i, i, at0 - roll, p)
-        ty = inertia[1] * _pid(gains, ATTITUDE, 1, attitude_i, i, at1 - pitch, q)
-        tz = inertia[2] * _pid(gains, ATTITUDE, 2, attitude_i, i, at2 - rr, r_dot)
-        if manual_mask[i, 0]:
-            d0, d1 = sp_manual[i, 0] * manual_scale[0], sp_manual[i, 1] * manual_scale[1]
-            d2, d3 = sp_manual[i, 2] * manual_scale[2], sp_manual[i, 3] * manual_scale[3]
-        else:
-            d0 = collective if velocity_drives_thrust[i] else sp_thrust[i]
-            d1, d2, d3 = tx, ty, tz
-        demand[i, 0], demand[i, 1], demand[i, 2], demand[i, 3] = d0, d1, d2, d3
-
-        # -- mixer (uav.mixer.Mixer.mix) ---------------------------------------------------
-        for k in range(4):
-            diff[k] = d1 * attitude_map[0, k] + d2 * attitude_map[1, k]
-        hi = _max(_max(diff[0], diff[1]), _max(diff[2], diff[3]))
-        lo = _min(_min(diff[0], diff[1]), _min(diff[2], diff[3]))
-        shrink = _min(1.0, f_max / _max(hi - lo, 1e-12))
-        coll = _min(_max(d0 * per_collective, -lo * shrink), f_max - hi * shrink)
-        room = np.inf
-        for k in range(4):
-            diff[k] = diff[k] * shrink + coll  # the base thrusts
-            yaw_k = d3 * yaw_map[k]
-            room = _min(room, (f_max - diff[k] if yaw_k > 0 else diff[k]) / yaw_abs[k])
-        fraction = _min(_max(room / _max(abs(d3), 1e-300), 0.0), 1.0)
-
-        # -- motors (uav.model.Motors.step) and the wrench (uav.model.WrenchModel) ---------
-        total, bx, by, bz = 0.0, 0.0, 0.0, 0.0
-        for k in range(4):
-            command = _min(_max(diff[k] + d3 * yaw_map[k] * fraction, 0.0), f_max)
-            if not alive[i]:
-                command = 0.0
-            command *= motor_ok[i, k]
-            f = thrust[i, k]
-            f += alpha * (_min(_max(command, 0.0), f_max) - f)
-            thrust[i, k] = f
-            total += f
-            bx += f * torque_map[k, 0]
-            by += f * torque_map[k, 1]
-            bz += f * torque_map[k, 2]
-        ux, uy, uz = vx - wind[i, 0], vy - wind[i, 1], vz - wind[i, 2]  # exact for calm air
-        force[i, 0] = drag[0] * (r[0, 0] * ux + r[1, 0] * uy + r[2, 0] * uz)
-        force[i, 1] = drag[1] * (r[0, 1] * ux + r[1, 1] * uy + r[2, 1] * uz)
-        force[i, 2] = drag[2] * (r[0, 2] * ux + r[1, 2] * uy + r[2, 2] * uz) + total
-        torque[i, 0] = r[0, 0] * bx + r[0, 1] * by + r[0, 2] * bz
-        torque[i, 1] = r[1, 0] * bx + r[1, 1] * by + r[1, 2] * bz
-        torque[i, 2] = r[2, 0] * bx + r[2, 1] * by + r[2, 2] * bz
+            command[k] = command[k] * motor_ok[i, k] if alive[i] else 0.0
+        _motors_and_wrench(c, m, command, thrust[i], wind[i], force[i], torque[i])
 
 
 def _gain_table(*pids: Pid) -> np.ndarray:
+    """(loops, 5, 4) gains of `pids` in the order KP..OUT_LIMIT, unused axes 0."""
     table = np.zeros((len(pids), 5, 4))
     for k, pid in enumerate(pids):
         axes = len(pid.kp)
@@ -250,39 +341,64 @@ def _gain_table(*pids: Pid) -> np.ndarray:
     return table
 
 
+def pack_constants(
+    cascade: Cascade, mixer: Mixer, motors: Motors, wrench: WrenchModel
+) -> np.ndarray:
+    """The (1,) CONSTANTS record of one swarm, copied from the objects that own the values."""
+    if motors.f_max != mixer.f_max:
+        raise ValueError(
+            f"the mixer ({mixer.f_max} N) and the motors ({motors.f_max} N) disagree on the "
+            "maximum thrust"
+        )
+    c = np.zeros(1, CONSTANTS)
+    uses = [[mode.uses(stage) for stage in STAGE_COLUMNS] for mode in MODES]
+    values = {
+        "uses": np.array(uses, dtype=np.uint8),
+        "gains": _gain_table(cascade.outer, cascade.speed, cascade.attitude),
+        "outer_lo": cascade.outer_lo,
+        "outer_hi": cascade.outer_hi,
+        "max_speed": cascade.cfg.max_speed_m_s,
+        "dt": cascade.dt,
+        "g": cascade.g,
+        "mass": cascade.mass,
+        "inertia": cascade.inertia,
+        "tan_tilt": cascade.tan_tilt,
+        "min_up": cascade.min_up,
+        "manual_scale": cascade.manual_scale,
+        "f_max": mixer.f_max,
+        "per_collective": mixer.per_collective,
+        "attitude_map": mixer.attitude_map,
+        "yaw_map": mixer.yaw_map,
+        "yaw_abs": mixer.yaw_abs,
+        "alpha": motors.alpha,
+        "torque_map": wrench.torque_map,
+        "drag": wrench.drag,
+    }
+    if set(values) != set(CONSTANTS.names):
+        raise ValueError(f"constants {sorted(set(CONSTANTS.names) ^ set(values))} not packed")
+    for name, value in values.items():
+        c[0][name] = value
+    return c
+
+
 class FlightKernel:
-    """The compiled controller of one swarm: constants copied once from the numpy objects."""
+    """The compiled controller of one swarm: the agents' state rows and its constants."""
 
     def __init__(
-        self, cascade: Cascade, mixer: Mixer, motors: Motors, wrench: WrenchModel, slots
+        self,
+        cascade: Cascade,
+        mixer: Mixer,
+        motors: Motors,
+        wrench: WrenchModel,
+        slots: np.ndarray,
     ) -> None:
+        """`slots` (N,) int: the agents' rows in the world's state arrays."""
         self.slots = np.ascontiguousarray(slots, dtype=np.int64)
-        self.gains = _gain_table(cascade.outer, cascade.speed, cascade.attitude)
-        c = np.ascontiguousarray
-        self.outer_lo, self.outer_hi = c(cascade.outer_lo), c(cascade.outer_hi)
-        self.inertia, self.manual_scale = c(cascade.inertia), c(cascade.manual_scale)
-        self.attitude_map, self.yaw_map = c(mixer.attitude_map), c(mixer.yaw_map)
-        self.yaw_abs = c(mixer.yaw_abs)
-        self.torque_map, self.drag = c(wrench.torque_map), c(wrench.drag)
-        if motors.f_max != mixer.f_max:
-            raise ValueError("the mixer and the motors disagree on the maximum thrust")
-        self.scalars = np.array(
-            [
-                cascade.dt,
-                cascade.g,
-                cascade.mass,
-                cascade.tan_tilt,
-                cascade.min_up,
-                cascade.cfg.max_speed_m_s,
-                mixer.f_max,
-                mixer.per_collective,
-                motors.alpha,
-            ]
-        )
+        self.constants = pack_constants(cascade, mixer, motors, wrench)
 
     def step(
         self,
-        state,  # core.state.BodyState  # noqa: ANN001
+        state: Any,  # core.state.BodyState
         sp: Setpoints,
         cascade: Cascade,
         alive: np.ndarray,
@@ -293,48 +409,20 @@ class FlightKernel:
         wind: np.ndarray,
     ) -> None:
         """One tick for every agent; writes `thrust`, `force`, `torque` and the controller
-        state in place (see `fly`). `wind`: (N, 3) m/s, world frame (zeros: calm air)."""
+        memory in place (see `fly`). `wind`: (N, 3) m/s, world frame (zeros: calm air)."""
         fly(
             self.slots,
             state.position,
             state.orientation,
             state.linear_velocity,
             state.angular_velocity,
-            sp.position,
-            sp.altitude,
-            sp.yaw,
-            sp.velocity,
-            sp.attitude,
-            sp.thrust,
-            sp.manual,
-            sp.outer_drives_velocity,
-            sp.velocity_drives_attitude,
-            sp.velocity_drives_thrust,
-            sp.manual_mask,
-            self.gains,
-            self.outer_lo,
-            self.outer_hi,
-            self.inertia,
-            self.manual_scale,
-            self.attitude_map,
-            self.yaw_map,
-            self.yaw_abs,
-            self.torque_map,
-            self.drag,
-            wind,
-            self.scalars,
-            cascade.outer.integral,
-            cascade.speed.integral,
-            cascade.attitude.integral,
-            cascade.prev_speed,
-            cascade.prev_r,
-            cascade.velocity_target,
-            cascade.attitude_target,
-            cascade.demand,
-            cascade.yaw_rate_command,
+            self.constants,
+            sp.records,
+            cascade.memory,
+            thrust,
             alive,
             motor_ok,
-            thrust,
+            wind,
             force,
             torque,
         )

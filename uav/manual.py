@@ -96,7 +96,7 @@ class ManualControl:
         self._saved: tuple[ctl.ControlMode, list[Any]] | None = None
         self.limits: Limits | None = None
         self.log = InputLog(sim.recorder.dir, profile, self.period) if sim.recorder else None
-        world.add_pre_tick_listener(self)
+        sim.add_pre_tick(self.pre_tick)
 
     # -- requests (GUI, tests) --------------------------------------------------------------
     def take_control(self, agent_id: int) -> None:

@@ -88,21 +88,20 @@ class Airframe:
 
 
 class Motors:
-    """Thrust state of N x 4 motors: first-order lag towards the command, saturated."""
+    """Thrust state of N x 4 motors: first-order lag towards the command, saturated (stepped
+    in uav/kernel.py)."""
 
     def __init__(self, airframe: Airframe, n: int, dt: float) -> None:
-        self.f_max = airframe.max_thrust_n
+        self.f_max = airframe.max_thrust_n  # N
         self.alpha = 1.0 - math.exp(-dt / airframe.motor_time_constant_s)  # exact discretisation
         self.thrust = np.zeros((n, 4))  # N
 
-    def step(self, command: np.ndarray) -> np.ndarray:
-        """(N, 4) commanded thrusts (N) -> (N, 4) thrusts after one tick."""
-        self.thrust += self.alpha * (np.minimum(np.maximum(command, 0.0), self.f_max) - self.thrust)
-        return self.thrust
-
 
 class WrenchModel:
-    """Motor thrusts and airspeed -> one body force and one world torque per agent."""
+    """Motor thrusts and airspeed -> one body force and one world torque per agent.
+
+    Its constants feed uav/kernel.py, which computes the wrench every tick; `compute` is the
+    same wrench in numpy, for a recompute between ticks (after a power cut)."""
 
     def __init__(self, airframe: Airframe) -> None:
         self.torque_map = airframe.allocation[1:].T.copy()  # (4, 3)

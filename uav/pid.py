@@ -1,6 +1,6 @@
-"""A PID controller over arrays: N agents x k axes, updated in one vectorised pass.
+"""PID loops over arrays: N agents x k axes, the gains per axis and the integrators.
 
-- gains per axis, shape (k,);
+The update itself runs in uav/kernel.py (compiled, `_pid`) and uav/reference.py (`pid_step`):
 - the integral is stored as its contribution to the output (output units), clamped to
   +-i_limit, and frozen while the output saturates in the direction of the error
   (conditional integration: no windup);
@@ -31,27 +31,21 @@ class PidGains:
 
 
 class Pid:
-    """PID on (N, k) arrays; axis j uses `gains[j]`."""
+    """Gains and integrators of one loop over N agents x k axes; axis j uses `gains[j]`."""
 
-    def __init__(self, gains: Sequence[PidGains], n: int, dt: float) -> None:
-        self.kp = np.array([g.kp for g in gains], dtype=float)
-        self.ki_dt = np.array([g.ki * dt for g in gains], dtype=float)
-        self.kd = np.array([g.kd for g in gains], dtype=float)
-        self.i_limit = np.array([g.i_limit for g in gains], dtype=float)
-        self.out_limit = np.array([g.out_limit for g in gains], dtype=float)
-        self._i_lo, self._out_lo = -self.i_limit, -self.out_limit
-        self.integral = np.zeros((n, len(gains)))  # output units
-
-    def update(self, error: np.ndarray, rate: np.ndarray) -> np.ndarray:
-        """(N, k) error and (N, k) measurement rate -> (N, k) output, clamped to +-out_limit."""
-        p_d = self.kp * error - self.kd * rate
-        # np.minimum/np.maximum: np.clip's Python wrapper costs more than the work at N ~ 100.
-        trial = np.minimum(np.maximum(self.integral + self.ki_dt * error, self._i_lo), self.i_limit)
-        raw = p_d + trial
-        # Saturated and the error pushes further into saturation: keep the old integral.
-        winding = (np.abs(raw) > self.out_limit) & (error * raw > 0)
-        self.integral = np.where(winding, self.integral, trial)
-        return np.minimum(np.maximum(p_d + self.integral, self._out_lo), self.out_limit)
+    def __init__(self, gains: Sequence[PidGains], integral: np.ndarray, dt: float) -> None:
+        """`integral`: the (N, k) array (output units) this loop's integrals live in, updated
+        in place (a view into the cascade's memory); `dt` s, the tick."""
+        if integral.ndim != 2 or integral.shape[1] != len(gains):
+            raise ValueError(
+                f"integral must be shape (n, {len(gains)}), currently {integral.shape}"
+            )
+        self.kp = np.array([g.kp for g in gains], dtype=float)  # (k,)
+        self.ki_dt = np.array([g.ki * dt for g in gains], dtype=float)  # (k,) per tick
+        self.kd = np.array([g.kd for g in gains], dtype=float)  # (k,)
+        self.i_limit = np.array([g.i_limit for g in gains], dtype=float)  # (k,)
+        self.out_limit = np.array([g.out_limit for g in gains], dtype=float)  # (k,)
+        self.integral = integral
 
     def reset(self, mask: np.ndarray, integral: np.ndarray | float = 0.0) -> None:
         """Set the integral of agents `mask` ((N,) bool or index array) to `integral`

@@ -1,8 +1,10 @@
-"""Plain one-agent reference of every vectorised kernel (scalars and lists, no numpy arrays).
+"""Plain one-agent reference of the compiled flight kernel (scalars and lists, no arrays).
 
-Written straight from the equations, with `if` where the vectorised code uses masks, so that
-tests can check the swarm code against it on random states (uav/control.py, mixer.py, pid.py,
-model.py). Slow by design; never used in a run.
+Written straight from the equations, one agent at a time, with `if` where uav/kernel.py selects
+per agent by mode, and with its own mixer geometry, so that tests can check the kernel against
+it on random states and edge cases (tests/uav/test_uav_reference.py). Its quaternion formulas
+are uav/frames.py's (checked against pybullet in tests/uav/test_uav_model.py), of which the
+kernel compiles its own copy. Slow by design; never used in a run.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from skyswarm.core.geo import wrap_angle
 from skyswarm.uav.control import ControlConfig, ControlMode
+from skyswarm.uav.frames import euler_angles, rotation_rows
 from skyswarm.uav.model import Airframe
 from skyswarm.uav.pid import PidGains
 
@@ -19,32 +23,29 @@ Vec = list[float]
 
 
 def quat_to_matrix(q: Vec) -> list[Vec]:
-    x, y, z, w = q
-    return [
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ]
+    """(x, y, z, w) -> the 3 x 3 body-to-world rotation as lists."""
+    return [list(row) for row in rotation_rows(*q)]
 
 
 def euler(r: list[Vec]) -> Vec:
-    return [
-        math.atan2(r[2][1], r[2][2]),
-        math.asin(max(-1.0, min(1.0, -r[2][0]))),
-        math.atan2(r[1][0], r[0][0]),
-    ]
+    """Rotation -> [roll, pitch, yaw] rad."""
+    return [float(a) for a in euler_angles(r)]  # type: ignore[arg-type]
 
 
 def rotate(r: list[Vec], v: Vec) -> Vec:
+    """R v."""
     return [sum(r[i][j] * v[j] for j in range(3)) for i in range(3)]
 
 
 def rotate_back(r: list[Vec], v: Vec) -> Vec:
+    """R^T v."""
     return [sum(r[j][i] * v[j] for j in range(3)) for i in range(3)]
 
 
-def pid_step(g: PidGains, integral: float, error: float, rate: float, dt: float) -> tuple:
-    """One axis: returns (output, new integral)."""
+def pid_step(
+    g: PidGains, integral: float, error: float, rate: float, dt: float
+) -> tuple[float, float]:
+    """One axis of one loop (uav/pid.py): returns (output, new integral)."""
     p_d = g.kp * error - g.kd * rate
     trial = min(max(integral + g.ki * dt * error, -g.i_limit), g.i_limit)
     raw = p_d + trial
@@ -67,14 +68,16 @@ class AgentState:
 
 @dataclass
 class AgentSetpoints:
+    """One agent's mode and the setpoints of every mode's entry level."""
+
     mode: ControlMode
     position: Vec  # x, y m
-    altitude: float
-    yaw: float
-    velocity: Vec  # vx, vy heading frame, vz
-    attitude: Vec  # roll, pitch, yaw rate
-    thrust: float
-    manual: Vec
+    altitude: float  # m
+    yaw: float  # rad
+    velocity: Vec  # vx, vy heading frame, vz m/s
+    attitude: Vec  # roll, pitch rad, yaw rate rad/s
+    thrust: float  # N
+    manual: Vec  # throttle 0..1, roll, pitch, yaw -1..1
 
 
 def control(
@@ -92,49 +95,18 @@ def control(
     r = quat_to_matrix(quat)
     roll, pitch, yaw = euler(r)
     rate = rotate_back(r, omega)
-    stages = sp.mode.stages
-    if "attitude" not in stages:
+    if not sp.mode.uses("attitude"):
         scale = [4 * af.max_thrust_n, *cfg.manual_torque_nm]
         return [sp.manual[i] * scale[i] for i in range(4)]
     c, sn = math.cos(yaw), math.sin(yaw)
     v_h = [c * vel[0] + sn * vel[1], c * vel[1] - sn * vel[0], vel[2]]
     att_target = list(sp.attitude)
     thrust = sp.thrust
-    if "velocity" in stages:
-        target = list(sp.velocity)
-        gains = [cfg.position, cfg.position, cfg.altitude, cfg.heading]
-        err = [sp.position[0] - pos[0], sp.position[1] - pos[1], sp.altitude - pos[2]]
-        err.append((sp.yaw - yaw + math.pi) % (2 * math.pi) - math.pi)
-        rates = [vel[0], vel[1], vel[2], rate[2]]
-        out = []
-        for k in range(4):
-            o, s.outer_i[k] = pid_step(gains[k], s.outer_i[k], err[k], rates[k], dt)
-            out.append(o)
-        out[2] = min(max(out[2], -cfg.max_descent_m_s), cfg.max_climb_m_s)
-        ymax = math.radians(cfg.max_yaw_rate_deg_s)
-        out[3] = min(max(out[3], -ymax), ymax)
-        if "position" in stages:
-            sc = min(1.0, cfg.max_speed_m_s / max(math.hypot(out[0], out[1]), 1e-12))
-            target[0] = (c * out[0] + sn * out[1]) * sc
-            target[1] = (c * out[1] - sn * out[0]) * sc
-        if "altitude" in stages:
-            target[2] = out[2]
-        gains = [cfg.ground_speed, cfg.ground_speed, cfg.vertical_speed]
-        acc = []
-        for k in range(3):
-            d = (v_h[k] - s.prev_speed[k]) / dt
-            o, s.speed_i[k] = pid_step(gains[k], s.speed_i[k], target[k] - v_h[k], d, dt)
-            acc.append(o)
-        vert = 9.81 + acc[2]
-        lim = vert * math.tan(math.radians(cfg.max_tilt_deg))
-        sc = min(1.0, lim / max(math.hypot(acc[0], acc[1]), 1e-12))
-        ax, ay = acc[0] * sc, acc[1] * sc
-        att_target[0] = math.atan2(-ay, math.hypot(ax, vert))
-        att_target[1] = math.atan2(ax, vert)
-        if "heading" in stages:
-            att_target[2] = out[3]
-        up = max(r[2][2], math.cos(math.radians(af.max_tilt_deg)))
-        thrust = af.mass_kg * vert / up
+    if sp.mode.uses("velocity"):
+        target, yaw_rate = outer_loops(cfg, dt, sp, s, pos, vel, yaw, rate[2])
+        att_target[0], att_target[1], thrust = speed_loops(af, cfg, dt, s, target, v_h, r[2][2])
+        if sp.mode.uses("heading"):
+            att_target[2] = yaw_rate
     s.prev_speed = v_h
     gains = [cfg.attitude, cfg.attitude, cfg.yaw_rate]
     err = [att_target[0] - roll, att_target[1] - pitch, att_target[2] - rate[2]]
@@ -145,6 +117,59 @@ def control(
         o, s.attitude_i[k] = pid_step(gains[k], s.attitude_i[k], err[k], rates[k], dt)
         demand.append(af.inertia_kg_m2[k] * o)
     return demand
+
+
+def outer_loops(
+    cfg: ControlConfig,
+    dt: float,
+    sp: AgentSetpoints,
+    s: AgentState,
+    pos: Vec,
+    vel: Vec,
+    yaw: float,
+    yaw_rate: float,
+) -> tuple[Vec, float]:
+    """Position, altitude and heading loops -> the heading-frame velocity target m/s (the
+    mode's own setpoint where it does not use a loop) and the heading loop's yaw rate rad/s."""
+    target = list(sp.velocity)
+    gains = [cfg.position, cfg.position, cfg.altitude, cfg.heading]
+    err = [sp.position[0] - pos[0], sp.position[1] - pos[1], sp.altitude - pos[2]]
+    err.append(float(wrap_angle(sp.yaw - yaw)))
+    rates = [vel[0], vel[1], vel[2], yaw_rate]
+    out = []
+    for k in range(4):
+        o, s.outer_i[k] = pid_step(gains[k], s.outer_i[k], err[k], rates[k], dt)
+        out.append(o)
+    out[2] = min(max(out[2], -cfg.max_descent_m_s), cfg.max_climb_m_s)
+    ymax = math.radians(cfg.max_yaw_rate_deg_s)
+    out[3] = min(max(out[3], -ymax), ymax)
+    if sp.mode.uses("position"):
+        c, sn = math.cos(yaw), math.sin(yaw)
+        sc = min(1.0, cfg.max_speed_m_s / max(math.hypot(out[0], out[1]), 1e-12))
+        target[0] = (c * out[0] + sn * out[1]) * sc
+        target[1] = (c * out[1] - sn * out[0]) * sc
+    if sp.mode.uses("altitude"):
+        target[2] = out[2]
+    return target, out[3]
+
+
+def speed_loops(
+    af: Airframe, cfg: ControlConfig, dt: float, s: AgentState, target: Vec, v_h: Vec, up_z: float
+) -> tuple[float, float, float]:
+    """Heading-frame velocity target and measurement m/s -> (roll rad, pitch rad) targets and
+    the collective N, the tilt limited to cfg.max_tilt_deg; `up_z` is cos(tilt)."""
+    gains = [cfg.ground_speed, cfg.ground_speed, cfg.vertical_speed]
+    acc = []
+    for k in range(3):
+        d = (v_h[k] - s.prev_speed[k]) / dt
+        o, s.speed_i[k] = pid_step(gains[k], s.speed_i[k], target[k] - v_h[k], d, dt)
+        acc.append(o)
+    vert = 9.81 + acc[2]
+    lim = vert * math.tan(math.radians(cfg.max_tilt_deg))
+    sc = min(1.0, lim / max(math.hypot(acc[0], acc[1]), 1e-12))
+    ax, ay = acc[0] * sc, acc[1] * sc
+    up = max(up_z, math.cos(math.radians(af.max_tilt_deg)))
+    return math.atan2(-ay, math.hypot(ax, vert)), math.atan2(ax, vert), af.mass_kg * vert / up
 
 
 def mix(af: Airframe, demand: Vec) -> Vec:
@@ -171,6 +196,7 @@ def mix(af: Airframe, demand: Vec) -> Vec:
 
 
 def motor_step(af: Airframe, thrust: Vec, command: Vec, dt: float) -> Vec:
+    """Four thrusts N one tick `dt` s later, lagging towards the commands (saturated)."""
     alpha = 1.0 - math.exp(-dt / af.motor_time_constant_s)
     return [f + alpha * (min(max(c, 0.0), af.max_thrust_n) - f) for f, c in zip(thrust, command)]
 

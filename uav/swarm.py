@@ -1,14 +1,13 @@
 """A swarm: every UAV of one airframe type as struct-of-arrays, flown in one vectorised pass.
 
-`Swarm` is installed in `sim.controllers` (phase 3 of the tick). Per tick it reads the world's
+`Swarm` is registered with `sim.add_controller` (phase 3 of the tick). Per tick it reads the world's
 state arrays, runs the cascade, the mixer and the motors for all agents at once, and applies
 one force and one torque per live body. The body drag in that force acts on the airspeed
 v - wind; the wind per agent comes from the scenario's [wind] section (core/wind.py), is
 updated in phase 4 for the next tick, and is zero, with no wind work at all, when disabled.
-With numba installed the whole path is one compiled call (uav/kernel.py); otherwise the numpy
-objects below run it stage by stage. Both hold their state in the same arrays and agree within
-1e-9 (tests/uav/test_uav_reference.py). Agent objects (uav/agents.py) are thin handles that
-read and write these arrays by index.
+The whole path is one compiled call (uav/kernel.py), which agrees with the one-agent reference
+uav/reference.py within 1e-9 (tests/uav/test_uav_reference.py). Agent objects (uav/agents.py)
+are thin handles that read and write these arrays by index.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from skyswarm.core.geo import heading_to_yaw
+from skyswarm.core.state import rows_of_slots
 from skyswarm.core.wind import WindConfig, WindField
 from skyswarm.uav import kernel
 from skyswarm.uav.battery import Battery
@@ -30,7 +30,6 @@ from skyswarm.uav.model import REST_HEIGHT_M, Motors, WrenchApplier, WrenchModel
 
 if TYPE_CHECKING:
     from skyswarm.core.config import ScenarioConfig
-    from skyswarm.core.faults import BatteryConfig, FaultInjector
     from skyswarm.core.simulator import Simulator
     from skyswarm.uav.agents import UavAgent
 
@@ -65,25 +64,19 @@ class Swarm:
         self.n, self.dt = n, world.tick_s
         self.bodies = create_bodies(world, config.airframe, positions, np.asarray(yaws))
         slots = np.asarray(world.track(self.bodies))
-        contiguous = n > 0 and np.array_equal(slots, np.arange(slots[0], slots[0] + n))
-        self.rows: slice | np.ndarray = slice(slots[0], slots[0] + n) if contiguous else slots
+        self.rows = rows_of_slots(slots)  # (N,) rows of the state arrays, a slice if it can
         self.setpoints = Setpoints(n)
         self.cascade = Cascade(config.airframe, config.control, n, self.dt)
         self.mixer = Mixer(config.airframe)
         self.motors = Motors(config.airframe, n, self.dt)
         self.wrench = WrenchModel(config.airframe)
         self.applier = WrenchApplier(world)
-        # The compiled path when numba is installed; the numpy objects above stay the reference.
-        self.kernel = (
-            kernel.FlightKernel(self.cascade, self.mixer, self.motors, self.wrench, slots)
-            if kernel.AVAILABLE
-            else None
-        )
+        # Compiled once per process (numba's cache); the objects above own every constant.
+        self.kernel = kernel.FlightKernel(self.cascade, self.mixer, self.motors, self.wrench, slots)
         self.alive = np.ones(n, dtype=bool)
         self.motor_ok = np.ones((n, 4))  # 0 for a failed motor (physical faults)
-        self._motor_faults = False
         self._motor_fault_count = 0  # bumped by fail_motors
-        self.battery: Battery | None = None
+        self.battery = Battery(self, config.battery) if config.battery.enabled else None
         self._alive_rows: np.ndarray | None = None  # None while all agents live
         self._live_bodies = list(self.bodies)
         self.force = np.zeros((n, 3))  # N, body frame, last applied
@@ -92,7 +85,7 @@ class Swarm:
         self.wind_field: WindField | None = None
         self._wind_every = 1  # ticks between wind updates
         if wind is None:
-            scenario = getattr(sim, "scenario", None)
+            scenario = sim.scenario
             wind = scenario.wind if scenario is not None else WindConfig()
         if wind.enabled:
             self._install_wind(wind)
@@ -109,7 +102,7 @@ class Swarm:
             sp.position[:] = positions[:, :2]
             sp.altitude[:] = positions[:, 2]
             sp.yaw[:] = np.asarray(yaws, dtype=float)
-        sim.controllers.append(self)
+        sim.add_controller(self)
 
     @classmethod
     def from_scenario(
@@ -160,47 +153,30 @@ class Swarm:
         """Phase 3: setpoints -> cascade -> mixer -> motors -> one force + one torque per body."""
         if not self._live_bodies:
             return
-        if self.kernel is None:
-            self._control_numpy()
-        else:
-            self.kernel.step(
-                self.sim.world.state,
-                self.setpoints,
-                self.cascade,
-                self.alive,
-                self.motor_ok,
-                self.motors.thrust,
-                self.force,
-                self.torque,
-                self.wind,
-            )
-            if self.battery is not None:
-                faults = self._motor_fault_count
-                self.battery.drain(self.motors.thrust)
-                if faults != self._motor_fault_count:  # power cut now: the wrench sees it now
-                    m, rot = self.measure()
-                    self.force, self.torque = self.wrench.compute(
-                        self.motors.thrust, rot, m.velocity, self.wind
-                    )
+        self.kernel.step(
+            self.sim.world.state,
+            self.setpoints,
+            self.cascade,
+            self.alive,
+            self.motor_ok,
+            self.motors.thrust,
+            self.force,
+            self.torque,
+            self.wind,
+        )
+        if self.battery is not None:
+            faults = self._motor_fault_count
+            self.battery.drain(self.motors.thrust)
+            if faults != self._motor_fault_count:  # power cut now: the wrench sees it now
+                m, rot = self.measure()
+                self.force, self.torque = self.wrench.compute(
+                    self.motors.thrust, rot, m.velocity, self.wind
+                )
         if self._alive_rows is None:
             self.applier.apply(self._live_bodies, self.force, self.torque)
         else:
             rows = self._alive_rows
             self.applier.apply(self._live_bodies, self.force[rows], self.torque[rows])
-
-    def _control_numpy(self) -> None:
-        """The numpy path (no numba): the same equations as uav.kernel, stage by stage."""
-        m, rot = self.measure()
-        command = self.mixer.mix(self.cascade.compute(self.setpoints, m))
-        if self._alive_rows is not None:
-            command[~self.alive] = 0.0  # dead motors stay off
-        if self._motor_faults:
-            command *= self.motor_ok
-        thrust = self.motors.step(command)
-        if self.battery is not None:
-            self.battery.drain(thrust)
-        wind = None if self.wind_field is None else self.wind  # calm air: no subtraction
-        self.force, self.torque = self.wrench.compute(thrust, rot, m.velocity, wind)
 
     # -- wind (phase 4) -------------------------------------------------------------------
     def _install_wind(self, config: WindConfig) -> None:
@@ -209,7 +185,7 @@ class Swarm:
         self.wind_field = WindField(config, self.n, self.sim.rng.environment)
         self.wind = self.wind_field.velocity  # updated in place
         self._advance_wind()  # the first tick already flies in it
-        self.sim.environment.append(self.update_wind)
+        self.sim.add_environment(self.update_wind)
 
     def update_wind(self, sim: Simulator) -> None:
         """Phase 4: the wind the drag sees from the next tick on, every `update_hz`."""
@@ -235,13 +211,7 @@ class Swarm:
         for k in motors:
             self.motor_ok[index, k] = 0.0
             self.motors.thrust[index, k] = 0.0
-        self._motor_faults = True
         self._motor_fault_count += 1
-
-    def install_battery(self, config: BatteryConfig, injector: FaultInjector) -> None:
-        """Called by Simulator.install_faults: drain a battery per agent from its thrust."""
-        if config.enabled:
-            self.battery = Battery(self, config, injector)
 
     def mode_of(self, index: int) -> ControlMode:
         return MODES[self.setpoints.mode[index]]
@@ -253,4 +223,3 @@ class Swarm:
         idx = np.atleast_1d(np.asarray(index, dtype=np.intp))
         m, _ = self.measure()
         enter_mode(self, idx, mode, m)
-        self.setpoints.refresh_masks()

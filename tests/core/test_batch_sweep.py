@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from skyswarm.app.cli import main
-from skyswarm.core.config import read_toml
-from skyswarm.core.schema import ConfigError
 from skyswarm.app.sweep import derive_seed, flatten, load_sweep
 from skyswarm.app.sweep_report import SweepTable, aggregate, stats, summary_columns
+from skyswarm.core.config import read_toml
+from skyswarm.core.schema import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 DROP = ROOT / "configs" / "drop_test.toml"

@@ -172,7 +172,13 @@ def test_mission_cross_section_checks_run_at_validation(repo_root, tmp_path, cap
 
 def test_no_pybullet_banner_in_cli_output(repo_root):
     proc = subprocess.run(
-        [sys.executable, "-m", "skyswarm.app.cli", "validate", str(repo_root / "configs/hover.toml")],
+        [
+            sys.executable,
+            "-m",
+            "skyswarm.app.cli",
+            "validate",
+            str(repo_root / "configs/hover.toml"),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -185,7 +191,10 @@ def test_missing_airframe_and_results_dir_are_bad_input(repo_root, tmp_path, cap
     hover = str(repo_root / "configs/hover.toml")
     assert main(["validate", hover, "--set", "uav.airframe=nope.toml"]) == 2
     err = capsys.readouterr().err
-    assert "uav.airframe = 'nope.toml': expected a shipped airframe (quad_x) or an existing airframe file" in err
+    assert (
+        "uav.airframe = 'nope.toml': expected a shipped airframe (quad_x) or an existing "
+        "airframe file" in err
+    )
     assert main(["replay", str(tmp_path / "no_run")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("expected a results directory of `skyswarm run` (no trajectory.json)")

@@ -1,6 +1,7 @@
 """Collisions, landings, obstacles, random faults and the numerical guard, on plain bodies.
 
 Crashable boxes stand in for UAVs here so the kernel's rules are tested without a flight stack;
+their random faults are a made-up "part failure" (core knows no propellers).
 tests/uav/test_uav_faults.py repeats the headline cases with flying quadrotors.
 """
 
@@ -14,18 +15,35 @@ from scipy import stats
 from skyswarm.core.agent import Agent, PhysicalAgent
 from skyswarm.core.collisions import CollisionConfig
 from skyswarm.core.config import ObstacleConfig, SimulationConfig, WorldConfig
-from skyswarm.core.faults import FaultRates, FaultsConfig
+from skyswarm.core.faults import FaultsConfig
+from skyswarm.core.hooks import FaultCapable
 from skyswarm.core.simulator import Simulator
 
 
-class Crashable(PhysicalAgent):
+class Faulty:
+    """FaultCapable: a "part failure" picks one of 4 parts; nothing is modelled physically."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.rates: dict[str, float] = {}  # kind -> per hour, set by each test
+
+    def fault_rates(self) -> dict[str, float]:
+        return self.rates
+
+    def fault_detail(self, kind: str, rng: np.random.Generator) -> str:
+        return f"part {int(rng.integers(0, 4))}" if kind == "part failure" else ""
+
+    def apply_fault(self, kind: str, detail: str) -> bool:
+        return False
+
+
+class Crashable(Faulty, PhysicalAgent):
     role = "uav"
     crashable = True
-    fault_prone = True
 
 
-class Logical(Agent):
-    fault_prone = True
+class Logical(Faulty, Agent):
+    pass
 
 
 def sim_with(
@@ -37,6 +55,7 @@ def sim_with(
     faults=None,
     seed=0,
     cls=Crashable,
+    rates=None,
 ):
     sim = Simulator(
         SimulationConfig(gravity=gravity, seed=seed),
@@ -48,6 +67,8 @@ def sim_with(
     agents = [cls(sim, i + 1, b, s) for i, (b, s) in enumerate(zip(bodies, w.track(bodies)))]
     for body, v in zip(bodies, velocities or []):
         pb.resetBaseVelocity(body, list(v), [0, 0, 0], physicsClientId=w.client)
+    for agent in agents:
+        agent.rates = dict(rates or {})
     sim.install_faults(faults or FaultsConfig())
     return sim, agents
 
@@ -118,18 +139,17 @@ def test_numerical_blow_up_kills_only_that_agent():
 
 
 def failure_times(seed, n=200, seconds=10.0, rate_per_hour=36.0):
-    faults = FaultsConfig(rates=FaultRates(propeller_failure=rate_per_hour))
     sim = Simulator(SimulationConfig(seed=seed), WorldConfig(ground=False))
     for i in range(n):
-        Logical(sim, i + 1)
-    sim.install_faults(faults)
+        Logical(sim, i + 1).rates = {"part failure": rate_per_hour}
+    sim.install_faults(FaultsConfig())
     run_for(sim, seconds)
     deaths = [(d.time_s, d.agent_id) for d in sim.deaths]
-    assert all(d.cause.startswith("propeller failure: motor ") for d in sim.deaths)
+    assert all(d.cause.startswith("part failure: part ") for d in sim.deaths)
     return deaths
 
 
-def test_propeller_failures_match_binomial_and_exponential():
+def test_random_failures_match_binomial_and_exponential():
     # 200 agents, 36 per hour = 0.01 per second, 10 s: P(fail) = 1 - e^-0.1.
     p = 1 - np.exp(-0.1)
     lo, hi = stats.binom.interval(0.999, 200, p)
@@ -147,8 +167,9 @@ def test_propeller_failures_match_binomial_and_exponential():
 
 
 def test_physical_mode_without_a_model_of_the_fault_kills():
-    # A plain body cannot play a propeller failure out: it is killed as in kill mode.
-    faults = FaultsConfig(mode="physical", rates=FaultRates(software_failure=3600.0 * 100))
-    sim, (a,) = sim_with([(0, 0, 0.1)], faults=faults)
+    # This body cannot play any fault out (apply_fault is False): it dies as in kill mode.
+    rates = {"part failure": 0.0, "software failure": 3600.0 * 100}
+    sim, (a,) = sim_with([(0, 0, 0.1)], faults=FaultsConfig(mode="physical"), rates=rates)
     run_for(sim, 0.5)
+    assert isinstance(a, FaultCapable)
     assert not a.alive and a.death_cause.startswith("software failure: at ")

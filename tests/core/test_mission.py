@@ -113,9 +113,9 @@ def test_strict_mode_reraises(plugin_package):
 def test_default_hooks_are_not_installed_as_listeners():
     sc = validate_scenario({"mission": {"type": "missions.drop_test"}}, "t")
     sim = Simulator.from_scenario(sc)
-    assert sim.world._pre == []  # DropTest only overrides post_tick
+    assert sim.pre_tick_listeners == ()  # DropTest only overrides post_tick
     # Post-tick order: collision monitor, fault injector, then the mission's post_tick.
-    assert [type(getattr(f, "__self__", f)).__name__ for f in sim.world._post] == [
+    assert [type(f.__self__).__name__ for f in sim.post_tick_listeners] == [
         "CollisionMonitor",
         "FaultInjector",
         "DropTest",

@@ -1,4 +1,5 @@
-"""World physics against closed-form answers (the SimUAV known-answer checks, Almeida, IST Lisbon) and the listener order."""
+"""World physics against closed-form answers (the SimUAV known-answer checks, Almeida, IST
+Lisbon) and the order of the tick's phases."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def test_constant_force_gives_one_metre_per_second_after_one_second():
     # SimUAV check T2: m = 1 kg, F = 1 N from rest -> v = 1 m/s after 1 s, in free space.
     sim = Simulator(SimulationConfig(tick_s=DT, gravity=0.0), WorldConfig(ground=False))
     box = make_box(sim, 5.0)
-    sim.controllers.append(lambda s: s.world.apply_force(box.body_id, (1.0, 0, 0), box.position))
+    sim.add_controller(lambda s: s.world.apply_force(box.body_id, (1.0, 0, 0), box.position))
     for _ in range(400):
         sim.step()
     assert box.velocity[0] == pytest.approx(1.0, abs=1e-3)
@@ -69,20 +70,20 @@ def test_listeners_fire_in_documented_order_each_tick():
             log.append(("post-object", world.tick))
 
     sim.every(DT, lambda: log.append(("task", sim.tick)))
-    sim.world.add_pre_tick_listener(lambda w: log.append(("pre-1", w.tick)))
-    sim.world.add_pre_tick_listener(lambda w: log.append(("pre-2", w.tick)))
-    sim.controllers.append(lambda s: log.append(("control", s.tick)))
-    sim.environment.append(lambda s: log.append(("environment", s.tick)))
+    sim.add_pre_tick(lambda w: log.append(("pre-1", w.tick)))
+    sim.add_pre_tick(lambda w: log.append(("pre-2", w.tick)))
+    sim.add_controller(lambda s: log.append(("control", s.tick)))
+    sim.add_environment(lambda s: log.append(("environment", s.tick)))
     post = Post()
-    sim.world.add_post_tick_listener(post)
-    sim.world.add_post_tick_listener(lambda w: log.append(("post-fn", w.tick)))
+    sim.add_post_tick(post.post_tick)
+    sim.add_post_tick(lambda w: log.append(("post-fn", w.tick)))
     sim.step()
     sim.step()
     one_tick = ["task", "pre-1", "pre-2", "control", "environment", "post-object", "post-fn"]
     assert [name for name, _ in log] == one_tick * 2
     # Pre-tick work sees the tick being computed; post-tick listeners see the tick just done.
     assert [t for _, t in log[:7]] == [0, 0, 0, 0, 0, 1, 1]
-    sim.world.remove_post_tick_listener(post)
+    sim.remove_post_tick(post.post_tick)
     log.clear()
     sim.step()
     assert [name for name, _ in log] == [n for n in one_tick if n != "post-object"]

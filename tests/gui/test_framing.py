@@ -81,7 +81,7 @@ def test_video_camera_follows_the_flock_and_keeps_every_alive_agent_in_frame(
             if len(distances) < cap.count:
                 distances.append(cam.distance)
 
-    sim.world.add_post_tick_listener(Watch())
+    sim.add_post_tick(Watch().post_tick)
     sim.run()
     cap.close()
     sim.close()

@@ -5,6 +5,7 @@ plain bodies)."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 
 import numpy as np
 import pytest
@@ -14,16 +15,28 @@ from uav_helpers import CONFIG, run
 from skyswarm.core.collisions import CollisionConfig
 from skyswarm.core.comms import attach_comms
 from skyswarm.core.config import ObstacleConfig, SimulationConfig, WorldConfig, validate_scenario
-from skyswarm.core.faults import FaultRates, FaultsConfig
-from skyswarm.core.simulator import Simulator
+from skyswarm.core.faults import FaultsConfig
+from skyswarm.core.hooks import FaultCapable
+from skyswarm.core.schema import ConfigError
+from skyswarm.core.simulator import RandomStreams, Simulator
+from skyswarm.uav.faults import FaultRates
 from skyswarm.uav.swarm import Swarm
 
 
-def swarm_sim(positions, faults=None, hovering=True, obstacles=(), seed=0, yaws=None):
+def swarm_sim(
+    positions, faults=None, hovering=True, obstacles=(), seed=0, yaws=None, rates=None, battery=None
+):
+    """A swarm of the default airframe with `rates` ([uav.fault_rates]) and `battery`
+    ([uav.battery]), and the faults installed as a scenario run installs them."""
     sim = Simulator(SimulationConfig(seed=seed), WorldConfig(obstacles=tuple(obstacles)))
     positions = np.asarray(positions, dtype=float)
     yaws = np.zeros(len(positions)) if yaws is None else np.asarray(yaws)
-    swarm = Swarm(sim, CONFIG, range(1, len(positions) + 1), positions, yaws, hovering=hovering)
+    config = CONFIG
+    if rates is not None:
+        config = dataclasses.replace(config, fault_rates=rates)
+    if battery is not None:
+        config = dataclasses.replace(config, battery=battery)
+    swarm = Swarm(sim, config, range(1, len(positions) + 1), positions, yaws, hovering=hovering)
     sim.install_faults(faults or FaultsConfig())
     return sim, swarm
 
@@ -73,9 +86,9 @@ def test_flying_into_a_box_obstacle_kills():
 
 def test_propeller_failures_on_200_hovering_agents():
     # 36 per hour = 0.01 per second; within 10 s each agent fails with p = 1 - e^-0.1.
-    faults = FaultsConfig(rates=FaultRates(propeller_failure=36.0))
+    rates = FaultRates(propeller_failure=36.0)
     grid = [(4.0 * (i % 20), 4.0 * (i // 20), 10.0) for i in range(200)]
-    sim, swarm = swarm_sim(grid, faults=faults, seed=11)
+    sim, swarm = swarm_sim(grid, rates=rates, seed=11)
     run(sim, 10.0)
     n = len(sim.deaths)
     lo, hi = stats.binom.interval(0.999, 200, 1 - np.exp(-0.1))
@@ -84,7 +97,7 @@ def test_propeller_failures_on_200_hovering_agents():
     assert swarm.alive.sum() == 200 - n
     # The same seed draws the same schedule, and each failure fired on the first tick at or
     # after its drawn time: the realised failures are exactly the draws below 10 s.
-    again, _ = swarm_sim(grid, faults=faults, seed=11)
+    again, _ = swarm_sim(grid, rates=rates, seed=11)
     drawn = again.fault_injector.watch_times()
     assert np.array_equal(drawn, sim.fault_injector.watch_times())
     expected = sorted(
@@ -111,17 +124,62 @@ def test_physical_propeller_failure_at_20_m_falls_and_dies_on_impact():
     assert sim.summary()["deaths_by_cause"] == {"crash": 1}
 
 
+def test_random_propeller_failure_in_physical_mode_drops_the_uav():
+    # 3600 per flight hour: the drawn time is Exp(1 s). The injector asks the UAV which motor
+    # fails; both draws come from the faults stream in this order (fault times, then motor).
+    sim, swarm = swarm_sim(
+        [(0, 0, 20)],
+        faults=FaultsConfig(mode="physical"),
+        rates=FaultRates(propeller_failure=3600.0),
+        seed=0,
+    )
+    (a,) = swarm.agents
+    assert isinstance(a, FaultCapable)
+    rng = RandomStreams(0).faults
+    t_fail = float(rng.exponential(np.array([[1.0, 1.0]]))[0, 0])  # software: rate 0, drawn
+    motor = int(rng.integers(0, 4))
+    assert sim.fault_injector.watch_times()[0, 0] == t_fail
+    fired = np.ceil(t_fail / 0.0025 - 1e-9) * 0.0025  # the first tick at or after the draw
+    run(sim, fired)
+    assert a.faults == [f"propeller failure: motor {motor} at {fired:.3f} s"]
+    assert swarm.motor_ok[0].tolist() == [0.0 if k == motor else 1.0 for k in range(4)]
+    assert a.alive and a.position[2] > 19.99  # it has not fallen yet
+    run(sim, 1.0)
+    # Three motors cannot hold it: more than 2 m lost in 1 s (free fall would be 4.9 m).
+    assert a.alive and 20.0 - 4.91 < a.position[2] < 18.0
+    run(sim, 5.0)
+    assert not a.alive and a.death_cause.startswith("crash: into ground")
+    assert f"(after propeller failure: motor {motor} at {fired:.3f} s)" in a.death_cause
+
+
+def test_fault_rates_and_battery_are_keys_of_the_uav_section():
+    hover = {"mission": {"type": "missions.hover"}, "agents": {"count": 2}}
+    rates = {"propeller_failure": 2.0, "software_failure": 0.5}
+    sc = validate_scenario({**hover, "uav": {"fault_rates": rates}}, "t")
+    sim = Simulator.from_scenario(sc)
+    assert [a.fault_rates() for a in sim.agents.values()] == [
+        {"propeller failure": 2.0, "software failure": 0.5}
+    ] * 2
+    assert sim.fault_injector.kinds == ["propeller failure", "software failure"]
+    assert sim.mission.swarm.battery is None  # [uav.battery] is off by default
+    sim.close()
+    with pytest.raises(ConfigError, match="faults.rates = .*no such key"):
+        validate_scenario({**hover, "faults": {"rates": rates}}, "t")  # the old place
+
+
 def test_empty_battery_in_physical_mode_cuts_motors_and_crashes():
     # 0.2 Wh at 180 W hover power lasts 4 s.
     battery = {"enabled": True, "capacity_wh": 0.2, "hover_power_w": 180.0}
-    faults = validate_scenario(
+    scenario = validate_scenario(
         {
-            "mission": {"type": "missions.drop_test"},
-            "faults": {"mode": "physical", "battery": battery},
+            "mission": {"type": "missions.hover"},
+            "faults": {"mode": "physical"},
+            "uav": {"battery": battery},
         },
         "t",
-    ).faults
-    sim, swarm = swarm_sim([(0, 0, 10)], faults=faults)
+    )
+    uav = scenario.section("uav")
+    sim, swarm = swarm_sim([(0, 0, 10)], faults=scenario.faults, battery=uav.battery)
     (a,) = swarm.agents
     run(sim, 3.9)
     assert a.alive and not a.faults

@@ -70,7 +70,7 @@ def test_position_hold_under_a_constant_push() -> None:
     uav.hold()
     target = uav.position.copy()
     push = (0.3, -0.4, 0.0)
-    sim.environment.append(lambda s: s.world.apply_force(uav.body_id, push, uav.position))
+    sim.add_environment(lambda s: s.world.apply_force(uav.body_id, push, uav.position))
     run(sim, 15.0)  # settle
     err = run(sim, 30.0, lambda: float(np.linalg.norm(uav.position - target)))
     rms = float(np.sqrt(np.mean(err**2)))

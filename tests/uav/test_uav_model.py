@@ -1,4 +1,7 @@
-"""Airframe file, motor model, mixer, PID and pybullet frame conventions, with known answers."""
+"""Airframe file, motor model, mixer, PID and pybullet frame conventions, with known answers.
+
+The motor, mixer and PID equations are checked on the one-agent reference (uav/reference.py);
+tests/uav/test_uav_reference.py shows the compiled kernel computes the same within 1e-9."""
 
 from __future__ import annotations
 
@@ -13,10 +16,10 @@ from uav_helpers import CONFIG
 from skyswarm.core.config import WorldConfig
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
+from skyswarm.uav import reference as ref
 from skyswarm.uav.config import DEFAULT_AIRFRAME, load_uav_config
 from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
-from skyswarm.uav.mixer import Mixer
-from skyswarm.uav.model import Motors, WrenchApplier, create_bodies
+from skyswarm.uav.model import WrenchApplier, create_bodies
 from skyswarm.uav.pid import Pid, PidGains
 
 AF = CONFIG.airframe
@@ -57,23 +60,22 @@ def test_bad_airframe_values_name_file_key_and_value(
 
 
 def test_motor_lag_reaches_63_percent_after_one_time_constant() -> None:
-    motors = Motors(AF, 1, 0.0025)
+    thrust = [0.0] * 4
     ticks = round(AF.motor_time_constant_s / 0.0025)
     for _ in range(ticks):
-        motors.step(np.full((1, 4), 4.0))
-    assert motors.thrust[0, 0] == pytest.approx(4.0 * (1 - math.exp(-1)), rel=1e-9)
+        thrust = ref.motor_step(AF, thrust, [4.0] * 4, 0.0025)
+    assert thrust[0] == pytest.approx(4.0 * (1 - math.exp(-1)), rel=1e-9)
     for _ in range(400):
-        motors.step(np.full((1, 4), 100.0))  # saturates at f_max
-    assert motors.thrust.max() == pytest.approx(AF.max_thrust_n, rel=1e-9)
+        thrust = ref.motor_step(AF, thrust, [100.0] * 4, 0.0025)  # saturates at f_max
+    assert max(thrust) == pytest.approx(AF.max_thrust_n, rel=1e-9)
 
 
 def test_mixer_hover_is_four_equal_thrusts_and_keeps_roll_before_yaw() -> None:
-    mixer = Mixer(AF)
-    hover = mixer.mix(np.array([[AF.weight_n, 0.0, 0.0, 0.0]]))
+    hover = ref.mix(AF, [AF.weight_n, 0.0, 0.0, 0.0])
     assert np.allclose(hover, AF.weight_n / 4)
     alloc = AF.allocation
     # Roll 0.8 N m and yaw 0.3 N m at hover: roll fits, yaw is cut to what is left.
-    out = mixer.mix(np.array([[AF.weight_n, 0.8, 0.0, 0.3]]))[0]
+    out = np.array(ref.mix(AF, [AF.weight_n, 0.8, 0.0, 0.3]))
     achieved = alloc @ out
     assert achieved[1] == pytest.approx(0.8, abs=1e-9)
     assert achieved[0] == pytest.approx(AF.weight_n, abs=1e-9)
@@ -82,19 +84,20 @@ def test_mixer_hover_is_four_equal_thrusts_and_keeps_roll_before_yaw() -> None:
 
 
 def test_pid_has_no_windup_no_derivative_kick_and_resets_by_mask() -> None:
-    pid = Pid([PidGains(kp=1.0, ki=10.0, kd=2.0, i_limit=5.0, out_limit=1.0)], 2, 0.01)
+    gains = PidGains(kp=1.0, ki=10.0, kd=2.0, i_limit=5.0, out_limit=1.0)
+    integral = 0.0
     for _ in range(500):  # a large error held for 5 s, output saturated
-        out = pid.update(np.array([[3.0], [0.1]]), np.zeros((2, 1)))
-    assert out[0, 0] == 1.0
-    assert pid.integral[0, 0] < 1.0  # stopped integrating once saturated
-    out = pid.update(np.array([[-0.5], [0.0]]), np.zeros((2, 1)))
-    assert out[0, 0] < 0.5  # recovers at once when the error reverses
+        out, integral = ref.pid_step(gains, integral, 3.0, 0.0, 0.01)
+    assert out == 1.0
+    assert integral < 1.0  # stopped integrating once saturated
+    out, integral = ref.pid_step(gains, integral, -0.5, 0.0, 0.01)
+    assert out < 0.5  # recovers at once when the error reverses
     # Derivative acts on the measurement rate, not on the error.
-    assert pid.update(np.zeros((2, 1)), np.array([[0.25], [0.0]]))[0, 0] == pytest.approx(
-        pid.integral[0, 0] - 0.5
-    )
-    pid.reset(np.array([True, False]), 0.3)
-    assert pid.integral[0, 0] == 0.3 and pid.integral[1, 0] != 0.3
+    out, integral = ref.pid_step(gains, integral, 0.0, 0.25, 0.01)
+    assert out == pytest.approx(integral - 0.5)
+    pid = Pid([gains], np.full((2, 1), 0.7), 0.01)
+    pid.reset(np.array([True, False]), 9.0)  # clamped to i_limit
+    assert pid.integral[:, 0].tolist() == [5.0, 0.7]
 
 
 def test_euler_angles_follow_pybullet() -> None:

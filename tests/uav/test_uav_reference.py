@@ -1,7 +1,12 @@
-"""The vectorised kernels agree with the plain one-agent reference within 1e-9, in calm air
-and in random winds (the drag acts on the airspeed v - wind)."""
+"""The compiled flight kernel (uav/kernel.py) agrees with the plain one-agent reference
+(uav/reference.py) within 1e-9: random states in every mode, in calm air and in wind, with dead
+agents and failed motors; and at the edges where the two could part ways (integrator clamps and
+anti-windup, rate and tilt limits, the +-180 deg heading wrap, saturated motors), where the
+tests also check the numbers the limits imply."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -9,145 +14,32 @@ from uav_helpers import CONFIG
 
 from skyswarm.uav import kernel
 from skyswarm.uav import reference as ref
-from skyswarm.uav.control import MODES, Cascade, Measured, Setpoints
-from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
+from skyswarm.uav.control import (
+    ATTITUDE,
+    GROUND_SPEED_AND_VERT_SPEED,
+    MANUAL,
+    MODES,
+    POSITION,
+    Cascade,
+    ControlMode,
+    Setpoints,
+    mode_index,
+)
+from skyswarm.uav.frames import quat_to_matrix, yaw_quaternion
 from skyswarm.uav.mixer import Mixer
 from skyswarm.uav.model import Motors, WrenchModel
 
-N, DT = 60, 0.0025
+DT = 0.0025  # s, the 400 Hz tick
 AF, CC = CONFIG.airframe, CONFIG.control
-
-
-def random_state(rng: np.random.Generator) -> dict:
-    q = rng.normal(size=(N, 4))
-    q[:, 3] += 4.0  # mostly upright, some strongly tilted
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    return {
-        "pos": rng.normal(0, 5, (N, 3)) + [0, 0, 10],
-        "quat": q,
-        "vel": rng.normal(0, 3, (N, 3)),
-        "omega": rng.normal(0, 2, (N, 3)),
-    }
-
-
-def random_wind(rng: np.random.Generator) -> np.ndarray:
-    """(N, 3) winds m/s: gusty up to ~15 m/s, every third agent in calm air."""
-    wind = rng.normal(0, 5, (N, 3))
-    wind[::3] = 0.0
-    return wind
-
-
-def random_setpoints(rng: np.random.Generator) -> Setpoints:
-    sp = Setpoints(N)
-    sp.mode[:] = np.arange(N) % len(MODES)  # every mode, mixed in one pass
-    sp.position[:] = rng.normal(0, 5, (N, 2))
-    sp.altitude[:] = rng.uniform(0, 20, N)
-    sp.yaw[:] = rng.uniform(-np.pi, np.pi, N)
-    sp.velocity[:] = rng.normal(0, 4, (N, 3))
-    sp.attitude[:] = rng.normal(0, 0.3, (N, 3))
-    sp.thrust[:] = rng.uniform(0, 20, N)
-    sp.manual[:] = rng.uniform([0, -1, -1, -1], 1, (N, 4))
-    sp.refresh_masks()
-    return sp
-
-
-def reference_states(cas, motors) -> list:
-    """The one-agent reference's state of each agent, copied from the arrays."""
-    return [
-        ref.AgentState(
-            list(cas.outer.integral[i]),
-            list(cas.speed.integral[i]),
-            list(cas.attitude.integral[i]),
-            list(cas.prev_speed[i]),
-            float(cas.prev_r[i]),
-            list(motors.thrust[i]),
-        )
-        for i in range(len(motors.thrust))
-    ]
-
-
-def reference_control(sp: Setpoints, s: dict, st: ref.AgentState, i: int) -> list[float]:
-    """The one-agent reference's (collective, torques) demand for agent `i`."""
-    agent_sp = ref.AgentSetpoints(
-        MODES[sp.mode[i]],
-        list(sp.position[i]),
-        sp.altitude[i],
-        sp.yaw[i],
-        list(sp.velocity[i]),
-        list(sp.attitude[i]),
-        sp.thrust[i],
-        list(sp.manual[i]),
-    )
-    args = (s["pos"][i].tolist(), s["quat"][i].tolist(), s["vel"][i].tolist())
-    return ref.control(AF, CC, DT, agent_sp, st, *args, s["omega"][i].tolist())
-
-
-def measured(s: dict) -> tuple[np.ndarray, Measured]:
-    """(N, 3, 3) rotations and the cascade's measurements of random states `s`."""
-    rot = quat_to_matrix(s["quat"])
-    m = Measured(
-        s["pos"], s["vel"], euler_from_matrix(rot),
-        np.einsum("nji,nj->ni", rot, s["omega"]), rot[:, 2, 2],
-    )  # fmt: skip
-    return rot, m
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_cascade_mixer_motors_and_wrench_match_the_reference(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    s, sp = random_state(rng), random_setpoints(rng)
-    cas = Cascade(AF, CC, N, DT)
-    cas.outer.integral[:] = rng.normal(0, 0.5, (N, 4))
-    cas.speed.integral[:] = rng.normal(0, 1, (N, 3))
-    cas.attitude.integral[:] = rng.normal(0, 3, (N, 3))
-    cas.prev_speed[:] = rng.normal(0, 3, (N, 3))
-    cas.prev_r[:] = rng.normal(0, 2, N)
-    motors = Motors(AF, N, DT)
-    motors.thrust[:] = rng.uniform(0, AF.max_thrust_n, (N, 4))
-    refs = reference_states(cas, motors)
-    rot, m = measured(s)
-    demand = cas.compute(sp, m)
-    command = Mixer(AF).mix(demand)
-    thrust = motors.step(command)
-    wind = random_wind(rng)
-    force, torque = WrenchModel(AF).compute(thrust, rot, s["vel"], wind)
-    for i in range(N):
-        mode, st = MODES[sp.mode[i]], refs[i]
-        d = reference_control(sp, s, st, i)
-        np.testing.assert_allclose(demand[i], d, rtol=0, atol=1e-9, err_msg=mode.name)
-        c = ref.mix(AF, d)
-        np.testing.assert_allclose(command[i], c, rtol=0, atol=1e-9)
-        f = ref.motor_step(AF, st.thrust, c, DT)
-        np.testing.assert_allclose(thrust[i], f, rtol=0, atol=1e-9)
-        fb, tw = ref.wrench(AF, f, s["quat"][i].tolist(), s["vel"][i].tolist(), wind[i].tolist())
-        np.testing.assert_allclose(force[i], fb, rtol=0, atol=1e-9)
-        np.testing.assert_allclose(torque[i], tw, rtol=0, atol=1e-9)
-        if mode.uses("attitude"):
-            np.testing.assert_allclose(cas.attitude.integral[i], st.attitude_i, atol=1e-9)
-        if mode.uses("velocity"):
-            np.testing.assert_allclose(cas.speed.integral[i], st.speed_i, atol=1e-9)
-            np.testing.assert_allclose(cas.outer.integral[i], st.outer_i, atol=1e-9)
-
-
-def test_mixer_matches_the_reference_on_saturating_demands() -> None:
-    rng = np.random.default_rng(7)
-    demand = np.column_stack(
-        [
-            rng.uniform(-5, 30, 500),
-            rng.normal(0, 1.5, 500),
-            rng.normal(0, 1.5, 500),
-            rng.normal(0, 0.3, 500),
-        ]
-    )
-    out = Mixer(AF).mix(demand)
-    for i in range(len(demand)):
-        np.testing.assert_allclose(out[i], ref.mix(AF, list(demand[i])), rtol=0, atol=1e-9)
+CLOSE = {"rtol": 0, "atol": 1e-9}
+ALPHA = 1.0 - math.exp(-DT / AF.motor_time_constant_s)  # motor lag per tick
+F_MAX = AF.max_thrust_n
 
 
 class FakeState:
     """The four state arrays of core.state.BodyState, agents at scattered rows."""
 
-    def __init__(self, s: dict, slots: np.ndarray, capacity: int) -> None:
+    def __init__(self, s: dict[str, np.ndarray], slots: np.ndarray, capacity: int) -> None:
         def spread(values: np.ndarray) -> np.ndarray:
             out = np.full((capacity, values.shape[1]), np.nan)  # unused rows must not matter
             out[slots] = values
@@ -157,79 +49,221 @@ class FakeState:
         self.linear_velocity, self.angular_velocity = spread(s["vel"]), spread(s["omega"])
 
 
-@pytest.mark.skipif(not kernel.AVAILABLE, reason="numba is not installed")
-@pytest.mark.parametrize("seed", [4, 5, 6])
-def test_compiled_kernel_matches_numpy_path_and_reference(seed: int) -> None:
-    """uav.kernel.fly == Cascade + Mixer + Motors + WrenchModel == uav.reference, within 1e-9,
-    every mode mixed, with dead agents and failed motors."""
-    rng = np.random.default_rng(seed)
-    s, sp = random_state(rng), random_setpoints(rng)
-    slots = rng.permutation(3 * N)[:N]  # the swarm's rows in the world's state arrays
-    state = FakeState(s, slots, 3 * N)
-    alive = rng.uniform(size=N) > 0.1
-    motor_ok = np.where(rng.uniform(size=(N, 4)) > 0.1, 1.0, 0.0)
-    cas, k_cas = Cascade(AF, CC, N, DT), Cascade(AF, CC, N, DT)
-    motors, k_motors = Motors(AF, N, DT), Motors(AF, N, DT)
-    for c in (cas, k_cas):
-        r = np.random.default_rng(seed + 100)  # the same controller state in both
-        c.outer.integral[:] = r.normal(0, 0.5, (N, 4))
-        c.speed.integral[:] = r.normal(0, 1, (N, 3))
-        c.attitude.integral[:] = r.normal(0, 3, (N, 3))
-        c.prev_speed[:] = r.normal(0, 3, (N, 3))
-        c.prev_r[:] = r.normal(0, 2, N)
-    motors.thrust[:] = k_motors.thrust[:] = rng.uniform(0, AF.max_thrust_n, (N, 4))
-    refs = reference_states(cas, motors)
+class Flight:
+    """N agents flown by one FlightKernel, checked against the reference on every tick.
 
-    # The numpy path, as uav.swarm.Swarm._control_numpy runs it.
-    rot, m = measured(s)
-    mixer, wrench = Mixer(AF), WrenchModel(AF)
-    command = mixer.mix(cas.compute(sp, m))
-    command[~alive] = 0.0
-    command *= motor_ok
-    thrust = motors.step(command)
-    wind = random_wind(rng)
-    force, torque = wrench.compute(thrust, rot, s["vel"], wind)
+    Starts level and at rest at 10 m, in Manual with zero memory; tests set `s` (the state),
+    the setpoints, the memory and the fault/wind arrays, then call `tick`."""
 
-    k_force, k_torque = np.zeros((N, 3)), np.zeros((N, 3))
-    kern = kernel.FlightKernel(k_cas, mixer, k_motors, wrench, slots)
-    kern.step(state, sp, k_cas, alive, motor_ok, k_motors.thrust, k_force, k_torque, wind)
+    def __init__(self, n: int, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        self.n = n
+        self.s = {
+            "pos": np.tile([0.0, 0.0, 10.0], (n, 1)),
+            "quat": np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)),
+            "vel": np.zeros((n, 3)),
+            "omega": np.zeros((n, 3)),
+        }
+        self.slots = rng.permutation(3 * n)[:n]  # the agents' rows in the world's arrays
+        self.sp, self.cas = Setpoints(n), Cascade(AF, CC, n, DT)
+        self.motors = Motors(AF, n, DT)
+        self.alive, self.motor_ok = np.ones(n, dtype=bool), np.ones((n, 4))
+        self.wind, self.force, self.torque = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
+        self.kernel = kernel.FlightKernel(
+            self.cas, Mixer(AF), self.motors, WrenchModel(AF), self.slots
+        )
 
-    close = {"rtol": 0, "atol": 1e-9}
-    np.testing.assert_allclose(k_motors.thrust, thrust, **close)
-    np.testing.assert_allclose(k_force, force, **close)
-    np.testing.assert_allclose(k_torque, torque, **close)
-    for name in ("velocity_target", "attitude_target", "demand", "prev_speed", "prev_r"):
-        np.testing.assert_allclose(getattr(k_cas, name), getattr(cas, name), err_msg=name, **close)
-    np.testing.assert_allclose(k_cas.yaw_rate_command, cas.yaw_rate_command, **close)
-    for loop in ("outer", "speed", "attitude"):
-        a, b = getattr(k_cas, loop).integral, getattr(cas, loop).integral
-        np.testing.assert_allclose(a, b, err_msg=loop, **close)
+    def set_mode(self, i: int | slice, mode: ControlMode) -> None:
+        self.sp.mode[i] = mode_index(mode)
 
-    for i in range(N):  # and straight against the one-agent reference
-        mode, st = MODES[sp.mode[i]], refs[i]
-        d = reference_control(sp, s, st, i)
-        np.testing.assert_allclose(k_cas.demand[i], d, err_msg=mode.name, **close)
-        c = [x * motor_ok[i, j] if alive[i] else 0.0 for j, x in enumerate(ref.mix(AF, d))]
-        f = ref.motor_step(AF, st.thrust, c, DT)
-        np.testing.assert_allclose(k_motors.thrust[i], f, **close)
-        fb, tw = ref.wrench(AF, f, s["quat"][i].tolist(), s["vel"][i].tolist(), wind[i].tolist())
-        np.testing.assert_allclose(k_force[i], fb, **close)
-        np.testing.assert_allclose(k_torque[i], tw, **close)
-        if mode.uses("attitude"):
-            np.testing.assert_allclose(k_cas.attitude.integral[i], st.attitude_i, **close)
+    def tick(self) -> None:
+        """One kernel tick; every agent's demand, thrusts, wrench and the memory of the stages
+        its mode uses equal the reference's from the same start within 1e-9."""
+        before = [self._reference_state(i) for i in range(self.n)]
+        state = FakeState(self.s, self.slots, 3 * self.n)
+        self.kernel.step(
+            state, self.sp, self.cas, self.alive, self.motor_ok, self.motors.thrust,
+            self.force, self.torque, self.wind,
+        )  # fmt: skip
+        for i, st in enumerate(before):
+            self._check_agent(i, st)
+
+    def _reference_state(self, i: int) -> ref.AgentState:
+        cas = self.cas
+        return ref.AgentState(
+            list(cas.outer.integral[i]),
+            list(cas.speed.integral[i]),
+            list(cas.attitude.integral[i]),
+            list(cas.prev_speed[i]),
+            float(cas.prev_r[i]),
+            list(self.motors.thrust[i]),
+        )
+
+    def _check_agent(self, i: int, st: ref.AgentState) -> None:
+        sp, s, cas = self.sp, self.s, self.cas
+        mode = MODES[sp.mode[i]]
+        agent_sp = ref.AgentSetpoints(
+            mode, list(sp.position[i]), sp.altitude[i], sp.yaw[i], list(sp.velocity[i]),
+            list(sp.attitude[i]), sp.thrust[i], list(sp.manual[i]),
+        )  # fmt: skip
+        pos, quat, vel = s["pos"][i].tolist(), s["quat"][i].tolist(), s["vel"][i].tolist()
+        d = ref.control(AF, CC, DT, agent_sp, st, pos, quat, vel, s["omega"][i].tolist())
+        msg = f"agent {i}, {mode.name}"
+        np.testing.assert_allclose(cas.demand[i], d, err_msg=msg, **CLOSE)
+        mixed = ref.mix(AF, d)  # dead agents' motors get 0, failed motors x 0
+        command = [x * ok for x, ok in zip(mixed, self.motor_ok[i])] if self.alive[i] else [0.0] * 4
+        f = ref.motor_step(AF, st.thrust, command, DT)
+        np.testing.assert_allclose(self.motors.thrust[i], f, err_msg=msg, **CLOSE)
+        fb, tw = ref.wrench(AF, f, quat, vel, self.wind[i].tolist())
+        np.testing.assert_allclose(self.force[i], fb, err_msg=msg, **CLOSE)
+        np.testing.assert_allclose(self.torque[i], tw, err_msg=msg, **CLOSE)
+        if mode.uses("attitude"):  # Manual leaves the idle loops' memory to bumpless entry
+            np.testing.assert_allclose(cas.attitude.integral[i], st.attitude_i, **CLOSE)
+            np.testing.assert_allclose(cas.prev_speed[i], st.prev_speed, **CLOSE)
+            assert cas.prev_r[i] == pytest.approx(st.prev_r, abs=1e-9)
         if mode.uses("velocity"):
-            np.testing.assert_allclose(k_cas.speed.integral[i], st.speed_i, **close)
-            np.testing.assert_allclose(k_cas.outer.integral[i], st.outer_i, **close)
+            np.testing.assert_allclose(cas.speed.integral[i], st.speed_i, err_msg=msg, **CLOSE)
+            np.testing.assert_allclose(cas.outer.integral[i], st.outer_i, err_msg=msg, **CLOSE)
 
 
-def test_calm_air_wrench_is_bit_identical_to_no_wind() -> None:
-    """Zero wind changes no bit of the force: v - 0.0 == v exactly in IEEE arithmetic, which
-    is what keeps runs with [wind] disabled identical to runs before wind existed."""
+def randomise(flight: Flight, rng: np.random.Generator) -> None:
+    """Random states (some strongly tilted), setpoints of every mode, memory, wind (a third in
+    calm air), 10 % dead agents and 10 % failed motors."""
+    n, s, sp, cas = flight.n, flight.s, flight.sp, flight.cas
+    q = rng.normal(size=(n, 4))
+    q[:, 3] += 4.0
+    s["quat"][:] = q / np.linalg.norm(q, axis=1, keepdims=True)
+    s["pos"][:] = rng.normal(0, 5, (n, 3)) + [0, 0, 10]
+    s["vel"][:], s["omega"][:] = rng.normal(0, 3, (n, 3)), rng.normal(0, 2, (n, 3))
+    sp.mode[:] = np.arange(n) % len(MODES)  # every mode, mixed in one pass
+    sp.position[:], sp.altitude[:] = rng.normal(0, 5, (n, 2)), rng.uniform(0, 20, n)
+    sp.yaw[:] = rng.uniform(-np.pi, np.pi, n)
+    sp.velocity[:], sp.attitude[:] = rng.normal(0, 4, (n, 3)), rng.normal(0, 0.3, (n, 3))
+    sp.thrust[:], sp.manual[:] = rng.uniform(0, 20, n), rng.uniform([0, -1, -1, -1], 1, (n, 4))
+    cas.outer.integral[:] = rng.normal(0, 0.5, (n, 4))
+    cas.speed.integral[:] = rng.normal(0, 1, (n, 3))
+    cas.attitude.integral[:] = rng.normal(0, 3, (n, 3))
+    cas.prev_speed[:], cas.prev_r[:] = rng.normal(0, 3, (n, 3)), rng.normal(0, 2, n)
+    flight.motors.thrust[:] = rng.uniform(0, F_MAX, (n, 4))
+    flight.wind[:] = rng.normal(0, 5, (n, 3))
+    flight.wind[::3] = 0.0
+    flight.alive[:] = rng.uniform(size=n) > 0.1
+    flight.motor_ok[:] = np.where(rng.uniform(size=(n, 4)) > 0.1, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kernel_matches_the_reference_in_every_mode(seed: int) -> None:
+    """60 agents, every mode mixed, three ticks from random states (the memory carries over)."""
+    flight = Flight(60, seed)
+    randomise(flight, np.random.default_rng(seed))
+    assert not flight.alive.all() and (flight.motor_ok == 0).any()  # the faults are exercised
+    for _ in range(3):
+        flight.tick()
+
+
+def test_integrators_clamp_at_their_limits_and_freeze_while_saturated() -> None:
+    """Attitude loop (kp 225, ki 20 /s^3, i_limit 10, out_limit 120 rad/s^2), level at rest:
+    a 0.05 rad roll error adds 20 * 0.0025 * 0.05 = 0.0025 to an integral of +-9.999 -> the
+    clamp +-10 exactly; a 0.6 rad error gives P = 135 > 120, so the integral stays at 2.0
+    exactly and the torque is the limit 120 * I_x. Vertical speed loop (kp 6, ki 5, i_limit 3,
+    out_limit 6): a 0.5 m/s error from 2.999 clamps at 3 and the output 3 + 3 = 6 is not above
+    the limit, so the integral moves."""
+    flight = Flight(4)
+    flight.set_mode(slice(0, 3), ATTITUDE)
+    cas, sp = flight.cas, flight.sp
+    sp.thrust[:] = AF.weight_n
+    sp.attitude[0, 0], cas.attitude.integral[0, 0] = 0.05, 9.999
+    sp.attitude[1, 0], cas.attitude.integral[1, 0] = -0.05, -9.999
+    sp.attitude[2, 0], cas.attitude.integral[2, 0] = 0.6, 2.0
+    flight.set_mode(3, GROUND_SPEED_AND_VERT_SPEED)
+    sp.velocity[3, 2], cas.speed.integral[3, 2] = 0.5, 2.999
+    flight.tick()
+    assert cas.attitude.integral[:3, 0].tolist() == [10.0, -10.0, 2.0]
+    assert cas.demand[2, 1] == pytest.approx(120.0 * AF.inertia_kg_m2[0], abs=1e-12)
+    assert cas.speed.integral[3, 2] == 3.0
+
+
+def test_outer_loops_and_tilt_stop_at_the_configured_limits() -> None:
+    """Level at rest at 10 m. Position target (1 km, 1 km): both axes saturate at 8 m/s, the
+    diagonal is cut to max_speed 8 m/s at 45 deg. Altitude 90 m above / 9 m below: climb
+    4 m/s, descent 2.5 m/s. Heading error 1 rad: 2.5 rad/s, cut to 120 deg/s. Ground speed
+    target 20 m/s: 8 m/s^2 asked, the tilt stops at max_tilt_deg = 30 deg (pitch forward)."""
+    flight = Flight(4)
+    flight.set_mode(slice(0, 3), POSITION)
+    sp, cas = flight.sp, flight.cas
+    sp.position[:3], sp.altitude[:3] = 0.0, 10.0
+    sp.position[0], sp.altitude[1], sp.altitude[2] = (1000.0, 1000.0), 100.0, 1.0
+    sp.yaw[2] = 1.0
+    flight.set_mode(3, GROUND_SPEED_AND_VERT_SPEED)
+    sp.velocity[3] = (20.0, 0.0, 0.0)
+    flight.tick()
+    vt = cas.velocity_target
+    assert vt[0, :2] == pytest.approx([8 / math.sqrt(2)] * 2, abs=1e-12)
+    assert vt[1, 2] == CC.max_climb_m_s and vt[2, 2] == -CC.max_descent_m_s
+    assert cas.yaw_rate_command[2] == math.radians(CC.max_yaw_rate_deg_s)
+    assert cas.attitude_target[3, 1] == pytest.approx(math.radians(CC.max_tilt_deg), abs=1e-12)
+    assert cas.attitude_target[3, 0] == 0.0
+
+
+def test_heading_error_wraps_at_plus_minus_180_degrees() -> None:
+    """Heading loop kp 2.5 /s. Yaw 180 - 2.9 deg, target -180 + 2.9 deg: the error is +0.1 rad
+    across the wrap, not -2 pi + 0.1 -> +0.25 rad/s; mirrored -> -0.25 rad/s; yaw exactly +pi
+    and target -pi are one heading -> exactly 0."""
+    flight = Flight(3)
+    flight.set_mode(slice(None), POSITION)
+    yaws = np.array([math.pi - 0.05, -math.pi + 0.05, math.pi])
+    flight.s["quat"][:] = yaw_quaternion(yaws)
+    flight.s["quat"][2] = (0.0, 0.0, 1.0, 0.0)  # w = +0: the measured yaw is +pi, not -pi
+    sp = flight.sp
+    sp.position[:], sp.altitude[:], sp.yaw[:] = (
+        0.0,
+        10.0,
+        [-math.pi + 0.05, math.pi - 0.05, -math.pi],
+    )
+    flight.tick()
+    rate = flight.cas.yaw_rate_command
+    assert rate[:2] == pytest.approx([0.25, -0.25], abs=1e-9)
+    assert rate[2] == 0.0
+
+
+def test_saturated_motors_keep_roll_before_collective_before_yaw() -> None:
+    """Manual sticks straight to the mixer, motors starting at 0 N so one tick gives thrust =
+    alpha * command. Full throttle + full roll (0.5 N m): one side at f_max, the roll torque
+    kept, collective given up. Full throttle + full yaw: no motor has room, yaw cut to 0, all
+    four at f_max. Zero throttle + full roll: collective raised until the low side is at 0 N.
+    Roll 8 N m (more than the motors span): the differential shrinks to exactly f_max. A dead
+    agent and a failed motor get a zero command."""
+    flight = Flight(6)
+    flight.set_mode(slice(None), MANUAL)
+    flight.sp.manual[:] = [(1, 1, 0, 0), (1, 0, 0, 1), (0, 1, 0, 0), (0.5, 16, 0, 0),
+                           (1, 0, 0, 0), (1, 0, 0, 0)]  # fmt: skip
+    flight.alive[4], flight.motor_ok[5, 2] = False, 0.0
+    flight.tick()
+    command = flight.motors.thrust / ALPHA
+    achieved = command @ AF.allocation.T  # (N, 4) collective N, torque x, y, z N m
+    assert command[0].max() == pytest.approx(F_MAX, abs=1e-12)
+    assert achieved[0, 1] == pytest.approx(CC.manual_torque_nm[0], abs=1e-9)
+    assert achieved[0, 0] < 4 * F_MAX - 1.0
+    assert command[1] == pytest.approx([F_MAX] * 4, abs=1e-12) and abs(achieved[1, 3]) < 1e-12
+    assert command[2].min() == 0.0 and achieved[2, 1] == pytest.approx(0.5, abs=1e-9)
+    assert np.ptp(command[3]) == pytest.approx(F_MAX, abs=1e-9)
+    assert flight.motors.thrust[4].tolist() == [0.0] * 4
+    assert flight.motors.thrust[5, 2] == 0.0 and flight.motors.thrust[5, 0] > 0.0
+
+
+def test_power_cut_wrench_matches_the_reference() -> None:
+    """WrenchModel.compute (the numpy wrench the swarm recomputes after a power cut, between
+    kernel ticks) equals the reference wrench within 1e-9, in wind."""
     rng = np.random.default_rng(8)
-    s = random_state(rng)
-    rot = quat_to_matrix(s["quat"])
-    thrust = rng.uniform(0, AF.max_thrust_n, (N, 4))
-    wrench = WrenchModel(AF)
-    plain = wrench.compute(thrust, rot, s["vel"])
-    calm = wrench.compute(thrust, rot, s["vel"], np.zeros((N, 3)))
-    assert plain[0].tobytes() == calm[0].tobytes() and plain[1].tobytes() == calm[1].tobytes()
+    n = 40
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    vel, wind = rng.normal(0, 3, (n, 3)), rng.normal(0, 5, (n, 3))
+    thrust = rng.uniform(0, F_MAX, (n, 4))
+    force, torque = WrenchModel(AF).compute(thrust, quat_to_matrix(q), vel, wind)
+    for i in range(n):
+        fb, tw = ref.wrench(
+            AF, thrust[i].tolist(), q[i].tolist(), vel[i].tolist(), wind[i].tolist()
+        )
+        np.testing.assert_allclose(force[i], fb, **CLOSE)
+        np.testing.assert_allclose(torque[i], tw, **CLOSE)
