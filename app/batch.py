@@ -90,10 +90,39 @@ def is_complete(spec: RunSpec) -> bool:
     return load_complete(spec) is not None
 
 
-def _ignore_sigint() -> None:
+def _init_worker(coordinator: int) -> None:
+    """Worker initializer: Ctrl-C is the coordinator's to handle, and a worker whose
+    coordinator died (kill -9) exits within a second instead of finishing its run. (Its
+    parent is the forkserver, which itself lives as long as any worker does: watch the
+    coordinator's pid.)"""
     import signal
+    import threading
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while _alive(coordinator):
+            time.sleep(0.5)
+        os._exit(EXIT_ORPHANED)
+
+    threading.Thread(target=watch, name="skyswarm-orphan-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a reused pid of another user
+        return False
+    try:  # a zombie (dead, not yet reaped) is dead
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2] != "Z"
+    except (OSError, ValueError, IndexError):
+        return True
+
+
+EXIT_ORPHANED = 3  # a worker whose parent (forkserver or coordinator) is gone
 
 
 # -- executors ---------------------------------------------------------------------------------
@@ -123,7 +152,9 @@ class LocalPool:
             ctx.set_forkserver_preload(["core.batch", "core.simulator"])  # imports, no client
         else:  # pragma: no cover - Windows / macOS without forkserver
             ctx = mp.get_context("spawn")
-        return ProcessPoolExecutor(self.capacity, mp_context=ctx, initializer=_ignore_sigint)
+        return ProcessPoolExecutor(
+            self.capacity, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),)
+        )
 
     def submit(self, spec: RunSpec, attempt: int) -> Any:
         from concurrent.futures.process import BrokenProcessPool
@@ -257,15 +288,34 @@ def _drive(
     bar: _Progress,
 ) -> None:
     queue = deque((spec, 1) for spec in todo)
-    while queue or inflight:
-        while queue and len(inflight) < executor.capacity:
-            spec, attempt = queue.popleft()
-            inflight[executor.submit(spec, attempt)] = (spec, attempt)
+    # A dead worker process fails every run of its pool at once. Only a run that was alone in
+    # flight can be blamed; the others are "suspects" and run again one at a time, without
+    # spending an attempt, so a crashing run fails only itself.
+    suspects: deque[tuple[RunSpec, int]] = deque()
+    shared: set[Any] = set()  # futures that had company in flight at some moment
+    while queue or inflight or suspects:
+        if suspects:
+            if not inflight:
+                spec, attempt = suspects.popleft()
+                inflight[executor.submit(spec, attempt)] = (spec, attempt)
+        else:
+            while queue and len(inflight) < executor.capacity:
+                spec, attempt = queue.popleft()
+                future = executor.submit(spec, attempt)
+                if inflight:
+                    shared.update(inflight)
+                    shared.add(future)
+                inflight[future] = (spec, attempt)
         counts.running = len(inflight)
         bar.refresh()
         for future in executor.wait(list(inflight), timeout=0.5):
             spec, attempt = inflight.pop(future)
             outcome = _outcome(future)
+            if outcome.get("lost") and future in shared:
+                shared.discard(future)
+                suspects.append((spec, attempt))
+                continue
+            shared.discard(future)
             if outcome["status"] != "ok" and attempt <= retries:
                 queue.appendleft((spec, attempt + 1))
                 counts.retried += 1
@@ -281,7 +331,8 @@ def _outcome(future: Any) -> dict[str, Any]:
     try:
         return future.result()
     except Exception as exc:  # BrokenProcessPool, distributed.KilledWorker, CancelledError ...
-        return {"status": "failed", "error": f"worker lost: {one_line(exc)}", "summary": None}
+        error = f"worker lost: {one_line(exc)}"
+        return {"status": "failed", "error": error, "summary": None, "lost": True}
 
 
 def _row(

@@ -5,40 +5,113 @@ Exit codes: 0 success, 2 bad input (one line on stderr, no traceback), 130 inter
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
 import os
+import signal
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 
-from skyswarm.app import gui_commands
-from skyswarm.app.scenarios import add_scenario_parsers, load_args, scenario_args
-from skyswarm.core.schema import ConfigError
-
+EXIT_IO_ERROR = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted_early(signum, frame) -> None:  # Ctrl-C while the heavy modules import
+    os.write(2, b"skyswarm: interrupted\n")
+    os._exit(EXIT_INTERRUPTED)
+
+
+# The `skyswarm` process itself (not an embedding program or a test calling main()): from here
+# to its exit, Ctrl-C is always one line and exit 130.
+_CLI_PROCESS = __name__ == "__main__" or os.path.basename(sys.argv[0]) == "skyswarm"
+if _CLI_PROCESS:
+    try:
+        signal.signal(signal.SIGINT, _interrupted_early)
+    except ValueError:  # not the main thread: leave signals alone
+        _CLI_PROCESS = False
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import datetime as dt  # noqa: E402
+import math  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+from collections.abc import Iterator, Sequence  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from skyswarm.app import gui_commands  # noqa: E402
+from skyswarm.app.scenarios import add_scenario_parsers, load_args, scenario_args  # noqa: E402
+from skyswarm.core.schema import ConfigError  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    """Exit codes: 0 done, 1 I/O error (full disk, permissions), 2 bad input, 130 interrupted;
+    every failure is one line on stderr, never a traceback."""
+    if signal.getsignal(signal.SIGINT) is _interrupted_early:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        return _main(argv)
+    finally:
+        if _CLI_PROCESS:  # a Ctrl-C during interpreter shutdown: the exit code stands
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    try:
+        parser = _parser()
+        args = parser.parse_args(argv)
+        _check_common(args)
         return args.func(args)
-    except ConfigError as exc:
-        print(f"skyswarm: error: {exc}", file=sys.stderr)
+    except (ConfigError, UsageError) as exc:
+        _error(str(exc))
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        _error("interrupted", prefix="skyswarm: ")
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `skyswarm run ... | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # full disk, permissions, vanished directory: one line, exit 1
+        _error(_os_message(exc))
+        return EXIT_IO_ERROR
+
+
+def _error(text: str, prefix: str = "skyswarm: error: ") -> None:
+    line = " ".join(text.split())  # exactly one line, whatever the message held
+    with contextlib.suppress(OSError):
+        print(f"{prefix}{line}", file=sys.stderr, flush=True)
+
+
+def _os_message(exc: OSError) -> str:
+    where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+    return f"{exc.strerror or type(exc).__name__}{where}"
+
+
+class UsageError(Exception):
+    """A bad command line (argparse's complaint), reported like any bad input."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line (exit 2), like every other bad input."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _check_common(args: argparse.Namespace) -> None:
+    fps = getattr(args, "fps", None)
+    if fps is not None and not (math.isfinite(fps) and 0 < fps <= 1000):
+        raise ConfigError("", "--fps", fps, "a frame rate > 0 and <= 1000 per simulated second")
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="skyswarm", description="Quadrotor swarm simulator.")
+    p = _Parser(prog="skyswarm", description="Quadrotor swarm simulator.")
     sub = p.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a scenario headless and write a results directory")
     scenario_args(run)
     run.add_argument("--out", type=Path, help="results directory (default: results/<name>-<time>)")
+    run.add_argument(
+        "--overwrite", action="store_true", help="empty a non-empty --out directory first"
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
         "--inputs", type=Path, metavar="INPUTS.csv", help="replay recorded manual inputs"
@@ -80,16 +153,103 @@ def default_results_dir(scenario) -> Path:
     return Path(scenario.results.dir) / f"{name}-seed{scenario.simulation.seed}-{stamp}"
 
 
+def prepare_out(out: Path, overwrite: bool) -> bool:
+    """Check `out` before anything is written: a new or empty directory (or `overwrite`, which
+    empties it) whose nearest existing ancestor is writable. True if it exists already."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError("", "--out", str(out), "a directory (this is a file)")
+    if out.is_dir():
+        if any(out.iterdir()):
+            if not overwrite:
+                raise ConfigError(
+                    "", "--out", str(out), "an empty or new directory (or --overwrite)"
+                )
+            for child in out.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise ConfigError("", "--out", str(out), "a writable directory")
+        return True
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    try:  # the only sure test of "can be created": create (and remove) a probe
+        if not parent.is_dir():
+            raise NotADirectoryError(str(parent))
+        os.rmdir(tempfile.mkdtemp(prefix=".skyswarm-probe-", dir=parent))
+    except OSError as exc:
+        raise ConfigError(
+            "", "--out", str(out), f"a path under a writable directory ({_os_message(exc)})"
+        ) from None
+    return False
+
+
+@contextlib.contextmanager
+def deferred_sigint() -> Iterator[None]:
+    """Ctrl-C waits until the block (writing the summary) is done, then interrupts."""
+    hit: list[int] = []
+    try:
+        old = signal.signal(signal.SIGINT, lambda signum, frame: hit.append(signum))
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if hit:
+        raise KeyboardInterrupt
+
+
+def _read_inputs(path: Path):
+    """The replayed inputs, checked before a results directory exists."""
+    from skyswarm.uav.manual import read_inputs
+
+    try:
+        return read_inputs(path)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        raise ConfigError(
+            str(path),
+            "--inputs",
+            str(path),
+            f"a valid inputs.csv + inputs.json ({type(exc).__name__})",
+        ) from None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from skyswarm.core.simulator import Simulator
 
     scenario = load_args(args)
     out = args.out or default_results_dir(scenario)
-    sim = Simulator.from_scenario(scenario, out)
-    if args.inputs is not None:
-        from skyswarm.uav.manual import replay_inputs
+    inputs = _read_inputs(args.inputs) if args.inputs is not None else None
+    existed = prepare_out(out, args.overwrite)
+    try:
+        sim = Simulator.from_scenario(scenario, out)
+        if inputs is not None:
+            from skyswarm.uav.manual import ManualControl
 
-        replay_inputs(sim, args.inputs)
+            try:
+                ManualControl(sim, inputs[0], replay=inputs[1])
+            except ValueError as exc:
+                if isinstance(exc, ConfigError):
+                    raise
+                raise ConfigError(
+                    str(args.inputs), "--inputs", str(args.inputs), str(exc)
+                ) from None
+    except ConfigError:  # bad input found while building: leave no results directory behind
+        with contextlib.suppress(NameError, Exception):
+            sim.close()
+        if out.is_dir():
+            if existed:
+                for child in out.iterdir():
+                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+            else:
+                shutil.rmtree(out, ignore_errors=True)
+        raise
     capture = gui_commands.start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
     interrupted = False
@@ -98,18 +258,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         interrupted = True
         sim.stop_reason = "interrupted"
+    except OSError:  # full disk ...: close what was written (readable, torn last record at most)
+        with contextlib.suppress(Exception):
+            sim.close()
+        raise
     finally:
         if bar:
             bar.update(sim)
             bar.close()
-    if capture is not None:
-        capture.close()
-    summary = sim.finish()
-    sim.close()
+    with deferred_sigint():
+        if capture is not None:
+            capture.close()
+        summary = sim.finish()
+        sim.close()
     _print_summary(summary, out)
+    if interrupted:
+        _error("interrupted; results kept", prefix="skyswarm: ")
+        return EXIT_INTERRUPTED
     if getattr(scenario.mission_class, "plot_results", False):  # the mission asks for plots
         _print_plots(out)
-    return 130 if interrupted else 0
+    return 0
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -174,10 +342,12 @@ def _print_summary(summary: dict, out: Path) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     import tomli_w
 
+    from skyswarm.core.config import agent_count
+
     scenario = load_args(args)
     print(
         f"# {scenario.file}: valid; mission {scenario.mission_class.__module__}."
-        f"{scenario.mission_class.__name__}, {len(scenario.agents.resolved())} agents"
+        f"{scenario.mission_class.__name__}, {agent_count(scenario.agents)} agents"
     )
     print(tomli_w.dumps(scenario.as_dict()))
     return 0

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 import numpy as np
 
 from skyswarm.core.geo import enu_to_wgs84
-from skyswarm.core.recorder import read_trajectory
+from skyswarm.core.recorder import read_header, read_trajectory
 from skyswarm.core.schema import ConfigError
 
 
@@ -46,15 +45,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def _load(results: Path) -> tuple[dict, np.ndarray]:
-    path = results / "trajectory.json"
-    if not path.is_file():
+    """Header and complete records; a run with none is a one-line error (no file written)."""
+    header = read_header(results)
+    traj = read_trajectory(results)
+    if len(traj) == 0:
         raise ConfigError(
-            str(results),
-            "(results)",
-            str(results),
-            "a results directory of `skyswarm run` (no trajectory.json)",
+            str(results), "(results)", str(results), "a run with at least one trajectory record"
         )
-    return json.loads(path.read_text()), read_trajectory(results)
+    return header, traj
 
 
 def write_csv(out: Path, traj: np.ndarray, tick_s: float, origin: tuple[float, ...]) -> None:
@@ -78,8 +76,16 @@ def _deaths(results: Path) -> list[dict[str, str]]:
     path = results / "events.csv"
     if not path.is_file():
         return []
+    out = []
     with open(path, newline="", encoding="utf-8") as f:
-        return [row for row in csv.DictReader(f) if row["kind"] == "death" and row["x"]]
+        for row in csv.DictReader(f):
+            try:  # a torn last line (run cut short) is skipped
+                float(row["x"]), float(row["y"]), float(row["z"]), float(row["time_s"])
+            except (TypeError, ValueError, KeyError):
+                continue
+            if row.get("kind") == "death":
+                out.append(row)
+    return out
 
 
 def write_kml(

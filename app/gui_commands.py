@@ -72,18 +72,23 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from skyswarm.core.recorder import read_header, read_trajectory
     from skyswarm.core.schema import ConfigError
     from skyswarm.gui.player import replay_window
     from skyswarm.gui.replay import export_video
 
-    for name in ("trajectory.json", "trajectory.bin"):
-        if not (args.results / name).is_file():
-            raise ConfigError(
-                str(args.results),
-                "(results)",
-                str(args.results),
-                f"a results directory of `skyswarm run` (no {name})",
-            )
+    header = read_header(args.results)  # one-line error on a missing or torn header
+    records = read_trajectory(args.results)  # a torn last record is dropped
+    ticks = sorted(set(records["tick"].tolist()))
+    span_s = (ticks[-1] - ticks[0]) * header["tick_s"] if ticks else 0.0
+    frames = span_s * args.fps if args.video is not None or args.frames is not None else 1.0
+    if len(ticks) < 2 or frames < 1.0:  # nothing to show: never an empty or invalid video
+        raise ConfigError(
+            str(args.results),
+            "(results)",
+            str(args.results),
+            f"a run of at least two samples and one frame ({len(ticks)} over {span_s:g} s)",
+        )
     if args.video is not None or args.frames is not None:
         n = export_video(args.results, args.video, args.frames, args.fps, args.size, args.camera)
         print(f"wrote {n} frames")

@@ -42,8 +42,10 @@ def plot_results(results_dir: Path | str) -> list[Path]:
     out = Path(results_dir)
     if not (out / "timeseries.csv").is_file() and not (out / "trajectory.bin").is_file():
         raise FileNotFoundError(f"{out}: not a results directory (no timeseries.csv)")
-    written = [plot_map(out)]
     series = read_timeseries(out)
+    if not series and len(read_trajectory(out)) == 0:
+        raise FileNotFoundError(f"{out}: nothing to plot yet (no samples recorded)")
+    written = [plot_map(out)]
     if series:
         written.append(plot_timeseries(out, series))
         extra = plot_mission_series(out, series)
@@ -62,7 +64,9 @@ def read_timeseries(results_dir: Path) -> dict[str, np.ndarray]:
         rows = list(csv.reader(f))
     if len(rows) < 2:
         return {}
-    header, body = rows[0], rows[1:]
+    header, body = rows[0], [r for r in rows[1:] if len(r) == len(rows[0])]  # torn last row
+    if not body:
+        return {}
     return {name: np.array([_num(r[k]) for r in body]) for k, name in enumerate(header)}
 
 
@@ -75,8 +79,8 @@ def read_deaths(results_dir: Path) -> list[tuple[float, int, float, float]]:
     with open(path, newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             if row.get("kind") == "death" and row.get("x") and row.get("agent_id"):
-                x, y = _num(row["x"]), _num(row["y"])
-                if math.isfinite(x) and math.isfinite(y):
+                x, y = _num(row["x"]), _num(row["y"] or "")
+                if math.isfinite(x) and math.isfinite(y) and row["agent_id"].isdigit():
                     out.append((_num(row["time_s"]), int(row["agent_id"]), x, y))
     return out
 

@@ -54,7 +54,13 @@ class SweepTable:
         self.rows.append(row)
         if set(row) <= set(self.columns):
             with open(self.path, "a", newline="", encoding="utf-8") as f:
-                csv.writer(f).writerow(_cells(row, self.columns))
+                size = f.tell()
+                try:
+                    csv.writer(f).writerow(_cells(row, self.columns))
+                    f.flush()
+                except OSError:  # full disk: no torn row left behind
+                    f.truncate(size)
+                    raise
         else:
             self._rewrite()
 
@@ -67,11 +73,14 @@ class SweepTable:
         timing = sorted(c for c in extra if c.startswith(TIMING))
         self.columns = [*self.head, *sorted(extra - set(timing)), *timing]
         tmp = self.path.with_suffix(".csv.tmp")
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            out = csv.writer(f)
-            out.writerow(self.columns)
-            out.writerows(_cells(r, self.columns) for r in self.rows)
-        os.replace(tmp, self.path)  # a reader or a crash never sees half a table
+        try:
+            with open(tmp, "w", newline="", encoding="utf-8") as f:
+                out = csv.writer(f)
+                out.writerow(self.columns)
+                out.writerows(_cells(r, self.columns) for r in self.rows)
+            os.replace(tmp, self.path)  # a reader or a crash never sees half a table
+        finally:
+            tmp.unlink(missing_ok=True)  # full disk: the previous table stays, no debris
 
 
 def _cells(row: Row, columns: Sequence[str]) -> list[Any]:
@@ -135,11 +144,17 @@ def aggregate(rows: Sequence[Row], param_keys: Sequence[str]) -> list[Row]:
 
 
 def write_csv(path: Path, rows: Sequence[Row]) -> None:
+    """Write via a temporary file: a full disk leaves the previous file intact."""
     columns = list(dict.fromkeys(c for r in rows for c in r))
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
-        out.writerow(columns)
-        out.writerows(_cells(r, columns) for r in rows)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    try:
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            out = csv.writer(f)
+            out.writerow(columns)
+            out.writerows(_cells(r, columns) for r in rows)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def plot_metrics(agg: Sequence[Row], param_keys: Sequence[str], folder: Path) -> list[Path]:

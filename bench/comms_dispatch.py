@@ -50,7 +50,7 @@ def build(n: int, side_m: float, seed: int = 0) -> tuple[Simulator, MessageDispa
     slots = sim.world.state.add(n)
     pos = np.column_stack([rng.uniform(0, side_m, (n, 2)), rng.uniform(10, 60, n)])
     sim.world.state.position[slots] = pos
-    agents = [PhysicalAgent(sim, i + 1, -(i + 1), int(s)) for i, s in enumerate(slots)]
+    agents = [PhysicalAgent(sim, i + 1, int(s)) for i, s in enumerate(slots)]
     return sim, d, agents
 
 

@@ -37,15 +37,15 @@ def build(n: int, ground: bool) -> Simulator:
     z = 0.1 if ground else 500.0  # resting on the ground (contacts) or in free fall
     positions = [((i % side) * 1.0, (i // side) * 1.0, z) for i in range(n)]
     bodies = w.create_bodies(1.0, shape, positions)
-    for i, (body, slot) in enumerate(zip(bodies, w.track(bodies))):
-        PhysicalAgent(sim, i + 1, body, slot)
+    for i, slot in enumerate(w.track(bodies)):
+        PhysicalAgent(sim, i + 1, slot)
     return sim
 
 
 def bare_loop(sim: Simulator, ticks: int) -> float:
     """The same pybullet calls the kernel makes, with nothing around them."""
     cid = sim.world.client
-    ids = [a.body_id for a in sim.physical_agents]
+    ids = [sim.world.body_of(a.slot) for a in sim.physical_agents]
     gp, gv, step, contacts = (
         pb.getBasePositionAndOrientation,
         pb.getBaseVelocity,

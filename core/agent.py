@@ -1,4 +1,4 @@
-"""Agents: logical ones (no body, e.g. a base station) and physical ones (a Bullet body).
+"""Agents: logical ones (no body, e.g. a base station) and physical ones (a body in the world).
 
 An agent object is a thin handle: its state lives in the world's arrays, read through properties.
 """
@@ -62,18 +62,16 @@ class Agent:
 
 
 class PhysicalAgent(Agent):
-    """An agent with a Bullet body; pose and velocity are views into the world's state arrays."""
+    """An agent with a body in the world, named by its state `slot` (never a backend's body id);
+    pose and velocity are views into the world's state arrays."""
 
     role = "body"
     crashable = False  # collisions kill it (UAVs); boxes of a drop test may touch freely
 
-    def __init__(
-        self, sim: Simulator, agent_id: int, body_id: int, slot: int, name: str | None = None
-    ) -> None:
-        self.body_id = int(body_id)
+    def __init__(self, sim: Simulator, agent_id: int, slot: int, name: str | None = None) -> None:
         self.slot = int(slot)
         super().__init__(sim, agent_id, name)
-        sim.world.set_owner(self.body_id, self)
+        sim.world.set_owner(self.slot, self)
 
     @property
     def position(self) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Collision monitor and numerical guard: post-tick listeners that kill agents through `kill()`.
 
 Only agents that can crash (`PhysicalAgent.crashable`, true for UAVs) are judged; boxes of a drop
-test may rest on each other. Rules, from the one contact query of the tick:
+test may rest on each other. Rules, from the tick's contact report (core/backends: pairs of
+body slots and scenery ids):
 - crashable agent touches another agent: both die (if crashable), each cause naming the other;
 - crashable agent touches static scenery (ground, terrain, obstacle): it dies unless this is a
   landing, i.e. its speed just before contact is below `landing_speed_mps` and its tilt below
@@ -24,7 +25,7 @@ from skyswarm.core.state import rows_of_slots
 
 if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
+    from skyswarm.core.world import ContactReport, World
 
 
 @dataclass(frozen=True)
@@ -64,32 +65,32 @@ class CollisionMonitor:
         else:
             self._prev_velocity = velocity.copy()
 
-    def _judge(self, world: World, contacts) -> None:
-        owners = world.owner_of_body
-        statics = world.static_bodies
-        for c in contacts:
-            a, b = owners.get(c.body_a), owners.get(c.body_b)
+    def _judge(self, world: World, contacts: ContactReport) -> None:
+        """Pairs of slots (>= 0) and scenery ids (< 0), in the report's order."""
+        owner = world.owner_of_slot
+        for ia, ib in contacts.pairs():
+            a = owner(ia) if ia >= 0 else None
+            b = owner(ib) if ib >= 0 else None
             if a is not None and b is not None:
                 self._agents_collide(a, b)
-            elif a is not None and c.body_b in statics:
-                self._touch_scenery(a, c.body_b, world)
-            elif b is not None and c.body_a in statics:
-                self._touch_scenery(b, c.body_a, world)
+            elif a is not None and ib < 0:
+                self._touch_scenery(a, ib, world)
+            elif b is not None and ia < 0:
+                self._touch_scenery(b, ia, world)
 
     def _agents_collide(self, a: PhysicalAgent, b: PhysicalAgent) -> None:
         for me, other in ((a, b), (b, a)):
             if _crashable(me) and me.alive:
                 self.sim.kill(me, self._cause(me, f"collision: with agent {other.id}"))
 
-    def _touch_scenery(self, agent: PhysicalAgent, body: int, world: World) -> None:
+    def _touch_scenery(self, agent: PhysicalAgent, scenery: int, world: World) -> None:
         if not (_crashable(agent) and agent.alive):
             return
         speed = float(np.linalg.norm(self._prev_velocity[agent.slot]))
         tilt = float(tilt_deg(world.state.orientation[agent.slot]))
         if speed < self.config.landing_speed_mps and tilt < self.config.landing_tilt_deg:
             return
-        what = "ground" if body == world.ground_id else f"obstacle {body}"
-        cause = f"crash: into {what} at {speed:.2f} m/s, tilt {tilt:.0f} deg"
+        cause = f"crash: into {world.scenery_name(scenery)} at {speed:.2f} m/s, tilt {tilt:.0f} deg"
         self.sim.kill(agent, self._cause(agent, cause))
 
     @staticmethod

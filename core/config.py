@@ -33,6 +33,15 @@ class SimulationConfig:
     seed: int = param(0, "root seed of every random stream", ge=0)
     gravity: float = param(9.81, "gravitational acceleration, m/s^2", ge=0.0)
     strict: bool = param(False, "re-raise behaviour exceptions instead of killing the agent")
+    physics: Literal["bullet", "fast"] = param(
+        "bullet", "physics backend: bullet (pybullet) or fast (arrays, numba; ground and boxes)"
+    )
+    memory_limit_mb: float = param(
+        8192.0,
+        "refuse a scenario whose estimated memory (agents, grids) exceeds this, MB",
+        gt=0.0,
+        le=1e7,
+    )
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,9 @@ class AgentSpec:
     id: int = param(doc="agent id, unique in the run", ge=0)
     position: tuple[float, ...] = param(doc="initial (x, y) or (x, y, z), m, ENU", length=(2, 3))
     heading_deg: float = param(0.0, "initial compass heading, degrees (0 = north, 90 = east)")
+
+
+MAX_AGENTS = 10**6  # ~190 GB of UAVs; checked before a layout is generated
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,8 @@ class AgentsConfig:
                 self.count,
                 f"{len(self.list)} (the number of [[agents.list]] entries) or no count",
             )
+        if self.count > MAX_AGENTS:
+            raise ConfigError(file, f"{path}.count", self.count, f"at most {MAX_AGENTS} agents")
         seen: set[int] = set()
         for i, spec in enumerate(self.list):
             if spec.id in seen:
@@ -105,7 +119,7 @@ class AgentsConfig:
 class ObstacleConfig:
     type: Literal["box", "mesh"] = param(doc="a box, or an OBJ mesh")
     center: tuple[float, float, float] = param((0.0, 0.0, 0.0), "box centre / mesh origin, m")
-    size: tuple[float, float, float] = param((1.0, 1.0, 1.0), "box full size (x, y, z), m")
+    size: tuple[float, float, float] = param((1.0, 1.0, 1.0), "box full size (x, y, z), m", gt=0.0)
     yaw_deg: float = param(0.0, "box rotation about z, degrees counter-clockwise")
     mesh: str = param("", "OBJ file, relative to the scenario file")
     scale: float = param(1.0, "mesh scale factor", gt=0.0)
@@ -166,9 +180,16 @@ class ScenarioConfig:
         return out
 
 
+MAX_TOML_BYTES = 16 * 2**20  # a scenario or airframe file is small; refuse to slurp a huge one
+
+
 def read_toml(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     try:
+        if path.is_file() and path.stat().st_size > MAX_TOML_BYTES:
+            raise ConfigError(
+                str(path), "(file)", str(path), f"a TOML file of at most {MAX_TOML_BYTES} bytes"
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(str(path), "(file)", str(path), "an existing TOML file") from None
@@ -179,9 +200,9 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            str(path), "(syntax)", _first_line(text, exc), f"valid TOML: {exc}"
-        ) from None
+        # quote the offending line of a .toml file only: never echo a line of another file
+        shown = _first_line(text, exc) if path.suffix == ".toml" else f"({path.name})"
+        raise ConfigError(str(path), "(syntax)", shown, f"valid TOML: {exc}") from None
 
 
 def _first_line(text: str, exc: Exception) -> str:
@@ -228,7 +249,14 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> ScenarioCo
     """Read, override and validate a scenario file; resolves the mission plug-in."""
     data = read_toml(path)
     apply_overrides(data, overrides, str(path))
-    return validate_scenario(data, str(path))
+    scenario = validate_scenario(data, str(path))
+    need = getattr(scenario.mission_class, "min_agents", 1)
+    if agent_count(scenario.agents) < need:
+        key = "agents.list" if "list" in data.get("agents", {}) else "agents.count"
+        raise ConfigError(
+            scenario.file, key, agent_count(scenario.agents), f"at least {need} agent(s)"
+        )
+    return scenario
 
 
 def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
@@ -260,8 +288,161 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
         check_ticks(getattr(scenario, name), name, file, tick)
     check_ticks(dict(sections), "", file, tick)
     scenario.wind.ticks_per_update(tick, file)  # 0 Hz (every tick) is no plain rate
+    check_memory(scenario)  # first: the mission's checks may generate the agent layout
     mission_class.check_config(scenario)
+    check_geometry(scenario)
+    check_physics(scenario)
     return scenario
+
+
+def check_physics(scenario: ScenarioConfig) -> None:
+    """The fast backend has the ground and boxes, no triangle meshes: asking it for one is an
+    error naming the key, never a silent approximation."""
+    if scenario.simulation.physics != "fast":
+        return
+    why = "no triangle mesh with simulation.physics = 'fast' (ground and boxes only; use 'bullet')"
+    if scenario.world.terrain:
+        raise ConfigError(scenario.file, "world.terrain", scenario.world.terrain, why)
+    for i, ob in enumerate(scenario.world.obstacles):
+        if ob.type == "mesh":
+            raise ConfigError(scenario.file, f"world.obstacles[{i}].type", ob.type, why)
+
+
+# -- whole-scenario checks: geometry, referenced files, memory ---------------------------------
+MIN_AGENT_SPACING_M = 0.5  # two airframes' centres closer than this overlap at start
+AGENT_BYTES = 256 * 2**10  # measured ~190 kB per UAV agent (boids, 1000-3000 agents) + margin
+BASE_BYTES = 256 * 2**20  # interpreter, pybullet, numba kernels
+
+
+def agent_count(agents: AgentsConfig) -> int:
+    return len(agents.list) if agents.list else agents.count
+
+
+def estimated_bytes(scenario: ScenarioConfig) -> int:
+    """Memory the run will need: the swarm plus what the mission declares (grids ...)."""
+    extra = getattr(scenario.mission_class, "memory_bytes", None)
+    grids = int(extra(scenario)) if extra is not None else 0
+    return BASE_BYTES + AGENT_BYTES * agent_count(scenario.agents) + grids
+
+
+def check_memory(scenario: ScenarioConfig) -> None:
+    """Past `simulation.memory_limit_mb` the scenario is refused before anything is built."""
+    need_mb = estimated_bytes(scenario) / 2**20
+    limit = scenario.simulation.memory_limit_mb
+    if need_mb > limit:
+        n = agent_count(scenario.agents)
+        raise ConfigError(
+            scenario.file,
+            "simulation.memory_limit_mb",
+            limit,
+            f">= the estimated {need_mb:.0f} MB of this scenario ({n} agents at "
+            f"{AGENT_BYTES / 2**20:.2f} MB, plus grids): raise the limit or shrink the scenario",
+        )
+
+
+def check_geometry(scenario: ScenarioConfig) -> None:
+    """Agents start above the ground, apart from each other and outside box obstacles; every
+    referenced mesh file opens and parses."""
+    import numpy as np
+
+    file, world = scenario.file, scenario.world
+    base = scenario.base_dir
+    if world.terrain:
+        _check_mesh(base / world.terrain, file, "world.terrain", world.terrain)
+    for i, ob in enumerate(world.obstacles):
+        if ob.type == "mesh":
+            if not ob.mesh:
+                raise ConfigError(file, f"world.obstacles[{i}].mesh", ob.mesh, "an OBJ file")
+            _check_mesh(base / ob.mesh, file, f"world.obstacles[{i}].mesh", ob.mesh)
+    ids, pos = _layout(scenario.agents)
+    taken = set(ids.tolist())
+    for i, bs in enumerate(scenario.comms.base_stations):  # else Simulator set-up rejects it
+        if bs.id in taken:
+            raise ConfigError(file, f"comms.base_stations[{i}].id", bs.id, "an id no agent uses")
+    if not len(ids):
+        return
+    key = "agents.list" if scenario.agents.list else "agents"
+    if not np.isfinite(pos).all() or np.abs(pos).max() > 1e6:
+        raise ConfigError(file, key, "(positions)", "agent positions within 1e6 m of the origin")
+    if world.ground:
+        low = int(np.argmin(pos[:, 2]))
+        if pos[low, 2] < 0.0:
+            raise ConfigError(
+                file, _agent_key(scenario, low), tuple(pos[low]), "an agent above the ground z >= 0"
+            )
+    if len(pos) > 1:
+        from scipy.spatial import cKDTree
+
+        pairs = cKDTree(pos).query_pairs(MIN_AGENT_SPACING_M, output_type="ndarray")
+        if len(pairs):
+            i, j = sorted(int(v) for v in pairs[0])
+            raise ConfigError(
+                file,
+                _agent_key(scenario, j),
+                tuple(float(v) for v in pos[j]),
+                f"an agent at least {MIN_AGENT_SPACING_M} m from agent {int(ids[i])} "
+                f"at {tuple(float(v) for v in pos[i])}",
+            )
+    for k, ob in enumerate(world.obstacles):
+        if ob.type != "box":
+            continue
+        yaw = np.radians(ob.yaw_deg)
+        rel = pos - np.asarray(ob.center)
+        c, s_ = np.cos(yaw), np.sin(yaw)
+        local = np.c_[c * rel[:, 0] + s_ * rel[:, 1], -s_ * rel[:, 0] + c * rel[:, 1], rel[:, 2]]
+        inside = (np.abs(local) < np.asarray(ob.size) / 2).all(axis=1)
+        if inside.any():
+            a = int(np.argmax(inside))
+            raise ConfigError(
+                file,
+                _agent_key(scenario, a),
+                tuple(float(v) for v in pos[a]),
+                f"an agent outside the box of world.obstacles[{k}]",
+            )
+
+
+def _layout(agents: AgentsConfig) -> tuple[Any, Any]:
+    """(ids (N,), positions (N, 3)) of `agents.resolved()`, vectorised for large swarms."""
+    import numpy as np
+
+    if agents.list:
+        specs = agents.resolved()
+        ids = np.array([s.id for s in specs], dtype=np.int64)
+        return ids, np.array([s.position for s in specs], dtype=float).reshape(-1, 3)
+    n = agents.count
+    i = np.arange(n)
+    side = max(1, int(round(n**0.5 + 0.4999)))
+    s = agents.spacing_m
+    if agents.layout == "diagonal":
+        x, y = i * s, i * s
+    elif agents.layout == "line":
+        x, y = i * s, np.zeros(n)
+    else:
+        x, y = (i % side) * s, (i // side) * s
+    pos = np.c_[x, y, np.zeros(n)] + np.asarray(agents.origin, dtype=float)
+    return agents.first_id + i, pos
+
+
+def _agent_key(scenario: ScenarioConfig, index: int) -> str:
+    if scenario.agents.list:
+        return f"agents.list[{index}].position"
+    return f"agents (generated agent {scenario.agents.first_id + index})"
+
+
+def _check_mesh(path: Path, file: str, key: str, value: str) -> None:
+    """The mesh opens and parses as a non-empty triangle mesh; the error never quotes its text."""
+    if not path.is_file():
+        raise ConfigError(file, key, value, f"an existing OBJ file ({path})")
+    try:
+        from skyswarm.core.world import load_mesh
+
+        vertices, faces = load_mesh(path)
+    except Exception as exc:  # trimesh raises many kinds; name the kind, not the file's text
+        raise ConfigError(file, key, value, f"a readable OBJ mesh ({type(exc).__name__})") from None
+    import numpy as np
+
+    if len(faces) == 0 or not np.isfinite(vertices).all():
+        raise ConfigError(file, key, value, "an OBJ mesh with finite vertices and >= 1 face")
 
 
 def _default_of(tp: Any) -> Any:

@@ -62,7 +62,7 @@ def kill(sim: Simulator, agent: Agent, cause: str, detail: str = "") -> bool:
     sim.tasks.cancel_owned_by(agent)
     agent.on_killed(cause)
     if isinstance(agent, PhysicalAgent):
-        sim.world.remove_body(agent.body_id)
+        sim.world.remove(agent.slot)
     event = DeathEvent(sim.time_s, sim.tick, int(agent.id), cause, position, velocity, detail)
     sim.deaths.append(event)
     if sim.recorder is not None:

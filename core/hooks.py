@@ -56,7 +56,7 @@ class Controller(Protocol):
     Example, a constant 1 N push east on `box` (a PhysicalAgent)::
 
         def push(sim: Simulator) -> None:
-            sim.world.apply_force(box.body_id, (1.0, 0.0, 0.0), box.position)
+            sim.world.apply_forces([box.slot], [(1.0, 0.0, 0.0)])
 
         sim.add_controller(push)
 
@@ -75,7 +75,7 @@ class EnvironmentForce(Protocol):
         def breeze(sim: Simulator) -> None:
             for agent in sim.physical_agents:
                 if agent.alive:
-                    sim.world.apply_force(agent.body_id, (0.0, 0.5, 0.0), agent.position)
+                    sim.world.apply_forces([agent.slot], [(0.0, 0.5, 0.0)])
 
         sim.add_environment(breeze)
     """

@@ -7,13 +7,16 @@ the entry-point group `skyswarm.missions`.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import inspect
+import re
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from skyswarm.core.schema import ConfigError
+from skyswarm.core.schema import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
     from skyswarm.core.config import ScenarioConfig
@@ -33,10 +36,12 @@ class Mission:
     - `is_done()`: the run stops early when it returns True.
     - `metrics()`: numbers for summary.json; `sample()`: numbers for each time-series row.
     - `teardown()`: after the last tick.
+    - `hud()`: text lines (state, headline metric) the views show, live and in replay.
     """
 
     sections: ClassVar[Mapping[str, Any]] = {}
     description: ClassVar[str] = ""
+    min_agents: ClassVar[int] = 1  # a scenario file with fewer is refused (0: makes its own)
 
     def __init__(self, sim: Simulator, config: ScenarioConfig) -> None:
         self.sim = sim
@@ -45,6 +50,11 @@ class Mission:
     @classmethod
     def check_config(cls, scenario: ScenarioConfig) -> None:
         """Checks across sections (raise ConfigError); run by validation, before any setup."""
+
+    @classmethod
+    def memory_bytes(cls, scenario: ScenarioConfig) -> int:
+        """Memory the mission's own state needs beyond the agents (grids ...), estimated."""
+        return 0
 
     def setup(self) -> None:
         pass
@@ -67,6 +77,11 @@ class Mission:
     def teardown(self) -> None:
         pass
 
+    def hud(self) -> list[str]:
+        """Lines for the views' HUD (state, headline metric), plain text; recorded with the
+        overlays by core/timeline.py so a replay shows the same."""
+        return []
+
     def overrides(self, hook: str) -> bool:
         return getattr(type(self), hook) is not getattr(Mission, hook)
 
@@ -74,34 +89,53 @@ class Mission:
 SHIPPED_PREFIX = "missions."  # scenarios name shipped missions as "missions.<entry-point name>"
 
 
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _dotted(name: str) -> bool:
+    """`a.b.c` made of Python identifiers only (no empty, leading or trailing parts)."""
+    return bool(name) and all(_IDENT.fullmatch(part) for part in name.split("."))
+
+
 def resolve_mission(spec: str, file: str = "") -> type[Mission]:
     """The Mission class named by `spec`; a ConfigError at key mission.type otherwise.
 
     `spec` is an entry-point name (`hover`), the same with the shipped prefix (`missions.hover`),
-    a module path holding one Mission subclass (`my_pkg.survey`) or `module:Class`.
+    a module path holding one Mission subclass (`my_pkg.survey`) or `module:Class`. Names are
+    parsed strictly (dotted identifiers); a module is imported only when it is named by an
+    installed entry point or explicitly by `module:Class`, and an import failure is reported in
+    one line (exception type and message).
     """
     key = "mission.type"
+    installed = available_missions()
+    expected = f"an installed mission ({', '.join(sorted(installed))}) or 'package.module:Class'"
+    if not isinstance(spec, str) or spec != spec.strip() or not spec:
+        raise ConfigError(file, key, spec, expected)
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
+        if not _dotted(module_name) or not _IDENT.fullmatch(attr):
+            raise ConfigError(file, key, spec, f"{expected}, with identifiers only")
         module = _import(module_name, spec, file)
         cls = getattr(module, attr, None)
         if not (inspect.isclass(cls) and issubclass(cls, Mission)):
             raise ConfigError(file, key, spec, f"a Mission subclass named {attr} in {module_name}")
         return cls
     name = spec.removeprefix(SHIPPED_PREFIX)
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+    if not _dotted(spec) or not _dotted(name):
+        raise ConfigError(file, key, spec, expected)
+    for ep in _entry_points(tuple(sys.path)):
         if ep.name == name:
-            obj = ep.load()
+            try:
+                obj = ep.load()
+            except Exception as exc:  # a broken plug-in: one line, no traceback
+                raise ConfigError(
+                    file, key, spec, f"an importable plug-in ({type(exc).__name__}: {exc})"
+                ) from None
             return obj if inspect.isclass(obj) else _mission_in(obj, spec, file)
-    if "." in spec and not spec.startswith(SHIPPED_PREFIX):
-        return _mission_in(_import(spec, spec, file), spec, file)
-    names = ", ".join(sorted(available_missions()))
-    raise ConfigError(
-        file,
-        key,
-        spec,
-        f"an installed mission ({names}), an importable mission module or module:Class",
-    )
+    for ep_name, value in installed.items():  # a plug-in's module path: `skyswarm.missions.hover`
+        if value.partition(":")[0] == spec:
+            return resolve_mission(ep_name, file)
+    raise ConfigError(file, key, spec, f"{expected}{did_you_mean(name, installed)}")
 
 
 def _import(module_name: str, spec: str, file: str) -> Any:
@@ -113,7 +147,14 @@ def _import(module_name: str, spec: str, file: str) -> Any:
             raise ConfigError(
                 file, "mission.type", spec, f"an importable mission module (installed: {names})"
             ) from None
-        raise
+        raise ConfigError(
+            file, "mission.type", spec, f"an importable module (ModuleNotFoundError: {exc})"
+        ) from None
+    except Exception as exc:  # syntax error, failing import-time code: one line
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        raise ConfigError(
+            file, "mission.type", spec, f"an importable module ({type(exc).__name__}: {msg})"
+        ) from None
 
 
 def _mission_in(module: Any, spec: str, file: str) -> type[Mission]:
@@ -140,4 +181,10 @@ def _mission_in(module: Any, spec: str, file: str) -> type[Mission]:
 
 def available_missions() -> dict[str, str]:
     """Installed missions, shipped ones included: entry-point name -> `module:Class`."""
-    return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    return {ep.name: ep.value for ep in _entry_points(tuple(sys.path))}
+
+
+@functools.lru_cache(maxsize=8)
+def _entry_points(search_path: tuple[str, ...]) -> tuple[Any, ...]:
+    """The group's entry points, scanned once per import path (a scan takes ~0.1 s)."""
+    return tuple(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))

@@ -208,9 +208,35 @@ def versions() -> dict[str, str]:
     return out
 
 
+def read_header(results_dir: Path | str) -> dict[str, Any]:
+    """trajectory.json of a run; a missing, empty or torn header is a ConfigError (one line)."""
+    from skyswarm.core.schema import ConfigError
+
+    path = Path(results_dir) / "trajectory.json"
+    try:
+        header = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            str(results_dir),
+            "(results)",
+            str(results_dir),
+            "a results directory of `skyswarm run` (no trajectory.json)",
+        ) from None
+    except (ValueError, UnicodeDecodeError):
+        header = None
+    if not isinstance(header, dict) or not isinstance(header.get("tick_s"), int | float):
+        raise ConfigError(
+            str(path), "(file)", str(path), "a complete trajectory header (the run was cut short)"
+        )
+    return header
+
+
 def read_trajectory(results_dir: Path | str) -> np.ndarray:
-    """All complete trajectory records of a run (a truncated last record is ignored)."""
+    """All complete trajectory records of a run (a truncated last record is ignored; no file:
+    no records)."""
     path = Path(results_dir) / "trajectory.bin"
+    if not path.is_file():
+        return np.zeros(0, dtype=TRAJECTORY_DTYPE)
     raw = path.read_bytes()
     n = len(raw) // TRAJECTORY_DTYPE.itemsize
     return np.frombuffer(raw[: n * TRAJECTORY_DTYPE.itemsize], dtype=TRAJECTORY_DTYPE)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import types
 import typing
@@ -17,6 +18,9 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 
 T = TypeVar("T")
 _MISSING = dataclasses.MISSING
+# A float key without an explicit upper bound is still physical: |value| <= 1e6 (1000 km, 11.6
+# days, 1e6 m/s^2 ...). A key whose default is infinite (e.g. an unlimited range) may be inf.
+MAX_MAGNITUDE = 1e6
 
 
 class ConfigError(ValueError):
@@ -25,8 +29,18 @@ class ConfigError(ValueError):
     def __init__(self, file: str, key: str, value: Any, expected: str) -> None:
         self.file, self.key, self.value, self.expected = str(file), key, value, expected
         shown = "(missing)" if value is _MISSING else _short(value)
-        where = f"{self.file}: " if self.file else ""
-        super().__init__(f"{where}{key} = {shown}: expected {expected}")
+        where = f"{_printable(self.file)}: " if self.file else ""
+        super().__init__(f"{where}{_printable(str(key))} = {shown}: expected {_flat(expected)}")
+
+
+def _printable(text: str) -> str:
+    """A name as it can be shown on one line (control characters escaped)."""
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+def _flat(text: str) -> str:
+    """A message on one line: runs of line breaks and tabs become one space."""
+    return " ".join(text.splitlines()).replace("\t", " ") if not text.isprintable() else text
 
 
 def _short(value: Any) -> str:
@@ -60,6 +74,7 @@ def param(
         "length": length,
         "period": period,
         "rate": rate,
+        "inf_ok": isinstance(default, float) and math.isinf(default),
     }
     if isinstance(default, list | dict):  # never a shared mutable default
         raise TypeError("use a tuple default")
@@ -73,12 +88,18 @@ def did_you_mean(key: str, known: typing.Iterable[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """get_type_hints of a config class, evaluated once (it compiles every annotation)."""
+    return get_type_hints(cls)
+
+
 def build(cls: type[T], data: Any, path: str, file: str) -> T:
     """Validate `data` (a TOML table) against dataclass `cls`; `path` is its key path."""
     if not isinstance(data, Mapping):
         raise ConfigError(file, path or "(top level)", data, "a table")
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    hints = get_type_hints(cls)
+    hints = _hints(cls)
     for key in data:
         if key not in fields:
             known = ", ".join(sorted(fields))
@@ -162,10 +183,16 @@ def convert(tp: Any, value: Any, key: str, file: str, meta: Mapping[str, Any]) -
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ConfigError(file, key, value, "a number")
-        if value != value or value in (float("inf"), float("-inf")):
-            if meta.get("lt") is not None or meta.get("le") is not None or value != value:
+        if isinstance(value, int) and abs(value) > 2**53:
+            raise ConfigError(file, key, value, f"a number of magnitude <= {MAX_MAGNITUDE:g}")
+        value = float(value)
+        if not math.isfinite(value):
+            if not (meta.get("inf_ok") and value == math.inf):
                 raise ConfigError(file, key, value, "a finite number")
-        return _bounded(float(value), key, file, meta)
+            return _bounded(value, key, file, meta)
+        if meta.get("le") is None and meta.get("lt") is None and abs(value) > MAX_MAGNITUDE:
+            raise ConfigError(file, key, value, f"a number of magnitude <= {MAX_MAGNITUDE:g}")
+        return _bounded(value, key, file, meta)
     if tp is str:
         if not isinstance(value, str):
             raise ConfigError(file, key, value, "a string")

@@ -23,7 +23,7 @@ from skyswarm.core.hooks import (
     TickListener,
 )
 from skyswarm.core.tasks import Task, TaskScheduler
-from skyswarm.core.world import World
+from skyswarm.core.world import make_world
 
 if TYPE_CHECKING:
     from skyswarm.core.mission import Mission
@@ -68,7 +68,7 @@ class Simulator:
         base_dir: Path | str | None = None,
     ) -> None:
         self.settings = settings or SimulationConfig()
-        self.world = World(self.settings.tick_s, self.settings.gravity)
+        self.world = make_world(self.settings.physics, self.settings.tick_s, self.settings.gravity)
         self.rng = RandomStreams(self.settings.seed)
         self.tasks = TaskScheduler(self.world.ticks_for)
         self.tasks.on_error = self._task_failed
@@ -114,6 +114,10 @@ class Simulator:
             sim.add_pre_tick(mission.pre_tick)
         if mission.overrides("post_tick"):
             sim.add_post_tick(mission.post_tick)
+        if results_dir is not None:  # after the mission's: samples what the views show
+            from skyswarm.core.timeline import Timeline
+
+            sim.add_post_tick(Timeline(Path(results_dir), sim).post_tick)
         return sim
 
     def _build_scenery(self, cfg: WorldConfig) -> None:

@@ -23,8 +23,9 @@ def rows_of_slots(slots: np.ndarray) -> slice | np.ndarray:
 class BodyState:
     """Struct-of-arrays state of every body registered for reading, indexed by slot.
 
-    Slots are never reused within a run. Each tick the world reads every live body once and
-    stores the pybullet tuples into the arrays at once (`store_poses`, `store_velocities`).
+    Slots are never reused within a run. Each tick the Bullet backend reads every live body once
+    and stores the pybullet tuples into the arrays at once (`store_poses`, `store_velocities`);
+    the fast backend integrates the arrays in place.
     """
 
     def __init__(self, capacity: int = 64) -> None:

@@ -26,7 +26,7 @@ from skyswarm.gui.views import (
     mode_label,
     selected_line,
 )
-from skyswarm.gui.windows import ViewWindow, key, run_event_loop
+from skyswarm.gui.windows import key, run_event_loop
 
 if TYPE_CHECKING:
     from skyswarm.core.config import ScenarioConfig
@@ -76,10 +76,10 @@ class ViewerApp(ViewerBase):
             self._frame, self._frame_key = self.source.frame(), k
         return self._frame
 
-    def window_closed(self, window: ViewWindow) -> None:
-        if window is self.main and self.joystick is not None:
+    def shutdown(self) -> None:
+        if self.joystick is not None:
             self.joystick.close()
-        super().window_closed(window)
+        super().shutdown()
 
     def trails(self) -> list[np.ndarray]:
         if not self.show_trails or not self._trail:
@@ -148,6 +148,7 @@ class ViewerApp(ViewerBase):
             f"t = {sim.time_s:8.2f} s   {s.state}",
             f"speed x{s.speed:g}   real-time factor {s.real_time_factor:5.2f}",
             f"alive {alive}/{len(sim.agents)}   {comms_text(sim)}",
+            *self.frame().hud,
             selected_line(self.frame(), self.selected),
         ]
         if self.joystick is not None:
@@ -179,14 +180,19 @@ def view_scenario(
     size: tuple[int, int] = (1280, 720),
     results_dir: Path | None = None,
 ) -> int:
-    """Open the viewer on a scenario and run until its main window is closed."""
+    """Open the viewer on a scenario and run until its main window is closed (Esc or the close
+    button: returns 0) or Ctrl-C (returns 130); either way the summary is written."""
     from skyswarm.core.simulator import Simulator
 
     sim = Simulator.from_scenario(scenario, results_dir)
     app = ViewerApp(sim, speed, size)
+    interrupted = False
     try:
-        run_event_loop(app.update)
+        interrupted = run_event_loop(app.update)
     finally:
+        app.shutdown()
+        if not app.session.finished:
+            sim.stop_reason = "interrupted" if interrupted else "window closed"
         sim.finish()
         sim.close()
-    return 0
+    return 130 if interrupted else 0

@@ -224,6 +224,9 @@ class VirtualJoystickWindow(pyglet.window.Window):
         self.stick.set_stick(self._drag, (x - cx) / self.radius, (y - cy) / self.radius)
 
     def on_key_press(self, symbol: int, modifiers: int) -> bool:
+        if symbol == key.ESCAPE:  # closes this window only, like its close button
+            self.close()
+            return True
         return self.stick.on_key_press(symbol, modifiers)
 
     def on_key_release(self, symbol: int, modifiers: int) -> bool:

@@ -52,6 +52,7 @@ class OffscreenCanvas:
             depth_attachment=self.ctx.depth_renderbuffer(size),
         )
         self.renderer = Renderer(self.ctx, scenery, center, half_extent_m, agent_scale)
+        self._pixels = bytearray(size[0] * size[1] * 3)  # reused by every read()
 
     def render(
         self,
@@ -60,7 +61,7 @@ class OffscreenCanvas:
         selected: int | None = None,
         overlay: Callable[[Renderer, tuple[int, int]], None] | None = None,
     ) -> np.ndarray:
-        """(height, width, 3) uint8 image, top row first."""
+        """(height, width, 3) uint8 image, top row first (valid until the next render)."""
         self.fbo.use()
         self.renderer.render(frame, camera, (0, 0, *self.size), selected)
         if overlay is not None:
@@ -68,9 +69,11 @@ class OffscreenCanvas:
         return self.read()
 
     def read(self) -> np.ndarray:
+        """The framebuffer as (height, width, 3) uint8, top row first: a view of a buffer the
+        next read() overwrites (copy it to keep it)."""
         w, h = self.size
-        raw = self.fbo.read(components=3, alignment=1)
-        return np.frombuffer(raw, dtype=np.uint8).reshape(h, w, 3)[::-1]
+        self.fbo.read_into(self._pixels, components=3, alignment=1)
+        return np.frombuffer(self._pixels, dtype=np.uint8).reshape(h, w, 3)[::-1]
 
     def release(self) -> None:
         """Free the framebuffer, and the context if this canvas made it (an EGL context left
@@ -94,8 +97,13 @@ def _egl_release_thread() -> None:
             pass
 
 
+VIDEO_CRF = 26  # x264 constant rate factor: 23 is its default, +6 halves the bitrate
+VIDEO_PRESET = "veryfast"  # x264 speed/size trade-off: encoding must not dominate a run
+
+
 class VideoWriter:
-    """MP4 (H.264, yuv420p) through imageio-ffmpeg's bundled ffmpeg binary."""
+    """MP4 (H.264, yuv420p, CRF VIDEO_CRF, preset VIDEO_PRESET) through imageio-ffmpeg's
+    bundled ffmpeg binary."""
 
     def __init__(self, path: Path, size: tuple[int, int], fps: float) -> None:
         import imageio_ffmpeg
@@ -106,7 +114,8 @@ class VideoWriter:
         self.path = path
         self._gen = imageio_ffmpeg.write_frames(
             str(path), size, fps=fps, codec="libx264", pix_fmt_out="yuv420p",
-            macro_block_size=1, quality=7, ffmpeg_log_level="error",
+            macro_block_size=1, quality=None, ffmpeg_log_level="error",
+            output_params=["-crf", str(VIDEO_CRF), "-preset", VIDEO_PRESET],
         )  # fmt: skip
         self._gen.send(None)
         self.frames = 0
@@ -117,6 +126,19 @@ class VideoWriter:
 
     def close(self) -> None:
         self._gen.close()
+
+
+def draw_hud(renderer: Renderer, size: tuple[int, int], frame: Frame) -> None:
+    """The video overlay: time, alive agents and the mission's HUD lines top left, the colour
+    legend bottom left."""
+    from skyswarm.gui.renderer import legend_entries
+    from skyswarm.gui.text import legend_image, text_image
+
+    alive = frame.alive & frame.mobile
+    line = f"t = {frame.time_s:6.2f} s   alive {int(alive.sum())}/{int(frame.mobile.sum())}"
+    renderer.draw_image(text_image([line, *frame.hud]), 8, 8, size)
+    legend = legend_image(legend_entries(frame))
+    renderer.draw_image(legend, 8, size[1] - legend.shape[0] - 8, size)
 
 
 class FrameWriter:
@@ -179,7 +201,7 @@ class Capture:
         if world.time_s + 1e-9 < (self.count + 1) / self.fps:
             return
         self.count += 1
-        frame = self.source.frame()
+        frame = self._last_frame = self.source.frame()
         if self.follower is not None:
             self.follower.update(frame, 1.0 / self.fps)
         image = self.canvas.render(frame, self.camera, overlay=self._hud if self.hud else None)
@@ -187,11 +209,7 @@ class Capture:
             sink.write(image)
 
     def _hud(self, renderer: Renderer, size: tuple[int, int]) -> None:
-        from skyswarm.gui.text import text_image
-
-        alive = sum(a.alive for a in self.sim.agents.values())
-        line = f"t = {self.sim.time_s:6.2f} s   alive {alive}/{len(self.sim.agents)}"
-        renderer.draw_image(text_image([line]), 8, 8, size)
+        draw_hud(renderer, size, self._last_frame)
 
     def close(self) -> None:
         self.sim.remove_post_tick(self.post_tick)

@@ -61,7 +61,13 @@ def overlays_of(obj: Any) -> list[Overlay]:
     fn = getattr(obj, "overlays", None)
     if not callable(fn):
         return []
-    return [ov for ov in map(_as_overlay, fn()) if ov is not None]
+    return as_overlays(fn())
+
+
+def as_overlays(items: Any) -> list[Overlay]:
+    """Plain overlay data (mappings or objects with `segments` / `corners` and `color`) as
+    Lines and Quads; items with neither are skipped."""
+    return [ov for ov in map(_as_overlay, items) if ov is not None]
 
 
 def _as_overlay(item: Any) -> Overlay | None:

@@ -1,8 +1,8 @@
 """The replay player: the live viewer's windows (3D with the panel, top view, subjective view),
 with a time slider, play / pause and speed in place of the simulation controls.
 
-The agent list shows each agent's role, altitude, speed and alive state at the replay time (the
-trajectory records no control mode: the mode column shows "-").
+The agent list shows each agent's role, control mode (from the run's timeline, core/timeline.py),
+altitude, speed and alive state at the replay time; the HUD shows the mission's recorded lines.
 """
 
 from __future__ import annotations
@@ -89,8 +89,9 @@ class ReplayApp(ViewerBase):
         """One row per agent at the replay time, in frame order (base stations last)."""
         frame = self.frame()
         speed = np.linalg.norm(self.source.velocities_at(self.time_s), axis=1)
+        modes = self.source.view_data(frame.time_s)[2]
         return [
-            AgentRow(int(i), frame.roles[r], "-", float(p[2]), float(v), bool(a))
+            AgentRow(int(i), frame.roles[r], modes.get(str(i), "-"), float(p[2]), float(v), bool(a))
             for i, r, p, v, a in zip(
                 frame.ids, frame.role_index, frame.positions, speed, frame.alive
             )
@@ -103,6 +104,7 @@ class ReplayApp(ViewerBase):
             f"t = {frame.time_s:7.2f} / {self.source.duration_s:.2f} s",
             f"{'paused' if self.paused else 'playing'}   speed x{self.speed:g}",
             f"alive {int(frame.alive.sum())}/{len(frame.ids)}",
+            *frame.hud,
             selected_line(frame, self.selected),
         ]
 
@@ -112,6 +114,7 @@ class ReplayApp(ViewerBase):
 
     def _panel_input(self, kind: str, x: float, y: float, amount: float) -> None:
         if kind in ("click", "drag") and self.slider_y <= y <= self.slider_y + SLIDER_H:
+            self.invalidate_panel()
             frac = (x - PAD_PX) / (PANEL_W - 2 * PAD_PX)
             self.seek(float(np.clip(frac, 0, 1)) * self.source.duration_s)
             return
@@ -129,9 +132,13 @@ class ReplayApp(ViewerBase):
 
 
 def replay_window(results_dir: Path, speed: float = 1.0) -> int:
-    """Open the replay player on a results directory; returns when its window is closed."""
+    """Open the replay player on a results directory; returns 0 when its window is closed, 130
+    on Ctrl-C."""
     from skyswarm.gui.windows import run_event_loop
 
     app = ReplayApp(ReplaySource(results_dir), speed)
-    run_event_loop(app.update)
-    return 0
+    try:
+        interrupted = run_event_loop(app.update)
+    finally:
+        app.shutdown()
+    return 130 if interrupted else 0

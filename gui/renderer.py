@@ -13,7 +13,7 @@ import moderngl
 import numpy as np
 
 from skyswarm.gui.camera import Camera
-from skyswarm.gui.meshes import Mesh, box_mesh, grid_lines, load_obj, role_lod_mesh, role_mesh
+from skyswarm.gui.meshes import Mesh, box_mesh, load_obj, role_lod_mesh, role_mesh
 from skyswarm.gui.overlays import Lines, Quads, ground_cross
 from skyswarm.gui.scene import Frame, Scenery
 
@@ -25,13 +25,22 @@ OBSTACLE = (0.55, 0.52, 0.48, 1.0)
 SELECTED = (1.0, 0.9, 0.1, 1.0)
 DEAD = (0.25, 0.25, 0.25, 1.0)
 DEAD_CROSS = (0.85, 0.1, 0.1, 1.0)
+DEAD_CROSS_M = 1.5  # m, half-size of the red X on the ground where an agent died
+TRAIL = (0.95, 0.30, 0.75, 0.85)  # trails: magenta, unlike the grey grid and the role colours
 ROLE_COLORS = {
     "uav": (0.95, 0.42, 0.08),
     "body": (0.15, 0.40, 0.95),
     "base": (0.10, 0.75, 0.25),
     "base_station": (0.62, 0.18, 0.86),  # mast drawn from assets/base_station.obj
 }
-LOD_PX = 6.0  # px: agents with a smaller on-screen radius are drawn as their bounding box
+LOD_PX = 10.0  # px: agents with a smaller projected radius are drawn as their bounding box
+MARKER_PX = 4.0  # px: agents with a smaller projected radius also get a square role-colour dot
+MARKER_SIZE_PX = 5.0  # px, edge of that dot: every alive agent covers >= 25 px of its colour
+SHADOW_ALPHA = 0.45  # darkening of the ground right under an agent on the ground
+SHADOW_FADE_M = 40.0  # m of height over which a shadow fades to a third of SHADOW_ALPHA
+FOG_M = 600.0  # m: the ground fades into the horizon colour over this distance
+GROUND_HALF_M = 20000.0  # m: the ground plane is this big, enough to look infinite
+HORIZON = (0.80, 0.86, 0.92)  # sky colour at the horizon (SKY at the top of the view)
 PALETTE = [(0.8, 0.2, 0.8), (0.1, 0.75, 0.8), (0.6, 0.4, 0.2), (0.9, 0.2, 0.3)]
 
 MESH_VS = """
@@ -73,6 +82,63 @@ FLAT_FS = """
 in vec4 v_color;
 out vec4 f_color;
 void main() { f_color = v_color; }
+"""
+GROUND_VS = """
+#version 330
+uniform mat4 u_vp;
+in vec3 in_position;
+out vec3 v_world;
+void main() { gl_Position = u_vp * vec4(in_position, 1.0); v_world = in_position; }
+"""
+# Anti-aliased procedural grid: line coverage from the screen-space derivative of the grid
+# coordinate (fwidth), and each grid level fades out before its cells get smaller than a few
+# pixels, so far lines blend into the ground instead of shimmering (and inflating video files).
+GROUND_FS = """
+#version 330
+uniform vec3 u_eye;
+uniform vec3 u_ground;
+uniform vec3 u_minor;
+uniform vec3 u_major;
+uniform vec3 u_horizon;
+uniform float u_fog_m;
+in vec3 v_world;
+out vec4 f_color;
+float line(vec2 c, vec2 d, float width_px) {
+    vec2 g = abs(fract(c - 0.5) - 0.5) / d;
+    return 1.0 - clamp(min(g.x, g.y) - 0.5 * width_px + 0.5, 0.0, 1.0);
+}
+void main() {
+    vec2 p = v_world.xy;
+    vec2 d = max(fwidth(p), vec2(1e-6));  // m per pixel; derivatives outside the branches
+    float m_px = max(d.x, d.y);
+    vec3 c = u_ground;
+    if (m_px < 0.25) {  // 1 m cells bigger than 4 px: draw the minor lines, faded out before
+        c = mix(c, u_minor, line(p, d, 1.0) * (1.0 - smoothstep(0.08, 0.25, m_px)));
+    }
+    if (m_px < 2.5) {  // the same for the 10 m major lines
+        c = mix(c, u_major, line(p * 0.1, d * 0.1, 1.5) * (1.0 - smoothstep(0.8, 2.5, m_px)));
+    }
+    float fog = 1.0 - exp(-distance(v_world, u_eye) / u_fog_m);
+    f_color = vec4(mix(c, u_horizon, fog), 1.0);
+}
+"""
+SKY_VS = """
+#version 330
+uniform float u_y0;  // NDC height of the horizon: the sky is drawn above it only
+in vec2 in_uv;
+out float v_y;
+void main() {
+    gl_Position = vec4(in_uv.x * 2.0 - 1.0, mix(u_y0, 1.0, in_uv.y), 0.999, 1.0);
+    v_y = in_uv.y;
+}
+"""
+SKY_FS = """
+#version 330
+uniform vec3 u_top;
+uniform vec3 u_horizon;
+in float v_y;
+out vec4 f_color;
+void main() { f_color = vec4(mix(u_horizon, u_top, smoothstep(0.0, 0.7, v_y)), 1.0); }
 """
 IMAGE_VS = """
 #version 330
@@ -174,38 +240,43 @@ class Renderer:
         self.mesh_prog = ctx.program(vertex_shader=MESH_VS, fragment_shader=MESH_FS)
         self.flat_prog = ctx.program(vertex_shader=FLAT_VS, fragment_shader=FLAT_FS)
         self.image_prog = ctx.program(vertex_shader=IMAGE_VS, fragment_shader=IMAGE_FS)
+        self.ground_prog = ctx.program(vertex_shader=GROUND_VS, fragment_shader=GROUND_FS)
+        self.sky_prog = ctx.program(vertex_shader=SKY_VS, fragment_shader=SKY_FS)
+        for name, value in (
+            ("u_ground", GROUND), ("u_minor", GRID_MINOR[:3]), ("u_major", GRID_MAJOR[:3]),
+            ("u_horizon", HORIZON), ("u_fog_m", FOG_M),
+        ):  # fmt: skip
+            self.ground_prog[name].value = value
+        self.sky_prog["u_top"].value = SKY
+        self.sky_prog["u_horizon"].value = HORIZON
         self.agents: dict[str, InstancedMesh] = {}
         self._static_flat = self._static_geometry(scenery, center, half_extent_m)
         self._obstacles = self._obstacle_meshes(scenery)
         self._dynamic = ctx.buffer(reserve=1 << 16, dynamic=True)
         uv = np.array([0, 0, 1, 0, 0, 1, 1, 1], dtype=np.float32)
-        self._quad_vao = ctx.vertex_array(self.image_prog, [(ctx.buffer(uv), "2f", "in_uv")])
+        uv_buf = ctx.buffer(uv)
+        self._quad_vao = ctx.vertex_array(self.image_prog, [(uv_buf, "2f", "in_uv")])
+        self._sky_vao = ctx.vertex_array(self.sky_prog, [(uv_buf, "2f", "in_uv")])
         self._textures: dict[tuple[int, int], moderngl.Texture] = {}
+        self._uploaded: dict[tuple[int, int], np.ndarray] = {}  # last image written per texture
 
     # -- static ---------------------------------------------------------------------------
     def _static_geometry(
         self, scenery: Scenery, center: Sequence[float], half: float
-    ) -> tuple[moderngl.VertexArray, int, int] | None:
+    ) -> moderngl.VertexArray | None:
+        """One ground quad GROUND_HALF_M around the scene: the grid is drawn by its shader."""
         if not scenery.ground:
             return None
-        half = float(np.ceil(half / 10.0) * 10.0)
-        cx, cy = (round(float(c) / 10.0) * 10.0 for c in center[:2])
-        minor, major = grid_lines((cx, cy), half)
+        cx, cy = (float(c) for c in center[:2])
+        h = max(GROUND_HALF_M, 4.0 * half)
         g = np.array(
-            [[cx - half, cy - half], [cx + half, cy - half], [cx + half, cy + half],
-             [cx - half, cy - half], [cx + half, cy + half], [cx - half, cy + half]]
+            [[cx - h, cy - h], [cx + h, cy - h], [cx + h, cy + h],
+             [cx - h, cy - h], [cx + h, cy + h], [cx - h, cy + h]]
         )  # fmt: skip
-        tris = np.c_[g, np.full(6, -0.002)]
-        verts = [_colored(tris, (*GROUND, 1.0))]
-        verts += [
-            _colored(minor.reshape(-1, 3), GRID_MINOR),
-            _colored(major.reshape(-1, 3), GRID_MAJOR),
-        ]
-        data = np.vstack(verts).astype(np.float32)
-        vao = self.ctx.vertex_array(
-            self.flat_prog, [(self.ctx.buffer(data.tobytes()), "3f 4f", "in_position", "in_color")]
+        tris = np.c_[g, np.full(6, -0.002)].astype(np.float32)
+        return self.ctx.vertex_array(
+            self.ground_prog, [(self.ctx.buffer(tris.tobytes()), "3f", "in_position")]
         )
-        return vao, 6, len(data) - 6
 
     def _obstacle_meshes(self, scenery: Scenery) -> list[InstancedMesh]:
         out = []
@@ -244,7 +315,7 @@ class Renderer:
         ctx = self.ctx
         ctx.viewport = viewport
         ctx.scissor = viewport
-        ctx.clear(*SKY, 1.0, depth=1.0)
+        ctx.clear(*HORIZON, 1.0, depth=1.0)
         ctx.scissor = None
         camera.aspect = viewport[2] / max(1, viewport[3])
         vp = _gl(camera.matrix)
@@ -252,13 +323,20 @@ class Renderer:
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         self.flat_prog["u_vp"].write(vp)
         self.mesh_prog["u_vp"].write(vp)
+        ctx.disable(moderngl.DEPTH_TEST)
+        perspective = float(np.asarray(camera.projection)[3, 3]) == 0.0
+        y0 = horizon_ndc(camera) if perspective else None
+        if y0 is not None and y0 < 1.0:  # the gradient above the horizon only (fill-rate)
+            self.sky_prog["u_y0"].value = max(-1.0, y0 - 0.02)
+            self._sky_vao.render(moderngl.TRIANGLE_STRIP)
         if self._static_flat is not None:
-            # Ground and grid first, without depth: everything else is above them, and a line
-            # lying on the ground plane would z-fight with it at grazing angles.
-            ctx.disable(moderngl.DEPTH_TEST)
-            vao, n_tri, n_line = self._static_flat
-            vao.render(moderngl.TRIANGLES, vertices=n_tri)
-            vao.render(moderngl.LINES, vertices=n_line, first=n_tri)
+            # Ground first, without depth: everything else is above it, and overlays lying on
+            # the ground plane would z-fight with it at grazing angles.
+            self.ground_prog["u_vp"].write(vp)
+            self.ground_prog["u_eye"].value = tuple(camera_eye(camera))
+            self.ground_prog["u_fog_m"].value = FOG_M if perspective else 1e9  # top: no horizon
+            self._static_flat.render(moderngl.TRIANGLES)
+        self._draw_shadows(frame)
         ctx.enable(moderngl.DEPTH_TEST)
         for inst in self._obstacles:
             inst.draw()
@@ -266,12 +344,38 @@ class Renderer:
         self._draw_lines(frame, selected, trails)
         ctx.disable(moderngl.DEPTH_TEST)
 
+    def _draw_shadows(self, frame: Frame) -> None:
+        """A soft dark disc on the ground under each alive agent (a blob shadow: the light is
+        straight above), darker and smaller the lower the agent, so height reads at a glance."""
+        ok = frame.alive & np.all(np.isfinite(frame.positions), axis=1) & frame.mobile
+        if not ok.any():
+            return
+        pos = frame.positions[ok]
+        radii = self.agent_radii(frame)[ok] * 1.1
+        h = np.maximum(pos[:, 2], 0.0)
+        alpha = SHADOW_ALPHA / (1.0 + 2.0 * h / SHADOW_FADE_M)
+        n_seg = 16
+        ang = np.linspace(0.0, 2 * np.pi, n_seg + 1)
+        ring = np.c_[np.cos(ang), np.sin(ang)]  # (S + 1, 2)
+        centre = np.c_[pos[:, :2], np.full(len(pos), 0.01)]
+        rim = np.zeros((len(pos), n_seg + 1, 3))
+        rim[..., :2] = pos[:, None, :2] + radii[:, None, None] * ring[None]
+        rim[..., 2] = 0.01
+        tri = np.stack(
+            [np.repeat(centre[:, None], n_seg, axis=1), rim[:, :-1], rim[:, 1:]], axis=2
+        )  # (N, S, 3, 3)
+        col = np.zeros((len(pos), n_seg, 3, 4), dtype=np.float32)
+        col[:, :, 0, 3] = alpha[:, None]  # opaque-ish centre, transparent rim: soft edge
+        data = np.concatenate([tri.astype(np.float32), col], axis=-1).reshape(-1, 7)
+        self._draw_flat([data], moderngl.TRIANGLES)
+
     def _draw_agents(self, frame: Frame, selected: int | None, camera: Camera) -> None:
         """Per role: one instanced call for the full mesh (agents larger than LOD_PX on screen)
-        and one for its 12-triangle bounding box (the far ones)."""
+        and one for its 12-triangle bounding box (the far ones); agents smaller than MARKER_PX
+        also get a flat square dot of their colour, so no alive agent is ever under a pixel."""
         sel = frame.ids == selected if selected is not None else np.zeros(len(frame.ids), bool)
-        m = camera.matrix
-        half_h = self.ctx.viewport[3] / 2
+        px_per_m = projected_scale(camera, frame.positions, self.ctx.viewport[3])
+        markers: list[np.ndarray] = []
         for k, role in enumerate(frame.roles):
             mask = frame.role_index == k
             pos, quat = frame.positions[mask], frame.orientations[mask]
@@ -279,10 +383,10 @@ class Renderer:
             colors = np.tile((*role_color(role, k), 1.0), (len(pos), 1))
             colors[~frame.alive[mask]] = DEAD
             colors[sel[mask]] = SELECTED
+            alive = frame.alive[mask][ok]
             pos, quat, colors = pos[ok], quat[ok], colors[ok]
-            w = np.abs(pos @ m[3, :3] + m[3, 3])  # clip w: depth (perspective) or 1 (ortho)
-            radius_px = role_mesh(role).radius * self.agent_scale * abs(m[1, 1]) * half_h
-            near = radius_px / np.maximum(w, 1e-6) >= LOD_PX
+            radius_px = role_mesh(role).radius * self.agent_scale * px_per_m[mask][ok]
+            near = radius_px >= LOD_PX
             for key, mesh_of, part in (
                 (role, role_mesh, near),
                 (role + "#lod", role_lod_mesh, ~near),
@@ -292,6 +396,13 @@ class Renderer:
                     inst = self.agents[key] = InstancedMesh(self.ctx, self.mesh_prog, mesh_of(role))
                 inst.update(model_matrices(pos[part], quat[part], self.agent_scale), colors[part])
                 inst.draw()
+            small = (radius_px < MARKER_PX) & alive
+            if small.any():
+                markers.append(_colored(pos[small], (0, 0, 0, 0)))
+                markers[-1][:, 3:] = colors[small]
+        if markers:
+            self.ctx.point_size = MARKER_SIZE_PX
+            self._draw_flat(markers, moderngl.POINTS)
 
     def _draw_lines(self, frame: Frame, selected: int | None, trails: Sequence[np.ndarray]) -> None:
         lines: list[np.ndarray] = []
@@ -305,13 +416,12 @@ class Renderer:
                 tris.append(_colored(tri.reshape(-1, 3), ov.color))
         dead = ~frame.alive & np.all(np.isfinite(frame.positions), axis=1)
         if dead.any():
-            lines.append(
-                _colored(ground_cross(frame.positions[dead, :2]).reshape(-1, 3), DEAD_CROSS)
-            )
+            cross = ground_cross(frame.positions[dead, :2], DEAD_CROSS_M)
+            lines.append(_colored(cross.reshape(-1, 3), DEAD_CROSS))
         for trail in trails:
             if len(trail) > 1:
                 seg = np.stack([trail[:-1], trail[1:]], axis=1).reshape(-1, 3)
-                lines.append(_colored(seg, (1.0, 1.0, 1.0, 0.6)))
+                lines.append(_colored(seg, TRAIL))
         lines += self._station_drops(frame)
         pose = frame.pose_of(selected)
         if pose is not None and np.all(np.isfinite(pose[0])):
@@ -350,7 +460,9 @@ class Renderer:
         if tex is None:
             tex = self._textures[(w, h)] = self.ctx.texture((w, h), 4)
             tex.filter = moderngl.NEAREST, moderngl.NEAREST
-        tex.write(np.ascontiguousarray(rgba, dtype=np.uint8).tobytes())
+        if self._uploaded.get((w, h)) is not rgba:  # the same image again: already on the GPU
+            tex.write(np.ascontiguousarray(rgba, dtype=np.uint8).tobytes())
+            self._uploaded[(w, h)] = rgba
         tw, th = target
         self.ctx.viewport = (0, 0, tw, th)
         rect = (2 * x / tw - 1, 1 - 2 * (y + h) / th, 2 * (x + w) / tw - 1, 1 - 2 * y / th)
@@ -359,6 +471,52 @@ class Renderer:
         self.ctx.disable(moderngl.DEPTH_TEST)
         tex.use(0)
         self._quad_vao.render(moderngl.TRIANGLE_STRIP)
+
+
+def legend_entries(frame: Frame) -> list[tuple[str, tuple[float, float, float]]]:
+    """(label, RGB) per role in `frame`, plus "dead" when an agent is: the colour legend."""
+    out = [(role, role_color(role, k)) for k, role in enumerate(frame.roles)]
+    if len(frame.alive) and not frame.alive.all():
+        out.append(("dead", DEAD[:3]))
+    return out
+
+
+def horizon_ndc(camera: Camera) -> float | None:
+    """Lowest NDC height of the horizon across the view (directions at infinity, level, ahead
+    and 40 deg either side), or None when the camera looks too steeply down to see it."""
+    m = np.asarray(camera.matrix, dtype=float)
+    forward = -np.asarray(camera.view, dtype=float)[2, :3]
+    level = np.array([forward[0], forward[1], 0.0])
+    if np.linalg.norm(level) < 1e-6:
+        return None if forward[2] < 0 else -1.0
+    level /= np.linalg.norm(level)
+    ys = []
+    for a in (-0.7, 0.0, 0.7):
+        c, s = np.cos(a), np.sin(a)
+        d = np.array([c * level[0] - s * level[1], s * level[0] + c * level[1], 0.0, 0.0])
+        clip = m @ d
+        if clip[3] > 1e-9:
+            ys.append(clip[1] / clip[3])
+    return float(min(ys)) if ys else None
+
+
+def camera_eye(camera: Camera) -> np.ndarray:
+    """(3,) world position of the camera (for an orthographic camera: a point far above)."""
+    inv = np.linalg.inv(np.asarray(camera.view, dtype=float))
+    return inv[:3, 3]
+
+
+def projected_scale(camera: Camera, points: np.ndarray, viewport_h: int) -> np.ndarray:
+    """(N,) on-screen pixels per metre of size at each (N, 3) world point.
+
+    From the projection alone (its y focal scale) and each point's clip-space w (its depth in
+    front of a perspective camera, 1 for an orthographic one): the estimate does not depend on
+    the direction the camera looks in.
+    """
+    proj, view = np.asarray(camera.projection, float), np.asarray(camera.view, float)
+    pts = np.c_[np.asarray(points, float).reshape(-1, 3), np.ones(len(points))]
+    w = np.abs(pts @ (proj[3] @ view))
+    return np.abs(proj[1, 1]) * (viewport_h / 2) / np.maximum(w, 1e-6)
 
 
 def _colored(points: np.ndarray, color: Sequence[float]) -> np.ndarray:

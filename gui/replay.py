@@ -18,7 +18,9 @@ from skyswarm.core.channels import CommsConfig
 from skyswarm.core.config import WorldConfig, read_toml
 from skyswarm.core.recorder import read_trajectory
 from skyswarm.core.schema import build
+from skyswarm.core.timeline import read_timeline
 from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
+from skyswarm.gui.overlays import Overlay, as_overlays
 from skyswarm.gui.scene import Frame, Scenery, upright
 
 STATION_ROLE = "base_station"
@@ -58,6 +60,11 @@ class ReplaySource:
         roles = self.agent_roles + [STATION_ROLE] * len(stations)
         self.roles = sorted(set(roles))
         self.role_index = np.array([self.roles.index(r) for r in roles], dtype=np.intp)
+        self._timeline = read_timeline(self.dir)  # HUD lines, overlays, modes (core/timeline.py)
+        self._timeline_times = np.array(
+            [row["tick"] * float(header["tick_s"]) for row in self._timeline], dtype=float
+        )
+        self._overlay_cache: dict[int, list[Overlay]] = {}
 
     def _config(self) -> tuple[Scenery, tuple[Any, ...]]:
         """Scenery and base-station specs from the run's config.toml (none if it is missing)."""
@@ -82,9 +89,26 @@ class ReplaySource:
         """Sample index shown at `time_s`: the last one at or before it (the first if before)."""
         return max(0, int(np.searchsorted(self.times, time_s + 1e-9, side="right")) - 1)
 
+    def sample_at(self, time_s: float) -> int | None:
+        """Index of the timeline sample shown at `time_s` (the last at or before it), or None."""
+        k = int(np.searchsorted(self._timeline_times, time_s + 1e-9, side="right")) - 1
+        return k if k >= 0 else None
+
+    def view_data(self, time_s: float) -> tuple[list[Overlay], list[str], dict[str, str]]:
+        """(overlays, HUD lines, {agent id: mode}) the live view showed at `time_s`."""
+        k = self.sample_at(time_s)
+        if k is None:
+            return [], [], {}
+        row = self._timeline[k]
+        if k not in self._overlay_cache:
+            plain = [{ov["kind"]: ov["data"], "color": ov["color"]} for ov in row["overlays"]]
+            self._overlay_cache = {k: as_overlays(plain)}
+        return self._overlay_cache[k], list(row["hud"]), dict(row["modes"])
+
     def frame_at(self, time_s: float) -> Frame:
         k = self.index_at(time_s)
         m = len(self.station_ids)
+        overlays, hud, _ = self.view_data(float(self.times[k]))
         return Frame(
             time_s=float(self.times[k]),
             ids=self.all_ids,
@@ -93,6 +117,8 @@ class ReplaySource:
             positions=np.vstack([self.positions[k], self.station_positions]),
             orientations=np.vstack([self.orientations[k], upright(m)]),
             alive=np.r_[self.present[k], np.ones(m, dtype=bool)],
+            overlays=overlays,
+            hud=hud,
         )
 
     def velocities_at(self, time_s: float) -> np.ndarray:
@@ -119,9 +145,10 @@ def export_video(
 ) -> int:
     """Render the whole recording offscreen at `fps`; returns the number of frames written.
 
-    Frame k (k = 1, 2, ...) shows time k / fps, like a `run --video` of the same run.
+    Frame k (k = 1, 2, ...) shows time k / fps, like a `run --video` of the same run, with the
+    same HUD overlay (time, alive, the mission's recorded lines).
     """
-    from skyswarm.gui.offscreen import FrameWriter, OffscreenCanvas, VideoWriter
+    from skyswarm.gui.offscreen import FrameWriter, OffscreenCanvas, VideoWriter, draw_hud
 
     source = ReplaySource(results_dir)
     shown = shown_points(source.frame_at(0.0))
@@ -138,7 +165,7 @@ def export_video(
     for k in range(1, n + 1):
         frame = source.frame_at(k / fps)
         follower.update(frame, 1.0 / fps)
-        image = canvas.render(frame, cam)
+        image = canvas.render(frame, cam, overlay=lambda r, sz, f=frame: draw_hud(r, sz, f))
         for sink in sinks:
             sink.write(image)
     for sink in sinks:

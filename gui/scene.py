@@ -34,6 +34,7 @@ class Frame:
     orientations: np.ndarray  # (N, 4) quaternion x, y, z, w
     alive: np.ndarray  # (N,) bool; dead agents keep the pose where they died
     overlays: list[Overlay] = field(default_factory=list)
+    hud: list[str] = field(default_factory=list)  # the mission's HUD lines (Mission.hud())
 
     @property
     def mobile(self) -> np.ndarray:
@@ -123,7 +124,9 @@ class LiveSource:
         self._refresh()
         st = self.sim.world.state
         alive = np.array([a.alive for a in self._agents], dtype=bool)
-        overlays = overlays_of(self.sim.mission) if self.sim.mission is not None else []
+        mission = self.sim.mission
+        overlays = overlays_of(mission) if mission is not None else []
+        hud = [str(line) for line in getattr(mission, "hud", lambda: [])() or ()]
         return Frame(
             time_s=self.sim.time_s,
             ids=self._ids.copy(),
@@ -133,6 +136,7 @@ class LiveSource:
             orientations=np.vstack([st.orientation[self._slots], upright(len(self._fixed))]),
             alive=alive,
             overlays=overlays,
+            hud=hud,
         )
 
 

@@ -43,3 +43,18 @@ def text_image(
     for i, s in enumerate(lines):
         draw.text((PAD_PX, PAD_PX + i * LINE_PX), s, font=f, fill=color)
     return np.asarray(img)
+
+
+def legend_image(entries: Sequence[tuple[str, tuple[float, float, float]]]) -> np.ndarray:
+    """(h, w, 4) uint8 legend: a colour swatch (RGB in 0..1) and a label per line."""
+    f = font()
+    sw = LINE_PX - 6
+    width = max((int(f.getlength(s)) for s, _ in entries), default=0) + 3 * PAD_PX + sw
+    img = Image.new("RGBA", (width, len(entries) * LINE_PX + 2 * PAD_PX), BACKDROP)
+    draw = ImageDraw.Draw(img)
+    for i, (label, rgb) in enumerate(entries):
+        y = PAD_PX + i * LINE_PX
+        fill = tuple(int(round(255 * c)) for c in rgb[:3]) + (255,)
+        draw.rectangle((PAD_PX, y + 3, PAD_PX + sw, y + 3 + sw), fill=fill)
+        draw.text((2 * PAD_PX + sw, y), label, font=f, fill=TEXT)
+    return np.asarray(img)

@@ -9,6 +9,7 @@ implements `frame()`, `rows()` and `hud_lines()`.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,9 +18,9 @@ import numpy as np
 from skyswarm.gui.camera import ChaseCamera, FirstPersonCamera  # noqa: I001
 from skyswarm.gui.framing import default_camera, scene_extent, shown_points
 from skyswarm.gui.panel import PANEL_W, AgentRow, Button, Panel
-from skyswarm.gui.renderer import Renderer
+from skyswarm.gui.renderer import Renderer, legend_entries
 from skyswarm.gui.scene import Frame
-from skyswarm.gui.text import text_image
+from skyswarm.gui.text import legend_image, text_image
 from skyswarm.gui.windows import ViewWindow, key  # first: sets pyglet options
 
 
@@ -40,6 +41,7 @@ VIEW_ACTIONS = (
 )
 HELP_ACTION = Action(key.H, "H", "Help", "toggle_help", "show / hide this help")
 RESET_ACTION = Action(key.R, "R", None, "reset_camera", "reset the 3D camera")
+PANEL_REFRESH_S = 0.2  # s of wall time: the panel's text is redrawn at 5 Hz, or at once on input
 MOUSE_HELP = (
     "left drag: orbit (top view: pan)   right / shift drag: pan",
     "wheel: zoom   click a drone or a list row: select   Esc: close window",
@@ -67,6 +69,8 @@ class ViewerBase:
         self.windows: list[ViewWindow] = [self.main]
         self.top: ViewWindow | None = None
         self.subjective: ViewWindow | None = None
+        self._panel_cache: tuple[float, int, np.ndarray] | None = None  # (wall s, height, image)
+        self._legend: tuple[list[Any], np.ndarray] | None = None  # (entries, image)
 
     # -- to implement ---------------------------------------------------------------------
     def frame(self) -> Frame:
@@ -88,6 +92,7 @@ class ViewerBase:
         return r
 
     def on_key(self, symbol: int, modifiers: int) -> bool:
+        self.invalidate_panel()
         for action in self.actions:
             if action.key == symbol:
                 getattr(self, action.method)()
@@ -95,6 +100,7 @@ class ViewerBase:
         return False
 
     def select(self, agent_id: int | None) -> None:
+        self.invalidate_panel()
         self.selected = agent_id
         i = self.frame().index_of(agent_id)
         if i is not None:
@@ -109,8 +115,15 @@ class ViewerBase:
         if window is self.subjective:
             self.subjective = None
         if window is self.main:
-            for w in list(self.windows):
-                w.close()
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        """Close every window this app opened; pyglet's loop ends with the last one."""
+        for w in list(self.windows):
+            w._closing = True  # noqa: SLF001 - closing on the host's behalf, no callback
+            w.close()
+        self.windows.clear()
+        self.top = self.subjective = None
 
     # -- view actions ---------------------------------------------------------------------
     def toggle_help(self) -> None:
@@ -152,7 +165,12 @@ class ViewerBase:
         self.subjective.camera = FirstPersonCamera(pose) if chase else ChaseCamera(pose)
 
     # -- panel ----------------------------------------------------------------------------
+    def invalidate_panel(self) -> None:
+        """Redraw the panel at the next frame (after input), not at the next 5 Hz refresh."""
+        self._panel_cache = None
+
     def _panel_input(self, kind: str, x: float, y: float, amount: float) -> None:
+        self.invalidate_panel()
         if kind == "scroll":
             self.panel.scroll -= int(amount * 3)
             return
@@ -173,7 +191,17 @@ class ViewerBase:
 
     def _draw_main_overlay(self, window: ViewWindow, renderer: Renderer) -> None:
         w, h = window.fb_size
-        renderer.draw_image(self.panel_image(h), w - PANEL_W, 0, (w, h))
+        now = time.monotonic()
+        cache = self._panel_cache
+        if cache is None or cache[1] != h or now - cache[0] >= PANEL_REFRESH_S:
+            # Text rendering and the texture upload cost more than the 3D scene under llvmpipe:
+            # the same image object is not uploaded again (Renderer.draw_image).
+            cache = self._panel_cache = (now, h, self.panel_image(h))
+        renderer.draw_image(cache[2], w - PANEL_W, 0, (w, h))
+        legend = legend_entries(self.frame())
+        if self._legend is None or self._legend[0] != legend:
+            self._legend = (legend, legend_image(legend))
+        renderer.draw_image(self._legend[1], 8, h - self._legend[1].shape[0] - 8, (w, h))
         if self.show_help:
             lines = [f"{a.key_label:>6}   {a.help}" for a in self.actions] + ["", *MOUSE_HELP]
             renderer.draw_image(text_image(lines), 20, 20, (w, h))

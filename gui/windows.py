@@ -6,6 +6,7 @@ actions; a `ViewWindow` only turns mouse input into camera moves and picks.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -69,6 +70,7 @@ class ViewWindow(pyglet.window.Window):
         self.side_input = side_input  # ("click" | "scroll", x, y from the panel's top-left, amount)
         self.ctx = moderngl.create_context()
         self._press: tuple[int, int] | None = None
+        self._closing = False
 
     # -- drawing --------------------------------------------------------------------------
     @property
@@ -111,7 +113,7 @@ class ViewWindow(pyglet.window.Window):
 
     def on_key_press(self, symbol: int, modifiers: int) -> bool:
         if symbol == key.ESCAPE:
-            self.close()
+            self.request_close()
             return True
         return bool(self.host.on_key(symbol, modifiers))
 
@@ -154,14 +156,38 @@ class ViewWindow(pyglet.window.Window):
         self._side("scroll", x, y, scroll_y)
 
     def on_close(self) -> None:
+        """The close button: the same path as Esc."""
+        self.request_close()
+
+    def request_close(self) -> None:
+        """Esc or the close button: tell the host (closing the main window ends the app), then
+        close. `close()` alone does not dispatch on_close, so both inputs route through here."""
+        if self._closing:
+            return
+        self._closing = True
         self.host.window_closed(self)
-        super().on_close()
+        self.close()
 
 
-def run_event_loop(update: Callable[[float], Any], fps: float = 60.0) -> None:
-    """Run pyglet's loop, calling `update(dt)` each frame, until every window is closed."""
+def run_event_loop(update: Callable[[float], Any], fps: float = 60.0) -> bool:
+    """Run pyglet's loop, calling `update(dt)` each frame, until every window is closed or
+    SIGINT (Ctrl-C) arrives; returns True if it was interrupted (the caller closes the windows).
+
+    The handler only asks the loop to exit: raising KeyboardInterrupt inside pyglet's event
+    dispatch (a ctypes callback) would be swallowed and leave the viewer running.
+    """
+    interrupted = False
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        nonlocal interrupted
+        interrupted = True
+        pyglet.app.exit()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
     pyglet.clock.schedule_interval(update, 1.0 / fps)
     try:
         pyglet.app.run(interval=1.0 / fps)
     finally:
         pyglet.clock.unschedule(update)
+        signal.signal(signal.SIGINT, previous)
+    return interrupted

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import param
 from skyswarm.missions._coverage import Area, footprint_half_m, pack, unpack
 from skyswarm.missions._leader import Leader, LeaderSettings, PlanSnapshot, initial_plan
@@ -154,7 +153,7 @@ class FlockUav(AutonomousUavAgent):
     # -- sensing ----------------------------------------------------------------------------
     def _own_state(self) -> tuple[np.ndarray, np.ndarray, float]:
         """Own position (3,) m, velocity (3,) m/s and ENU yaw (rad), from own sensors."""
-        return self.position.copy(), self.velocity.copy(), yaw_of(self.orientation)
+        return self.sensed_position.copy(), self.sensed_velocity.copy(), self.sensed_yaw
 
     def _look(self, pos: np.ndarray, yaw: float) -> None:
         """Mark the cells inside the camera footprint as seen."""

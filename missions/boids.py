@@ -33,7 +33,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from skyswarm.core.comms import Message
-from skyswarm.core.geo import heading_to_yaw, yaw_of, yaw_to_heading
+from skyswarm.core.geo import heading_to_yaw, yaw_to_heading
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import ConfigError, param
 from skyswarm.uav.agents import AutonomousUavAgent
@@ -199,7 +199,8 @@ class BoidAgent(AutonomousUavAgent):
 
     def broadcast_state(self) -> None:
         """Broadcast (x, y, z, vx, vy, vz), m and m/s, as sensed by this UAV."""
-        self.transceiver.broadcast((*self.position.tolist(), *self.velocity.tolist()), "radio")
+        p, v = self.sensed_position, self.sensed_velocity
+        self.transceiver.broadcast((*p.tolist(), *v.tolist()), "radio")
 
     def listen(self) -> None:
         """Merge received states into the neighbour table; forget those gone silent."""
@@ -220,15 +221,15 @@ class BoidAgent(AutonomousUavAgent):
         table = np.array([s for _, s in heard]).reshape(-1, 4)
         age_s = (self.sim.tick - np.array([t for t, _ in heard])) * self.sim.world.tick_s
         nb_p = table[:, :2] + table[:, 2:] * age_s.reshape(-1, 1)  # dead reckoning to now
-        p = self.position[:2].copy()
-        v_meas = self.velocity[:2].copy()
+        p = self.sensed_position[:2].copy()
+        v_meas = self.sensed_velocity[:2].copy()
         a = steering(p, self.v_cmd, nb_p, table[:, 2:], self.cfg, self.goal, v_meas)
         self.v_cmd = advance(self.v_cmd, a, self.dt, self.cfg)
         self._command(self.v_cmd)
 
     def _command(self, w: np.ndarray) -> None:
         """Fly world-frame horizontal velocity `w` (2,) m/s at the mission altitude."""
-        yaw = yaw_of(self.orientation)  # measured
+        yaw = self.sensed_yaw  # measured
         c, s = math.cos(yaw), math.sin(yaw)
         vx, vy = c * w[0] + s * w[1], c * w[1] - s * w[0]  # heading frame
         if self.cfg.heading_mode == "velocity":

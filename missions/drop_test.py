@@ -1,8 +1,8 @@
 """Drop test: boxes fall from a height onto the ground. Exercises the kernel with no quadrotor.
 
 Each box free-falls (optionally pushed by a constant horizontal force) until it hits the ground;
-the mission reports how far Bullet's trajectory is from the closed-form semi-implicit Euler
-solution while falling (it should be ~1e-9 m) and when each box landed.
+the mission reports how far the physics backend's trajectory is from the closed-form
+semi-implicit Euler solution while falling (it should be ~1e-9 m) and when each box landed.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from skyswarm.core.agent import PhysicalAgent
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import param
-from skyswarm.core.world import World, pb  # pybullet, imported without its stdout banner
+from skyswarm.core.world import BodyShape, World
 
 if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
@@ -41,14 +41,8 @@ class DropTest(Mission):
         starts = np.array([s.position for s in specs], dtype=float).reshape(-1, 3)
         starts[:, 2] += cfg.height_m
         half = cfg.size_m / 2
-        shape = pb.createCollisionShape(
-            pb.GEOM_BOX, halfExtents=[half] * 3, physicsClientId=world.client
-        )
-        bodies = world.create_bodies(cfg.mass_kg, shape, starts)
-        slots = world.track(bodies)
-        self.boxes = [
-            PhysicalAgent(self.sim, s.id, b, slot) for s, b, slot in zip(specs, bodies, slots)
-        ]
+        slots = world.add_bodies(BodyShape(half_extents=(half, half, half)), cfg.mass_kg, starts)
+        self.boxes = [PhysicalAgent(self.sim, s.id, slot) for s, slot in zip(specs, slots)]
         self.start = starts
         self.landed_s = np.full(len(self.boxes), np.nan)
         self.max_fall_error_m = 0.0
@@ -58,15 +52,15 @@ class DropTest(Mission):
 
     def _push(self, sim: Simulator) -> None:
         """Phase 3: the configured push (N, +x) on every live box."""
-        f = (self.cfg.push_force_n, 0.0, 0.0)
-        for box in self.boxes:
-            if box.alive:
-                sim.world.apply_force(box.body_id, f, tuple(box.position))
+        live = [box.slot for box in self.boxes if box.alive]
+        force = np.zeros((len(live), 3))
+        force[:, 0] = self.cfg.push_force_n
+        sim.world.apply_forces(np.asarray(live, dtype=np.intp), force)
 
     def post_tick(self, world: World) -> None:
         z = world.state.position[self.slots, 2]
         n, dt, g = world.tick, world.tick_s, self.sim.settings.gravity
-        # Bullet integrates semi-implicitly: v += g dt, then x += v dt, so after n ticks
+        # Both backends integrate semi-implicitly: v += g dt, then x += v dt, so after n ticks
         # z = z0 - g dt^2 n (n + 1) / 2 exactly, as long as nothing touches the box.
         expected = self.start[:, 2] - g * dt * dt * n * (n + 1) / 2
         falling = np.isnan(self.landed_s)

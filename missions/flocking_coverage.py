@@ -120,6 +120,16 @@ class FlockingCoverage(Mission):
         self.sim.add_death_listener(self._on_death)
 
     @classmethod
+    def memory_bytes(cls, scenario: ScenarioConfig) -> int:
+        """The coverage grids: per cell an owner (8 B) and per-member seen maps (1 B each)."""
+        cell = scenario.section("coverage").cell_m
+        cells = sum(
+            (a.size[0] / cell + 1) * (a.size[1] / cell + 1) for a in scenario.section("areas")
+        )
+        members = len(scenario.agents.list) or scenario.agents.count
+        return int(min(cells * (64 + members), 2**62))
+
+    @classmethod
     def check_config(cls, scenario: ScenarioConfig) -> None:
         ids = [a.id for a in scenario.section("areas")]
         if not ids:
@@ -352,6 +362,16 @@ class FlockingCoverage(Mission):
             "cell_owner": np.concatenate([o.ravel() for o in self.owner]),
             "cell_area": np.concatenate([np.full(a.cells, a.id) for a in self.areas]),
         }
+
+    def hud(self) -> list[str]:
+        """The views' headline: coverage known at the base station, the acting leader, state."""
+        target = self.cov.target
+        leader = "none" if self.acting_leader is None else str(self.acting_leader)
+        state = "done" if self.done else ("sweep done" if self.sweep_done_s else "sweeping")
+        return [
+            f"coverage {100 * self.coverage:5.1f} % (target {100 * target:.0f} %)",
+            f"leader {leader}   alive UAVs {int(self.swarm.alive.sum())}   {state}",
+        ]
 
     def overlays(self) -> list[dict[str, Any]]:
         """Area outlines and the cells the base station knows as seen, as plain data for the

@@ -90,6 +90,9 @@ class Hover(Mission):
             "max_error_m": self.max_error_m,
             "alive": int(self.swarm.alive.sum()),
         }
+        sensors = self.swarm.sensors
+        if sensors is not None:  # [uav.sensors]: how far the UAVs' estimates were off, m
+            out["est_rms_error_m"] = sensors.rms_error_m()
         if self.windy:
             out["mean_wind_m_s"] = self.wind_sum / n
             out["rms_gust_m_s"] = float(np.sqrt(self.gust_sq_sum / n))

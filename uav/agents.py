@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from skyswarm.core.agent import PhysicalAgent
-from skyswarm.core.geo import heading_to_yaw, tilt_deg, yaw_to_heading
+from skyswarm.core.geo import heading_to_yaw, tilt_deg, yaw_of, yaw_to_heading
 from skyswarm.uav import control as ctl
 from skyswarm.uav.battery import EXHAUSTED
 from skyswarm.uav.faults import PROPELLER, SOFTWARE
@@ -31,11 +31,9 @@ class UavAgent(PhysicalAgent):
     role = "uav"
     crashable = True  # collisions and hard ground contact kill it (core.collisions)
 
-    def __init__(
-        self, sim: Simulator, agent_id: int, body_id: int, slot: int, swarm: Swarm, index: int
-    ) -> None:
+    def __init__(self, sim: Simulator, agent_id: int, slot: int, swarm: Swarm, index: int) -> None:
         self.swarm, self.index = swarm, int(index)
-        super().__init__(sim, agent_id, body_id, slot)
+        super().__init__(sim, agent_id, slot)
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -63,6 +61,29 @@ class UavAgent(PhysicalAgent):
         """Height of the centre of mass above z = 0, m."""
         return float(self.position[2])
 
+    # -- what the UAV knows of itself: its estimate ([uav.sensors]), the truth without sensors
+    def _estimate(self) -> object | None:
+        s = self.swarm.sensors
+        return s if s is not None and s.drives_control else None
+
+    @property
+    def sensed_position(self) -> np.ndarray:
+        """(3,) m: the estimated position (the true one with `ideal` sensors)."""
+        s = self._estimate()
+        return self.position if s is None else s.position[self.index]
+
+    @property
+    def sensed_velocity(self) -> np.ndarray:
+        """(3,) m/s, world frame: the estimated velocity (the truth with `ideal` sensors)."""
+        s = self._estimate()
+        return self.velocity if s is None else s.velocity[self.index]
+
+    @property
+    def sensed_yaw(self) -> float:
+        """ENU yaw, rad: the estimated heading (the truth with `ideal` sensors)."""
+        s = self._estimate()
+        return yaw_of(self.orientation) if s is None else float(s.euler[self.index, 2])
+
     @property
     def motor_thrust(self) -> np.ndarray:
         """(4,) current motor thrusts, N."""
@@ -86,13 +107,27 @@ class UavAgent(PhysicalAgent):
         )
 
     def command_attitude(
-        self, roll_rad: float, pitch_rad: float, yaw_rate_rad_s: float, thrust_n: float
+        self,
+        roll_rad: float,
+        pitch_rad: float,
+        yaw_rad: float,
+        thrust_n: float,
+        *,
+        yaw_rate: bool = False,
     ) -> None:
-        """Attitude: roll and pitch angles (rad), yaw rate (rad/s), collective thrust (N)."""
+        """Attitude: roll, pitch and yaw angles (rad, yaw ENU: the heading loop holds it) and
+        collective thrust (N); with `yaw_rate=True` the third value is a yaw rate (rad/s)."""
         self._enter(ctl.ATTITUDE)
         sp = self.swarm.setpoints
-        sp.attitude[self.index] = (roll_rad, pitch_rad, yaw_rate_rad_s)
-        sp.thrust[self.index] = thrust_n
+        i = self.index
+        if yaw_rate:
+            sp.attitude[i] = (roll_rad, pitch_rad, yaw_rad)
+            sp.yaw_hold[i] = 0
+        else:
+            sp.attitude[i] = (roll_rad, pitch_rad, 0.0)
+            sp.yaw[i] = yaw_rad
+            sp.yaw_hold[i] = 1
+        sp.thrust[i] = thrust_n
 
     def on_killed(self, cause: str) -> None:
         self.swarm.kill(self.index)
@@ -167,19 +202,19 @@ class AutonomousUavAgent(UavAgent):
 
     @property
     def target_distance(self) -> float:
-        """Distance from the Position-mode target, m."""
+        """Distance of the estimated position from the Position-mode target, m."""
         sp = self.swarm.setpoints
         target = (*sp.position[self.index], sp.altitude[self.index])
-        return float(np.linalg.norm(self.position - np.asarray(target)))
+        return float(np.linalg.norm(self.sensed_position - np.asarray(target)))
 
     def hold(self) -> None:
         """Hold the current position, altitude and heading (Position mode)."""
-        p = self.position
+        p = self.sensed_position
         self.goto(float(p[0]), float(p[1]), float(p[2]), self.heading_deg)
 
     def take_off(self, altitude_m: float) -> None:
         """Climb vertically to `altitude_m` above z = 0 and hold position there."""
-        p = self.position
+        p = self.sensed_position
         self.goto(float(p[0]), float(p[1]), altitude_m, self.heading_deg)
 
     def land(self, check_period_s: float = 0.1) -> None:
@@ -193,7 +228,7 @@ class AutonomousUavAgent(UavAgent):
             if self.mode is not ctl.GROUND_SPEED_AND_VERT_SPEED:
                 task.cancel()  # another command took over
                 return
-            vz = float(self.velocity[2])
+            vz = float(self.sensed_velocity[2])
             descending[0] = descending[0] or vz < -0.5 * speed
             still[0] = still[0] + 1 if descending[0] and abs(vz) < 0.05 else 0
             if still[0] >= 5:  # stopped for 0.5 s while commanded down: on the ground

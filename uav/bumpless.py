@@ -41,6 +41,7 @@ def enter_mode(swarm: Swarm, idx: np.ndarray, mode: ControlMode, m: Measured) ->
     demand = cas.demand[idx]
     sp.thrust[idx] = demand[:, 0]
     sp.manual[idx] = np.clip(demand / cas.manual_scale, [0, -1, -1, -1], 1)
+    sp.yaw_hold[idx] = 0  # Attitude enters on the yaw rate it measures (command_attitude sets 1)
 
     # Outer loops entered now: P output equals the current rate, integral empty.
     kp = cas.outer.kp

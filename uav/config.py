@@ -14,6 +14,7 @@ from skyswarm.uav.battery import BatteryConfig
 from skyswarm.uav.control import ControlConfig
 from skyswarm.uav.faults import FaultRates
 from skyswarm.uav.model import Airframe, resolve_mesh
+from skyswarm.uav.sensors import SensorsConfig
 
 DEFAULT_AIRFRAME = CONFIGS_DIR / "airframes" / "quad_x.toml"
 SECTIONS = {"airframe": Airframe, "control": ControlConfig}
@@ -29,6 +30,7 @@ class UavConfig:
     file: str
     fault_rates: FaultRates = FaultRates()
     battery: BatteryConfig = BatteryConfig()
+    sensors: SensorsConfig = SensorsConfig()
 
 
 def load_uav_config(path: str | Path = DEFAULT_AIRFRAME) -> UavConfig:
@@ -71,6 +73,7 @@ class UavSection:
     )
     fault_rates: FaultRates = param(FaultRates(), "random faults ([uav.fault_rates])")
     battery: BatteryConfig = param(BatteryConfig(), "battery model ([uav.battery])")
+    sensors: SensorsConfig = param(SensorsConfig(), "sensors and estimation ([uav.sensors])")
 
     def validate(self, path: str, file: str) -> None:
         if self.airframe:
@@ -83,6 +86,7 @@ class UavSection:
                     self.airframe,
                     f"a shipped airframe ({names}) or an existing airframe file ({where})",
                 )
+            load_uav_config(where)  # parsed and validated now, not when the run starts
 
     def _path(self, base_dir: Path) -> Path:
         return named_or_path(self.airframe, "airframes", base_dir)
@@ -90,4 +94,6 @@ class UavSection:
     def load(self, base_dir: Path) -> UavConfig:
         """The airframe file's config with this section's fault rates and battery."""
         uav = load_uav_config(self._path(base_dir) if self.airframe else DEFAULT_AIRFRAME)
-        return dataclasses.replace(uav, fault_rates=self.fault_rates, battery=self.battery)
+        return dataclasses.replace(
+            uav, fault_rates=self.fault_rates, battery=self.battery, sensors=self.sensors
+        )

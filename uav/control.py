@@ -79,7 +79,9 @@ class ControlMode:
 _INNER = frozenset({"velocity", "attitude"})
 MANUAL = ControlMode("Manual", frozenset(), "throttle 0..1, roll, pitch, yaw -1..1 to the mixer")
 ATTITUDE = ControlMode(
-    "Attitude", frozenset({"attitude"}), "roll, pitch (rad), yaw rate (rad/s), collective (N)"
+    "Attitude",
+    frozenset({"attitude"}),
+    "roll, pitch (rad), yaw rate (rad/s) or yaw (rad) with yaw_hold, collective (N)",
 )
 GROUND_SPEED_AND_VERT_SPEED = ControlMode(
     "GroundSpeedAndVertSpeed", _INNER, "vx, vy (heading frame), vz (m/s), yaw rate (rad/s)"
@@ -122,6 +124,7 @@ SETPOINT = np.dtype(
         ("attitude", "f8", (3,)),  # roll, pitch rad; yaw rate rad/s
         ("thrust", "f8"),  # N, collective
         ("manual", "f8", (4,)),  # throttle 0..1, roll, pitch, yaw -1..1
+        ("yaw_hold", "u1"),  # Attitude: 1 = hold the yaw angle `yaw` instead of a yaw rate
     ]
 )
 
@@ -154,6 +157,7 @@ class Setpoints:
         self.yaw = self.records["yaw"]  # (N,) rad
         self.velocity = self.records["velocity"]  # (N, 3) m/s
         self.attitude = self.records["attitude"]  # (N, 3) rad, rad, rad/s
+        self.yaw_hold = self.records["yaw_hold"]  # (N,) 1: Attitude holds `yaw` (heading loop)
         self.thrust = self.records["thrust"]  # (N,) N
         self.manual = self.records["manual"]  # (N, 4) sticks
 
@@ -174,8 +178,11 @@ class Cascade:
     `memory` (N,) of MEMORY, updated in place by uav.kernel; the loops' integrals
     (`outer.integral` ...) and the last tick's signals (`demand` ...) are views into it."""
 
-    def __init__(self, airframe: Airframe, cfg: ControlConfig, n: int, dt: float) -> None:
-        self.cfg, self.dt, self.g = cfg, dt, 9.81  # s, m/s^2
+    def __init__(
+        self, airframe: Airframe, cfg: ControlConfig, n: int, dt: float, g: float = 9.81
+    ) -> None:
+        """`g` m/s^2: the world's gravity (the speed loops feed forward m g / cos tilt)."""
+        self.cfg, self.dt, self.g = cfg, dt, g  # s, m/s^2
         self.mass = airframe.mass_kg
         self.inertia = np.asarray(airframe.inertia_kg_m2, dtype=float)  # (3,) kg m^2
         self.memory = np.zeros(n, MEMORY)

@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from skyswarm.uav.control import MODES
+from skyswarm.uav.model import ISA_EXPONENT, ISA_LAPSE, ISA_RHO0
 
 if TYPE_CHECKING:
     from skyswarm.uav.control import Cascade, Setpoints
@@ -72,7 +73,15 @@ CONSTANTS = np.dtype(
         ("yaw_abs", "f8", (4,)),  # |yaw_map|, at least 1e-12
         ("alpha", "f8"),  # motor lag per tick, 1 - exp(-dt / tau)
         ("torque_map", "f8", (4, 3)),  # motor thrust N -> body torque N m
-        ("drag", "f8", (3,)),  # -drag coefficients, N s/m, body x, y, z
+        ("drag", "f8", (3,)),  # -drag coefficients, N s/m, body x, y, z (linear drag)
+        ("quadratic", "u1"),  # 1: quadratic body drag, drag_quad rho |u| u
+        ("drag_quad", "f8", (3,)),  # -C_d A / 2, m^2, body x, y, z
+        ("isa", "f8", (3,)),  # ISA troposphere: rho0 kg/m^3, lapse 1/m, exponent
+        ("speed_state", "u1"),  # 1: rotor_speed model (omega lags, thrust k_f omega^2)
+        ("k_f", "f8"),  # N s^2/rad^2
+        ("rotor_drag", "f8"),  # k_d, 0: no rotor drag
+        ("rotor_radius", "f8"),  # m, 0: no ground effect
+        ("arms", "f8", (4, 3)),  # motor points, body frame, m
     ]
 )
 
@@ -205,12 +214,13 @@ def _speed_loops(
     a1 = _pid(c, SPEED, 1, mem.speed_i, vt1 - h1, (h1 - prev[1]) / c.dt)
     a2 = _pid(c, SPEED, 2, mem.speed_i, vt2 - h2, (h2 - prev[2]) / c.dt)
     prev[0], prev[1], prev[2] = h0, h1, h2
-    vert = c.g + a2
+    vert = _max(c.g + a2, 0.1 * c.g)  # the thrust vector keeps pointing up (low g)
     tilt_scale = _min(1.0, vert * c.tan_tilt / _max(math.hypot(a0, a1), 1e-12))
     ax, ay = a0 * tilt_scale, a1 * tilt_scale
     at0 = math.atan2(-ay, math.hypot(ax, vert)) if uses[VEL] else sp.attitude[0]
     at1 = math.atan2(ax, vert) if uses[VEL] else sp.attitude[1]
-    at2 = mem.yaw_rate_command if uses[HDG] else sp.attitude[2]
+    hold = uses[HDG] or (sp.yaw_hold and not uses[VEL])  # Attitude with a yaw angle
+    at2 = mem.yaw_rate_command if hold else sp.attitude[2]
     collective = c.mass * vert / _max(m.r[2][2], c.min_up)
     mem.attitude_target[0], mem.attitude_target[1], mem.attitude_target[2] = at0, at1, at2
     return (at0, at1, at2), collective
@@ -270,22 +280,60 @@ def _motors_and_wrench(
     force: np.ndarray,
     torque: np.ndarray,
 ) -> None:
-    """One agent: (4,) commands -> (4,) `thrust` after the motor lag (in place), and the
-    body-frame `force` (3,) N (thrust + drag on the airspeed v - wind) and world `torque` N m."""
+    """One agent: (4,) commands -> (4,) `thrust` after the motor (or rotor-speed) lag, in
+    place, and the body-frame `force` (3,) N (thrust at the arms, ground effect, body and rotor
+    drag on the airspeed v - wind) and world `torque` N m (uav/model.py describes the models)."""
     total, bx, by, bz = 0.0, 0.0, 0.0, 0.0
+    gain = 1.0
+    if c.rotor_radius > 0.0:  # Cheeseman-Bennett, below half a radius as at half a radius
+        zr = _max(m.z, 0.5 * c.rotor_radius)
+        ratio = c.rotor_radius / (4.0 * zr)
+        gain = 1.0 / (1.0 - ratio * ratio)
     for k in range(4):
         f = thrust[k]
-        f += c.alpha * (_min(_max(command[k], 0.0), c.f_max) - f)
+        cmd = _min(_max(command[k], 0.0), c.f_max)
+        if c.speed_state:
+            w = math.sqrt(f / c.k_f)
+            w += c.alpha * (math.sqrt(cmd / c.k_f) - w)
+            f = _min(c.k_f * w * w, c.f_max)
+        else:
+            f += c.alpha * (cmd - f)
         thrust[k] = f
-        total += f
-        bx += f * c.torque_map[k, 0]
-        by += f * c.torque_map[k, 1]
+        if c.rotor_radius > 0.0:
+            lift = f * gain
+            total += lift
+            bx += lift * c.torque_map[k, 0]
+            by += lift * c.torque_map[k, 1]
+        else:
+            total += f
+            bx += f * c.torque_map[k, 0]
+            by += f * c.torque_map[k, 1]
         bz += f * c.torque_map[k, 2]
     r = m.r
     ux, uy, uz = m.vx - wind[0], m.vy - wind[1], m.vz - wind[2]  # exact for calm air
-    force[0] = c.drag[0] * (r[0][0] * ux + r[1][0] * uy + r[2][0] * uz)
-    force[1] = c.drag[1] * (r[0][1] * ux + r[1][1] * uy + r[2][1] * uz)
-    force[2] = c.drag[2] * (r[0][2] * ux + r[1][2] * uy + r[2][2] * uz) + total
+    u0 = r[0][0] * ux + r[1][0] * uy + r[2][0] * uz  # body-frame airspeed
+    u1 = r[0][1] * ux + r[1][1] * uy + r[2][1] * uz
+    u2 = r[0][2] * ux + r[1][2] * uy + r[2][2] * uz
+    if c.quadratic:
+        h = _min(_max(m.z, 0.0), 11000.0)
+        rho = c.isa[0] * (1.0 - c.isa[1] * h) ** c.isa[2]
+        force[0] = c.drag_quad[0] * rho * abs(u0) * u0
+        force[1] = c.drag_quad[1] * rho * abs(u1) * u1
+        force[2] = c.drag_quad[2] * rho * abs(u2) * u2 + total
+    else:
+        force[0] = c.drag[0] * u0
+        force[1] = c.drag[1] * u1
+        force[2] = c.drag[2] * u2 + total
+    if c.rotor_drag > 0.0:  # -k_d omega (in-plane airspeed at the rotor), at the arm point
+        for k in range(4):
+            ax, ay = c.arms[k, 0], c.arms[k, 1]  # arm z = 0
+            lx = u0 - m.rate_r * ay  # in-plane part of u + (p, q, r) x (ax, ay, 0)
+            ly = u1 + m.rate_r * ax
+            scale = -c.rotor_drag * math.sqrt(thrust[k] / c.k_f)
+            hx, hy = scale * lx, scale * ly
+            force[0] += hx
+            force[1] += hy
+            bz += ax * hy - ay * hx  # (r x h)_z; its x, y parts vanish with arm z = 0
     torque[0] = r[0][0] * bx + r[0][1] * by + r[0][2] * bz
     torque[1] = r[1][0] * bx + r[1][1] * by + r[1][2] * bz
     torque[2] = r[2][0] * bx + r[2][1] * by + r[2][2] * bz
@@ -373,6 +421,14 @@ def pack_constants(
         "alpha": motors.alpha,
         "torque_map": wrench.torque_map,
         "drag": wrench.drag,
+        "quadratic": wrench.quadratic,
+        "drag_quad": wrench.drag_quad,
+        "isa": (ISA_RHO0, ISA_LAPSE, ISA_EXPONENT),
+        "speed_state": motors.speed_state,
+        "k_f": motors.k_f,
+        "rotor_drag": wrench.rotor_drag,
+        "rotor_radius": wrench.rotor_radius,
+        "arms": wrench.arms,
     }
     if set(values) != set(CONSTANTS.names):
         raise ValueError(f"constants {sorted(set(CONSTANTS.names) ^ set(values))} not packed")

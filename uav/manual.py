@@ -259,7 +259,8 @@ def read_inputs(path: str | Path) -> tuple[JoystickProfile, dict[int, InputFrame
         raise ConfigError(file, "(file)", file, f"a readable inputs.csv ({exc})") from None
     rows = list(csv.reader(text.splitlines()))
     if not rows or tuple(rows[0]) != INPUT_COLUMNS:
-        raise ConfigError(file, "(header)", rows[0] if rows else "", ",".join(INPUT_COLUMNS))
+        shown = f"{len(rows[0])} columns" if rows else "(empty)"  # never echo another file's line
+        raise ConfigError(file, "(header)", shown, ",".join(INPUT_COLUMNS))
     frames: dict[int, InputFrame] = {}
     for n, row in enumerate(rows[1:], start=2):
         r = dict(zip(INPUT_COLUMNS, row))
@@ -269,7 +270,8 @@ def read_inputs(path: str | Path) -> tuple[JoystickProfile, dict[int, InputFrame
             t, yaw, pitch, roll = (float(r[c]) for c in ("throttle", "yaw", "pitch", "roll"))
             connected = r["connected"] == "1"
         except (KeyError, ValueError):
-            raise ConfigError(file, f"line {n}", ",".join(row), "a valid inputs row") from None
+            shown = f"{len(row)} fields"
+            raise ConfigError(file, f"line {n}", shown, "a valid inputs row") from None
         if r["mode"] not in STICK_MODES:
             raise ConfigError(file, f"line {n}.mode", r["mode"], "a manual mode name")
         buttons = tuple(b for b in r["buttons"].split(" ") if b)

@@ -78,6 +78,7 @@ class AgentSetpoints:
     attitude: Vec  # roll, pitch rad, yaw rate rad/s
     thrust: float  # N
     manual: Vec  # throttle 0..1, roll, pitch, yaw -1..1
+    yaw_hold: bool = False  # Attitude: the heading loop holds `yaw` (no yaw-rate setpoint)
 
 
 def control(
@@ -90,8 +91,9 @@ def control(
     quat: Vec,
     vel: Vec,
     omega: Vec,
+    g: float = 9.81,
 ) -> Vec:
-    """One tick of the cascade for one agent -> [collective N, torque x, y, z N m]."""
+    """One tick of the cascade for one agent -> [collective N, torque x, y, z N m]; `g` m/s^2."""
     r = quat_to_matrix(quat)
     roll, pitch, yaw = euler(r)
     rate = rotate_back(r, omega)
@@ -104,9 +106,11 @@ def control(
     thrust = sp.thrust
     if sp.mode.uses("velocity"):
         target, yaw_rate = outer_loops(cfg, dt, sp, s, pos, vel, yaw, rate[2])
-        att_target[0], att_target[1], thrust = speed_loops(af, cfg, dt, s, target, v_h, r[2][2])
+        att_target[0], att_target[1], thrust = speed_loops(af, cfg, dt, s, target, v_h, r[2][2], g)
         if sp.mode.uses("heading"):
             att_target[2] = yaw_rate
+    elif sp.yaw_hold:  # Attitude with a yaw angle: the heading loop gives the yaw rate
+        att_target[2] = outer_loops(cfg, dt, sp, s, pos, vel, yaw, rate[2])[1]
     s.prev_speed = v_h
     gains = [cfg.attitude, cfg.attitude, cfg.yaw_rate]
     err = [att_target[0] - roll, att_target[1] - pitch, att_target[2] - rate[2]]
@@ -154,17 +158,25 @@ def outer_loops(
 
 
 def speed_loops(
-    af: Airframe, cfg: ControlConfig, dt: float, s: AgentState, target: Vec, v_h: Vec, up_z: float
+    af: Airframe,
+    cfg: ControlConfig,
+    dt: float,
+    s: AgentState,
+    target: Vec,
+    v_h: Vec,
+    up_z: float,
+    g: float = 9.81,
 ) -> tuple[float, float, float]:
     """Heading-frame velocity target and measurement m/s -> (roll rad, pitch rad) targets and
-    the collective N, the tilt limited to cfg.max_tilt_deg; `up_z` is cos(tilt)."""
+    the collective N (feed-forward m g), the tilt limited to cfg.max_tilt_deg; `up_z` is
+    cos(tilt); the vertical acceleration is kept above -0.9 g."""
     gains = [cfg.ground_speed, cfg.ground_speed, cfg.vertical_speed]
     acc = []
     for k in range(3):
         d = (v_h[k] - s.prev_speed[k]) / dt
         o, s.speed_i[k] = pid_step(gains[k], s.speed_i[k], target[k] - v_h[k], d, dt)
         acc.append(o)
-    vert = 9.81 + acc[2]
+    vert = max(g + acc[2], 0.1 * g)
     lim = vert * math.tan(math.radians(cfg.max_tilt_deg))
     sc = min(1.0, lim / max(math.hypot(acc[0], acc[1]), 1e-12))
     ax, ay = acc[0] * sc, acc[1] * sc
@@ -174,7 +186,7 @@ def speed_loops(
 
 def mix(af: Airframe, demand: Vec) -> Vec:
     """[collective, torque x, y, z] -> four thrusts, roll/pitch before collective before yaw."""
-    f_max, arm, k = af.max_thrust_n, af.arm_length_m, af.yaw_torque_coefficient_m
+    f_max, arm, k = af.max_thrust_n, af.arm_length_m, af.reaction_coefficient_m
     angles = [math.radians(a) for a in (45.0, 135.0, 225.0, 315.0)]
     xs = [arm * math.cos(a) for a in angles]
     ys = [arm * math.sin(a) for a in angles]
@@ -196,25 +208,60 @@ def mix(af: Airframe, demand: Vec) -> Vec:
 
 
 def motor_step(af: Airframe, thrust: Vec, command: Vec, dt: float) -> Vec:
-    """Four thrusts N one tick `dt` s later, lagging towards the commands (saturated)."""
+    """Four thrusts N one tick `dt` s later: the thrust (thrust_lag) or the rotor speed
+    sqrt(f / k_f) (rotor_speed) lags towards the saturated command."""
     alpha = 1.0 - math.exp(-dt / af.motor_time_constant_s)
-    return [f + alpha * (min(max(c, 0.0), af.max_thrust_n) - f) for f, c in zip(thrust, command)]
+    out = []
+    for f, c in zip(thrust, command):
+        c = min(max(c, 0.0), af.max_thrust_n)
+        if af.rotor_model == "rotor_speed":
+            kf = af.thrust_coefficient_n_s2
+            w = math.sqrt(f / kf)
+            w = w + alpha * (math.sqrt(c / kf) - w)
+            out.append(min(kf * w * w, af.max_thrust_n))
+        else:
+            out.append(f + alpha * (c - f))
+    return out
 
 
 def wrench(
-    af: Airframe, thrust: Vec, quat: Vec, vel: Vec, wind: Sequence[float] = (0.0, 0.0, 0.0)
+    af: Airframe,
+    thrust: Vec,
+    quat: Vec,
+    vel: Vec,
+    wind: Sequence[float] = (0.0, 0.0, 0.0),
+    height: float = 0.0,
+    body_rate: Sequence[float] = (0.0, 0.0, 0.0),
 ) -> tuple[Vec, Vec]:
-    """Four thrusts N, velocity and wind m/s (world) -> (body-frame force N, world-frame
-    torque N m); the drag acts on the airspeed vel - wind."""
+    """Four thrusts N, velocity and wind m/s (world), height m and body rates rad/s ->
+    (body-frame force N, world-frame torque N m); the drag acts on the airspeed vel - wind."""
     r = quat_to_matrix(quat)
     v_b = rotate_back(r, [vel[i] - wind[i] for i in range(3)])
-    force = [-af.drag_coefficients[i] * v_b[i] for i in range(3)]
-    force[2] += sum(thrust)
+    if af.drag_model == "quadratic":
+        h = min(max(height, 0.0), 11000.0)
+        rho = 1.225 * (1.0 - 2.25577e-5 * h) ** 4.2559  # ISA troposphere
+        force = [-0.5 * af.drag_areas_m2[i] * rho * abs(v_b[i]) * v_b[i] for i in range(3)]
+    else:
+        force = [-af.drag_coefficients[i] * v_b[i] for i in range(3)]
+    gain = 1.0
+    radius = af.rotor_radius_m
+    if radius > 0.0:  # Cheeseman-Bennett
+        gain = 1.0 / (1.0 - (radius / (4.0 * max(height, 0.5 * radius))) ** 2)
+    force[2] += sum(thrust) * gain
     tau = [0.0, 0.0, 0.0]
     for i, a in enumerate((45.0, 135.0, 225.0, 315.0)):
         x = af.arm_length_m * math.cos(math.radians(a))
         y = af.arm_length_m * math.sin(math.radians(a))
-        tau[0] += y * thrust[i]
-        tau[1] -= x * thrust[i]
-        tau[2] -= af.spin[i] * af.yaw_torque_coefficient_m * thrust[i]
+        tau[0] += y * thrust[i] * gain  # r x (0, 0, f)
+        tau[1] -= x * thrust[i] * gain
+        tau[2] -= af.spin[i] * af.reaction_coefficient_m * thrust[i]
+        if af.rotor_drag_coefficient > 0.0:  # RotorPy: -k_d omega (in-plane local airspeed)
+            omega = math.sqrt(thrust[i] / af.thrust_coefficient_n_s2)
+            local_x = v_b[0] - body_rate[2] * y
+            local_y = v_b[1] + body_rate[2] * x
+            hx = -af.rotor_drag_coefficient * omega * local_x
+            hy = -af.rotor_drag_coefficient * omega * local_y
+            force[0] += hx
+            force[1] += hy
+            tau[2] += x * hy - y * hx
     return force, rotate(r, tau)

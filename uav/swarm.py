@@ -13,6 +13,7 @@ are thin handles that read and write these arrays by index.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,18 +21,27 @@ import numpy as np
 from skyswarm.core.geo import heading_to_yaw
 from skyswarm.core.state import rows_of_slots
 from skyswarm.core.wind import WindConfig, WindField
+from skyswarm.core.world import BodyShape
 from skyswarm.uav import kernel
 from skyswarm.uav.battery import Battery
 from skyswarm.uav.config import UavConfig
 from skyswarm.uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
-from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
+from skyswarm.uav.estimation import SensorSuite
+from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix, yaw_quaternion
 from skyswarm.uav.mixer import Mixer
-from skyswarm.uav.model import REST_HEIGHT_M, Motors, WrenchApplier, WrenchModel, create_bodies
+from skyswarm.uav.model import (
+    REST_HEIGHT_M,
+    LandingGear,
+    Motors,
+    WrenchModel,
+)
 
 if TYPE_CHECKING:
     from skyswarm.core.config import ScenarioConfig
     from skyswarm.core.simulator import Simulator
+    from skyswarm.core.world import World
     from skyswarm.uav.agents import UavAgent
+    from skyswarm.uav.model import Airframe
 
 
 class Swarm:
@@ -62,15 +72,16 @@ class Swarm:
         self.start_positions = positions.copy()  # (N, 3) m, where the bodies were created
         n = len(positions)
         self.n, self.dt = n, world.tick_s
-        self.bodies = create_bodies(world, config.airframe, positions, np.asarray(yaws))
-        slots = np.asarray(world.track(self.bodies))
+        self.slots = slots = add_uav_bodies(world, config.airframe, positions, yaws)
         self.rows = rows_of_slots(slots)  # (N,) rows of the state arrays, a slice if it can
         self.setpoints = Setpoints(n)
-        self.cascade = Cascade(config.airframe, config.control, n, self.dt)
+        self.g = float(sim.settings.gravity)  # m/s^2, the world's: the controller's feed-forward
+        self.cascade = Cascade(config.airframe, config.control, n, self.dt, self.g)
         self.mixer = Mixer(config.airframe)
         self.motors = Motors(config.airframe, n, self.dt)
         self.wrench = WrenchModel(config.airframe)
-        self.applier = WrenchApplier(world)
+        # Spring-damper legs (airframe option), added to the wrench each tick; None: rigid mesh.
+        self.gear = LandingGear(config.airframe) if config.airframe.gear_points_m else None
         # Compiled once per process (numba's cache); the objects above own every constant.
         self.kernel = kernel.FlightKernel(self.cascade, self.mixer, self.motors, self.wrench, slots)
         self.alive = np.ones(n, dtype=bool)
@@ -78,7 +89,7 @@ class Swarm:
         self._motor_fault_count = 0  # bumped by fail_motors
         self.battery = Battery(self, config.battery) if config.battery.enabled else None
         self._alive_rows: np.ndarray | None = None  # None while all agents live
-        self._live_bodies = list(self.bodies)
+        self._live_slots = slots  # (n_alive,) slots of the live bodies, wrenched each tick
         self.force = np.zeros((n, 3))  # N, body frame, last applied
         self.torque = np.zeros((n, 3))  # N m, world frame, last applied
         self.wind = np.zeros((n, 3))  # m/s, world frame, at each agent: what its drag sees
@@ -89,14 +100,21 @@ class Swarm:
             wind = scenario.wind if scenario is not None else WindConfig()
         if wind.enabled:
             self._install_wind(wind)
+        # None (preset ideal): act on the truth; else the sensors and the estimate (phase 6)
+        self.sensors = SensorSuite.create(self, config.sensors)
+        self._estimate_kernel = None
+        if self.sensors is not None and self.sensors.drives_control:
+            self._estimate_kernel = kernel.FlightKernel(
+                self.cascade, self.mixer, self.motors, self.wrench, np.arange(n)
+            )
         cls = agent_class or AutonomousUavAgent
         self.agents = [
-            cls(sim, int(i), b, int(s), self, k)
-            for k, (i, b, s) in enumerate(zip(ids, self.bodies, slots))
+            cls(sim, int(i), int(s), self, k) for k, (i, s) in enumerate(zip(ids, slots))
         ]
         if hovering:
-            self.motors.thrust[:] = config.airframe.weight_n / 4
-            self.cascade.demand[:, 0] = config.airframe.weight_n
+            weight = config.airframe.mass_kg * self.g  # N, in this world's gravity
+            self.motors.thrust[:] = weight / 4
+            self.cascade.demand[:, 0] = weight
             self.set_mode(np.arange(n), POSITION)
             sp = self.setpoints
             sp.position[:] = positions[:, :2]
@@ -151,10 +169,11 @@ class Swarm:
 
     def __call__(self, sim: Simulator) -> None:
         """Phase 3: setpoints -> cascade -> mixer -> motors -> one force + one torque per body."""
-        if not self._live_bodies:
+        if not len(self._live_slots):
             return
-        self.kernel.step(
-            self.sim.world.state,
+        on_estimate = self._estimate_kernel is not None
+        (self._estimate_kernel if on_estimate else self.kernel).step(
+            self.sensors.control_state if on_estimate else self.sim.world.state,
             self.setpoints,
             self.cascade,
             self.alive,
@@ -164,19 +183,31 @@ class Swarm:
             self.torque,
             self.wind,
         )
+        if on_estimate:  # thrusts from the estimate; the wrench from the true attitude and air
+            m, rot = self.measure()
+            self.force, self.torque = self.wrench.compute(
+                self.motors.thrust, rot, m.velocity, self.wind, m.position, m.body_rate
+            )
         if self.battery is not None:
             faults = self._motor_fault_count
-            self.battery.drain(self.motors.thrust)
-            if faults != self._motor_fault_count:  # power cut now: the wrench sees it now
+            limited = self.battery.drain(self.motors.thrust)  # True: F_M cut a thrust
+            if limited or faults != self._motor_fault_count:  # the wrench sees it now
                 m, rot = self.measure()
                 self.force, self.torque = self.wrench.compute(
-                    self.motors.thrust, rot, m.velocity, self.wind
+                    self.motors.thrust, rot, m.velocity, self.wind, m.position, m.body_rate
                 )
+        if self.gear is not None:  # the legs' springs and dampers, from the true state
+            m, rot = self.measure()
+            omega = self.sim.world.state.angular_velocity[self.rows]
+            f_gear, t_gear = self.gear.wrench(m.position, rot, m.velocity, omega)
+            self.force += f_gear
+            self.torque += t_gear
+        world = self.sim.world
         if self._alive_rows is None:
-            self.applier.apply(self._live_bodies, self.force, self.torque)
+            world.apply_wrenches(self._live_slots, self.force, self.torque)
         else:
             rows = self._alive_rows
-            self.applier.apply(self._live_bodies, self.force[rows], self.torque[rows])
+            world.apply_wrenches(self._live_slots, self.force[rows], self.torque[rows])
 
     # -- wind (phase 4) -------------------------------------------------------------------
     def _install_wind(self, config: WindConfig) -> None:
@@ -204,7 +235,7 @@ class Swarm:
         self.alive[index] = False
         self.motors.thrust[index] = 0.0
         self._alive_rows = np.flatnonzero(self.alive)
-        self._live_bodies = [self.bodies[i] for i in self._alive_rows]
+        self._live_slots = self.slots[self._alive_rows]
 
     def fail_motors(self, index: int, motors: Sequence[int]) -> None:
         """Motors of agent `index` stop producing thrust at once and for good."""
@@ -223,3 +254,17 @@ class Swarm:
         idx = np.atleast_1d(np.asarray(index, dtype=np.intp))
         m, _ = self.measure()
         enter_mode(self, idx, mode, m)
+
+
+def add_uav_bodies(world: World, airframe: Airframe, positions: np.ndarray, yaws) -> np.ndarray:
+    """N quadrotor bodies through the World seam: (N, 3) centre-of-mass positions m, (N,) ENU
+    yaws rad, the airframe's mass, inertia and mesh; returns their (N,) slots."""
+    if not airframe.mesh:
+        raise ValueError("the airframe names no mesh file")
+    return world.add_bodies(
+        BodyShape(mesh=Path(airframe.mesh)),
+        airframe.mass_kg,
+        np.asarray(positions, dtype=float),
+        yaw_quaternion(np.asarray(yaws, dtype=float)).tolist(),
+        inertia=airframe.inertia_kg_m2,
+    )

@@ -34,7 +34,7 @@ def static_agents(
     shape = pb.createCollisionShape(pb.GEOM_SPHERE, radius=0.05, physicsClientId=world.client)
     bodies = world.create_bodies(0.0, shape, positions)
     slots = world.track(bodies)
-    return [PhysicalAgent(sim, first_id + i, b, s) for i, (b, s) in enumerate(zip(bodies, slots))]
+    return [PhysicalAgent(sim, first_id + i, s) for i, s in enumerate(slots)]
 
 
 def collect(agent: PhysicalAgent | BaseStation, sim: Simulator) -> list[tuple[int, Message]]:

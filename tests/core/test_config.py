@@ -52,7 +52,7 @@ BAD = [
     (
         "missing mission module",
         GOOD.replace("missions.drop_test", "missions.no_such_thing"),
-        ["mission.type", "'missions.no_such_thing'", "importable mission module"],
+        ["mission.type", "'missions.no_such_thing'", "an installed mission"],
     ),
     (
         "unknown section",
@@ -192,7 +192,8 @@ def test_missing_airframe_and_results_dir_are_bad_input(repo_root, tmp_path, cap
     assert main(["validate", hover, "--set", "uav.airframe=nope.toml"]) == 2
     err = capsys.readouterr().err
     assert (
-        "uav.airframe = 'nope.toml': expected a shipped airframe (quad_x) or an existing "
+        "uav.airframe = 'nope.toml': expected a shipped airframe (quad_x, quad_x_rotor) or an "
+        "existing "
         "airframe file" in err
     )
     assert main(["replay", str(tmp_path / "no_run")]) == 2

@@ -64,7 +64,7 @@ def sim_with(
     w = sim.world
     shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[0.1] * 3, physicsClientId=w.client)
     bodies = w.create_bodies(1.0, shape, positions)
-    agents = [cls(sim, i + 1, b, s) for i, (b, s) in enumerate(zip(bodies, w.track(bodies)))]
+    agents = [cls(sim, i + 1, s) for i, s in enumerate(w.track(bodies))]
     for body, v in zip(bodies, velocities or []):
         pb.resetBaseVelocity(body, list(v), [0, 0, 0], physicsClientId=w.client)
     for agent in agents:
@@ -127,12 +127,14 @@ def test_flying_into_a_box_obstacle_kills():
 
 def test_numerical_blow_up_kills_only_that_agent():
     sim, (a, b) = sim_with([(0, 0, 5), (3, 0, 5)], gravity=0.0)
-    pb.resetBaseVelocity(a.body_id, [1e5, 0, 0], [0, 0, 0], physicsClientId=sim.world.client)
+    pb.resetBaseVelocity(
+        sim.world.body_of(a.slot), [1e5, 0, 0], [0, 0, 0], physicsClientId=sim.world.client
+    )
     sim.step()  # Bullet clamps the body at 100 m/s: the guard sees a body at the clamp
     assert not a.alive and a.death_cause.startswith("numerical: state blew up")
     assert b.alive
     pb.resetBasePositionAndOrientation(
-        b.body_id, [2e6, 0, 0], [0, 0, 0, 1], physicsClientId=sim.world.client
+        sim.world.body_of(b.slot), [2e6, 0, 0], [0, 0, 0, 1], physicsClientId=sim.world.client
     )
     sim.step()
     assert not b.alive and "[1999999.9" in b.death_cause

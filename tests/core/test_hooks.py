@@ -23,7 +23,7 @@ def free_box(position=(1.0, 2.0, 3.0)) -> tuple[Simulator, PhysicalAgent]:
     shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[0.1] * 3, physicsClientId=w.client)
     (body,) = w.create_bodies(1.0, shape, [position])
     (slot,) = w.track([body])
-    return sim, PhysicalAgent(sim, 1, body, slot)
+    return sim, PhysicalAgent(sim, 1, slot)
 
 
 def test_each_registry_acts_in_its_phase_and_stops_when_removed():
@@ -32,11 +32,11 @@ def test_each_registry_acts_in_its_phase_and_stops_when_removed():
 
     def push(s: Simulator) -> None:  # controller: 2 N east
         log.append(("controller", s.tick, float(box.velocity[0])))
-        s.world.apply_force(box.body_id, (2.0, 0.0, 0.0), box.position)
+        s.world.apply_forces([box.slot], [(2.0, 0.0, 0.0)])
 
     def headwind(s: Simulator) -> None:  # environment: 0.5 N west
         log.append(("environment", s.tick, float(box.velocity[0])))
-        s.world.apply_force(box.body_id, (-0.5, 0.0, 0.0), box.position)
+        s.world.apply_forces([box.slot], [(-0.5, 0.0, 0.0)])
 
     sim.add_pre_tick(lambda w: log.append(("pre", w.tick, float(box.velocity[0]))))
     sim.add_controller(push)

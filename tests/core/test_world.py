@@ -10,6 +10,7 @@ import pytest
 from skyswarm.core.agent import PhysicalAgent
 from skyswarm.core.config import SimulationConfig, WorldConfig
 from skyswarm.core.simulator import Simulator
+from skyswarm.core.world import GROUND
 
 G = 9.81
 DT = 0.0025
@@ -20,7 +21,7 @@ def make_box(sim: Simulator, z: float, agent_id: int = 1, mass: float = 1.0) -> 
     shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[0.1] * 3, physicsClientId=w.client)
     (body,) = w.create_bodies(mass, shape, [(0.0, 0.0, z)])
     (slot,) = w.track([body])
-    return PhysicalAgent(sim, agent_id, body, slot)
+    return PhysicalAgent(sim, agent_id, slot)
 
 
 def test_free_fall_matches_semi_implicit_euler_and_analytic():
@@ -41,7 +42,7 @@ def test_constant_force_gives_one_metre_per_second_after_one_second():
     # SimUAV check T2: m = 1 kg, F = 1 N from rest -> v = 1 m/s after 1 s, in free space.
     sim = Simulator(SimulationConfig(tick_s=DT, gravity=0.0), WorldConfig(ground=False))
     box = make_box(sim, 5.0)
-    sim.add_controller(lambda s: s.world.apply_force(box.body_id, (1.0, 0, 0), box.position))
+    sim.add_controller(lambda s: s.world.apply_forces([box.slot], [(1.0, 0, 0)]))
     for _ in range(400):
         sim.step()
     assert box.velocity[0] == pytest.approx(1.0, abs=1e-3)
@@ -54,7 +55,9 @@ def test_bullet_default_damping_is_off():
     # drag explicitly, so a body coasting in zero gravity must keep its velocity exactly.
     sim = Simulator(SimulationConfig(tick_s=DT, gravity=0.0), WorldConfig(ground=False))
     box = make_box(sim, 10.0)
-    pb.resetBaseVelocity(box.body_id, [10.0, 0, 0], [0, 0, 5.0], physicsClientId=sim.world.client)
+    pb.resetBaseVelocity(
+        sim.world.body_of(box.slot), [10.0, 0, 0], [0, 0, 5.0], physicsClientId=sim.world.client
+    )
     for _ in range(400):
         sim.step()
     assert box.velocity[0] == pytest.approx(10.0, abs=1e-9)
@@ -96,10 +99,9 @@ def test_contacts_map_bodies_back_to_agents():
         sim.step()
     pairs = sim.world.contacts
     assert len(pairs) == 1
-    a, b = pairs[0].body_a, pairs[0].body_b
-    assert {a, b} == {sim.world.ground_id, box.body_id}
-    assert sim.world.owner_of_body[box.body_id] is box
-    assert pairs[0].normal_force == pytest.approx(G, rel=0.2)  # ~m g once settled
+    assert set(pairs.pairs()[0]) == {GROUND, box.slot}  # slots and scenery ids, no Bullet ids
+    assert sim.world.owner_of_slot(box.slot) is box
+    assert pairs.normal_force[0] == pytest.approx(G, rel=0.2)  # ~m g once settled
 
 
 def test_time_is_derived_from_integer_ticks():
@@ -121,7 +123,11 @@ def test_obstacles_and_terrain_mesh_load(tmp_path):
         obstacles=(ObstacleConfig(type="box", center=(5, 5, 1), size=(2, 2, 2)),),
     )
     sim = Simulator(SimulationConfig(), cfg, base_dir=tmp_path)
-    assert len(sim.world.static_bodies) == 3
+    assert [sim.world.scenery_name(i) for i in (GROUND, -2, -3)] == [
+        "ground",
+        "mesh 0",
+        "obstacle 1",
+    ]
     assert sim.world.num_bodies == 3
     # A box dropped on the obstacle stops on its top face (z = 2 + half size 0.1).
     shape = pb.createCollisionShape(

@@ -50,7 +50,8 @@ def test_window_shows_each_agent_at_its_projected_pixel_and_the_grid(viewer) -> 
             agent_id,
             img[int(y), int(x)],
         )
-    line = win.camera.project(np.array([[0.0, y, 0.0] for y in (-6, -3, 0, 3, 6)]), w, h)
+    # The major grid line x = 0, between the boxes' shadows (at y = -2, 0, 2 m).
+    line = win.camera.project(np.array([[0.0, y, 0.0] for y in (-6, -3, 1, 3, 6)]), w, h)
     assert all(near_color(img, x, y, GRID_MAJOR) for x, y in line)
     # The panel lists all nine agents.
     assert len(app.rows()) == 9 and [r.agent_id for r in app.rows()] == list(range(1, 10))

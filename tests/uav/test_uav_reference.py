@@ -1,8 +1,10 @@
 """The compiled flight kernel (uav/kernel.py) agrees with the plain one-agent reference
 (uav/reference.py) within 1e-9: random states in every mode, in calm air and in wind, with dead
-agents and failed motors; and at the edges where the two could part ways (integrator clamps and
-anti-windup, rate and tilt limits, the +-180 deg heading wrap, saturated motors), where the
-tests also check the numbers the limits imply."""
+agents and failed motors, for the default airframe and for quad_x_rotor (rotor-speed state,
+rotor drag, quadratic drag with ISA density, ground effect), in Attitude with a yaw rate and
+with a yaw angle, and at a low g; and at the edges where the two could part ways (integrator
+clamps and anti-windup, rate and tilt limits, the +-180 deg heading wrap, saturated motors),
+where the tests also check the numbers the limits imply."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ import numpy as np
 import pytest
 from uav_helpers import CONFIG
 
+from skyswarm.core.resources import CONFIGS_DIR
 from skyswarm.uav import kernel
 from skyswarm.uav import reference as ref
+from skyswarm.uav.config import load_uav_config
 from skyswarm.uav.control import (
     ATTITUDE,
     GROUND_SPEED_AND_VERT_SPEED,
@@ -27,13 +31,14 @@ from skyswarm.uav.control import (
 )
 from skyswarm.uav.frames import quat_to_matrix, yaw_quaternion
 from skyswarm.uav.mixer import Mixer
-from skyswarm.uav.model import Motors, WrenchModel
+from skyswarm.uav.model import Airframe, Motors, WrenchModel
 
 DT = 0.0025  # s, the 400 Hz tick
 AF, CC = CONFIG.airframe, CONFIG.control
 CLOSE = {"rtol": 0, "atol": 1e-9}
 ALPHA = 1.0 - math.exp(-DT / AF.motor_time_constant_s)  # motor lag per tick
 F_MAX = AF.max_thrust_n
+ROTOR = load_uav_config(CONFIGS_DIR / "airframes" / "quad_x_rotor.toml").airframe
 
 
 class FakeState:
@@ -55,9 +60,13 @@ class Flight:
     Starts level and at rest at 10 m, in Manual with zero memory; tests set `s` (the state),
     the setpoints, the memory and the fault/wind arrays, then call `tick`."""
 
-    def __init__(self, n: int, seed: int = 0) -> None:
+    def __init__(self, n: int, seed: int = 0, af: Airframe = AF, g: float = 9.81) -> None:
         rng = np.random.default_rng(seed)
-        self.n = n
+        self.n, self.af, self.g = n, af, g
+        # The rotor-speed model takes sqrt(command / k_f): a 1e-16 N difference in a command
+        # near 0 N becomes ~1e-5 rad/s, ~1e-8 N of thrust one tick later (d omega = dc / 2
+        # sqrt(k_f c)), so thrusts and wrench are held to 1e-6 there, the controller to 1e-9.
+        self.motor_close = CLOSE if af.rotor_model == "thrust_lag" else {"rtol": 0, "atol": 1e-6}
         self.s = {
             "pos": np.tile([0.0, 0.0, 10.0], (n, 1)),
             "quat": np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)),
@@ -65,12 +74,12 @@ class Flight:
             "omega": np.zeros((n, 3)),
         }
         self.slots = rng.permutation(3 * n)[:n]  # the agents' rows in the world's arrays
-        self.sp, self.cas = Setpoints(n), Cascade(AF, CC, n, DT)
-        self.motors = Motors(AF, n, DT)
+        self.sp, self.cas = Setpoints(n), Cascade(af, CC, n, DT, g)
+        self.motors = Motors(af, n, DT)
         self.alive, self.motor_ok = np.ones(n, dtype=bool), np.ones((n, 4))
         self.wind, self.force, self.torque = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
         self.kernel = kernel.FlightKernel(
-            self.cas, Mixer(AF), self.motors, WrenchModel(AF), self.slots
+            self.cas, Mixer(af), self.motors, WrenchModel(af), self.slots
         )
 
     def set_mode(self, i: int | slice, mode: ControlMode) -> None:
@@ -104,19 +113,22 @@ class Flight:
         mode = MODES[sp.mode[i]]
         agent_sp = ref.AgentSetpoints(
             mode, list(sp.position[i]), sp.altitude[i], sp.yaw[i], list(sp.velocity[i]),
-            list(sp.attitude[i]), sp.thrust[i], list(sp.manual[i]),
+            list(sp.attitude[i]), sp.thrust[i], list(sp.manual[i]), bool(sp.yaw_hold[i]),
         )  # fmt: skip
+        af, omega = self.af, s["omega"][i].tolist()
         pos, quat, vel = s["pos"][i].tolist(), s["quat"][i].tolist(), s["vel"][i].tolist()
-        d = ref.control(AF, CC, DT, agent_sp, st, pos, quat, vel, s["omega"][i].tolist())
+        d = ref.control(af, CC, DT, agent_sp, st, pos, quat, vel, omega, self.g)
         msg = f"agent {i}, {mode.name}"
         np.testing.assert_allclose(cas.demand[i], d, err_msg=msg, **CLOSE)
-        mixed = ref.mix(AF, d)  # dead agents' motors get 0, failed motors x 0
+        mixed = ref.mix(af, d)  # dead agents' motors get 0, failed motors x 0
         command = [x * ok for x, ok in zip(mixed, self.motor_ok[i])] if self.alive[i] else [0.0] * 4
-        f = ref.motor_step(AF, st.thrust, command, DT)
-        np.testing.assert_allclose(self.motors.thrust[i], f, err_msg=msg, **CLOSE)
-        fb, tw = ref.wrench(AF, f, quat, vel, self.wind[i].tolist())
-        np.testing.assert_allclose(self.force[i], fb, err_msg=msg, **CLOSE)
-        np.testing.assert_allclose(self.torque[i], tw, err_msg=msg, **CLOSE)
+        f = ref.motor_step(af, st.thrust, command, DT)
+        close = self.motor_close
+        np.testing.assert_allclose(self.motors.thrust[i], f, err_msg=msg, **close)
+        rate = ref.rotate_back(ref.quat_to_matrix(quat), omega)
+        fb, tw = ref.wrench(af, f, quat, vel, self.wind[i].tolist(), pos[2], rate)
+        np.testing.assert_allclose(self.force[i], fb, err_msg=msg, **close)
+        np.testing.assert_allclose(self.torque[i], tw, err_msg=msg, **close)
         if mode.uses("attitude"):  # Manual leaves the idle loops' memory to bumpless entry
             np.testing.assert_allclose(cas.attitude.integral[i], st.attitude_i, **CLOSE)
             np.testing.assert_allclose(cas.prev_speed[i], st.prev_speed, **CLOSE)
@@ -134,12 +146,14 @@ def randomise(flight: Flight, rng: np.random.Generator) -> None:
     q[:, 3] += 4.0
     s["quat"][:] = q / np.linalg.norm(q, axis=1, keepdims=True)
     s["pos"][:] = rng.normal(0, 5, (n, 3)) + [0, 0, 10]
+    s["pos"][::4, 2] = rng.uniform(-0.1, 0.6, len(s["pos"][::4]))  # some in ground effect
     s["vel"][:], s["omega"][:] = rng.normal(0, 3, (n, 3)), rng.normal(0, 2, (n, 3))
     sp.mode[:] = np.arange(n) % len(MODES)  # every mode, mixed in one pass
     sp.position[:], sp.altitude[:] = rng.normal(0, 5, (n, 2)), rng.uniform(0, 20, n)
     sp.yaw[:] = rng.uniform(-np.pi, np.pi, n)
     sp.velocity[:], sp.attitude[:] = rng.normal(0, 4, (n, 3)), rng.normal(0, 0.3, (n, 3))
     sp.thrust[:], sp.manual[:] = rng.uniform(0, 20, n), rng.uniform([0, -1, -1, -1], 1, (n, 4))
+    sp.yaw_hold[:] = rng.uniform(size=n) < 0.5  # Attitude holds a yaw angle or a yaw rate
     cas.outer.integral[:] = rng.normal(0, 0.5, (n, 4))
     cas.speed.integral[:] = rng.normal(0, 1, (n, 3))
     cas.attitude.integral[:] = rng.normal(0, 3, (n, 3))
@@ -151,10 +165,13 @@ def randomise(flight: Flight, rng: np.random.Generator) -> None:
     flight.motor_ok[:] = np.where(rng.uniform(size=(n, 4)) > 0.1, 1.0, 0.0)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_kernel_matches_the_reference_in_every_mode(seed: int) -> None:
+@pytest.mark.parametrize(
+    ("seed", "af", "g"), [(1, AF, 9.81), (2, AF, 9.81), (3, AF, 9.81), (4, ROTOR, 9.81),
+                          (5, ROTOR, 3.71), (6, AF, 3.71)]
+)  # fmt: skip
+def test_kernel_matches_the_reference_in_every_mode(seed: int, af: Airframe, g: float) -> None:
     """60 agents, every mode mixed, three ticks from random states (the memory carries over)."""
-    flight = Flight(60, seed)
+    flight = Flight(60, seed, af, g)
     randomise(flight, np.random.default_rng(seed))
     assert not flight.alive.all() and (flight.motor_ok == 0).any()  # the faults are exercised
     for _ in range(3):
@@ -260,10 +277,14 @@ def test_power_cut_wrench_matches_the_reference() -> None:
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     vel, wind = rng.normal(0, 3, (n, 3)), rng.normal(0, 5, (n, 3))
     thrust = rng.uniform(0, F_MAX, (n, 4))
-    force, torque = WrenchModel(AF).compute(thrust, quat_to_matrix(q), vel, wind)
-    for i in range(n):
-        fb, tw = ref.wrench(
-            AF, thrust[i].tolist(), q[i].tolist(), vel[i].tolist(), wind[i].tolist()
-        )
-        np.testing.assert_allclose(force[i], fb, **CLOSE)
-        np.testing.assert_allclose(torque[i], tw, **CLOSE)
+    pos, rate = rng.uniform(-0.1, 3.0, (n, 3)), rng.normal(0, 2, (n, 3))
+    for af in (AF, ROTOR):
+        model = WrenchModel(af)
+        force, torque = model.compute(thrust, quat_to_matrix(q), vel, wind, pos, rate)
+        for i in range(n):
+            fb, tw = ref.wrench(
+                af, thrust[i].tolist(), q[i].tolist(), vel[i].tolist(), wind[i].tolist(),
+                pos[i, 2], rate[i].tolist(),
+            )  # fmt: skip
+            np.testing.assert_allclose(force[i], fb, **CLOSE)
+            np.testing.assert_allclose(torque[i], tw, **CLOSE)

@@ -1,0 +1,106 @@
+"""Window frame rate with 1,000 drones at 1280x720 (pyglet + moderngl under Xvfb, llvmpipe).
+
+The viewer's main window exactly as `skyswarm view` draws it (3D scene with ground, shadows and
+the instanced drones, plus the side panel with the HUD and the agent list), hosted by a
+`ViewerBase` whose frame is a synthetic swarm that moves every frame; the simulation is left out
+(it runs in its own budget, see gui/session.py), this measures what a frame of the view costs.
+Starts its own Xvfb on DISPLAY :97 when no DISPLAY is set.
+
+    python bench/gui_window.py            # table on stdout, JSON in bench/results/
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+
+COUNTS = (100, 1000)
+FRAMES = 60
+SIZE = (1280, 720)
+TARGET_FPS = 30.0
+
+
+def swarm(n: int, rng: np.random.Generator):  # noqa: ANN201 - Frame, imported late
+    from skyswarm.gui.scene import Frame
+
+    side = int(np.ceil(np.sqrt(n)))
+    i = np.arange(n)
+    pos = np.c_[(i % side) * 3.0, (i // side) * 3.0, 10.0 + rng.uniform(-1, 1, n)]
+    q = rng.normal(size=(n, 4)) * [0.05, 0.05, 1.0, 1.0]
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    return Frame(0.0, i + 1, ["uav"], np.zeros(n, np.intp), pos, q, np.ones(n, bool))
+
+
+def bench(n: int) -> dict[str, float]:
+    from skyswarm.gui.panel import AgentRow
+    from skyswarm.gui.scene import Scenery
+    from skyswarm.gui.views import ViewerBase
+
+    frame = swarm(n, np.random.default_rng(n))
+
+    class Synthetic(ViewerBase):
+        source = type("S", (), {"scenery": Scenery()})()
+
+        def frame(self):  # noqa: ANN202
+            return frame
+
+        def rows(self) -> list[AgentRow]:
+            return [
+                AgentRow(int(i), "uav", "position", float(p[2]), 1.0, True)
+                for i, p in zip(frame.ids, frame.positions)
+            ]
+
+        def hud_lines(self) -> list[str]:
+            return [f"t = {frame.time_s:8.2f} s", f"alive {n}/{n}"]
+
+    app = Synthetic("bench", SIZE)
+    win = app.main
+    win.on_draw()
+    win.flip()  # warm-up: shaders, buffers
+    start = time.perf_counter()
+    for _ in range(FRAMES):
+        frame.positions[:, 2] += 0.01
+        frame.time_s += 1 / 30
+        win.camera.azimuth_deg += 0.5  # type: ignore[attr-defined]
+        win.dispatch_events()
+        win.on_draw()
+        win.flip()
+    win.ctx.finish()
+    elapsed = time.perf_counter() - start
+    app.shutdown()
+    return {"drones": n, "fps": FRAMES / elapsed, "ms_per_frame": 1000 * elapsed / FRAMES}
+
+
+def main() -> None:
+    xvfb = None
+    if not os.environ.get("DISPLAY"):
+        binary = shutil.which("Xvfb")
+        if binary is None:
+            raise SystemExit("no DISPLAY and no Xvfb: apt-get install -y xvfb")
+        xvfb = subprocess.Popen([binary, ":97", "-screen", "0", "1920x1080x24"])
+        os.environ["DISPLAY"] = ":97"
+        time.sleep(1.0)
+    try:
+        rows = [bench(n) for n in COUNTS]
+    finally:
+        if xvfb is not None:
+            xvfb.terminate()
+            xvfb.wait()
+    print(f"{'drones':>8}{'fps':>10}{'ms/frame':>10}   window {SIZE[0]}x{SIZE[1]}, llvmpipe")
+    for r in rows:
+        print(f"{r['drones']:>8}{r['fps']:>10.1f}{r['ms_per_frame']:>10.1f}")
+    out = Path(__file__).parent / "results" / "gui_window.json"
+    out.parent.mkdir(exist_ok=True)
+    result = {"size": SIZE, "target_fps": TARGET_FPS, "rows": rows, "machine": platform.platform()}
+    out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

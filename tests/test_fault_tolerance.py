@@ -1,0 +1,305 @@
+"""Faults survived through the real CLI: SIGINT and SIGKILL at seeded random moments (imports,
+set-up, the run, the plots), a full disk (ENOSPC injected into the writes of a subprocess), a
+killed batch worker and a killed batch coordinator followed by --resume.
+
+Each leaves readable results, the documented exit code (1 I/O, 2 bad input, 130 interrupted),
+one stderr line and no traceback, and no orphan process.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from skyswarm.core.recorder import read_trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+BATCH_HELPERS = ROOT / "tests" / "core"  # batch_missions.py: a mission that kills its worker
+CLI = [sys.executable, "-m", "skyswarm.app.cli"]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(BATCH_HELPERS)])}
+_RNG = random.Random(17)
+# s after start: during the imports (~0.1 s), during set-up, then seeded random moments
+MOMENTS = [0.1, 0.6, *sorted(round(_RNG.uniform(0.05, 4.0), 3) for _ in range(3))]
+
+
+def _terminal_sigint() -> None:
+    """In the child: Ctrl-C as a terminal delivers it (a test runner may have it ignored, and an
+    ignored disposition is inherited across exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*CLI, *args],
+        cwd=cwd,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_terminal_sigint,
+    )
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below `pid` (from /proc), zombies excluded."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def _alive(pids: set[int]) -> set[int]:
+    live = set()
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2] != "Z":
+            live.add(pid)
+    return live
+
+
+def _assert_readable(out: Path, cwd: Path) -> None:
+    """What a cut run left is readable: the trajectory loads, `plot` either draws or says in
+    one line that there is nothing yet (exit 2), never a traceback."""
+    if not out.exists():
+        return
+    read_trajectory(out)  # a torn last record is dropped, never an exception
+    proc = subprocess.run(
+        [*CLI, "plot", str(out)], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode in (0, 2), proc.stderr
+    assert "Traceback" not in proc.stderr
+    if proc.returncode == 2:
+        assert len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("moment", MOMENTS, ids=[f"{m:.2f}s" for m in MOMENTS])
+def test_sigint_at_a_random_moment_exits_130_in_one_line(tmp_path, moment):
+    out = tmp_path / "run"
+    proc = _start(["run", "hover", "--quiet", "--duration", "600", "--out", str(out)], tmp_path)
+    time.sleep(moment)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1 and err.startswith("skyswarm: interrupted"), err
+    _assert_readable(out, tmp_path)
+    if (out / "summary.json").exists():  # interrupted in the loop: the summary says so
+        assert '"stop_reason": "interrupted"' in (out / "summary.json").read_text()
+
+
+def test_sigint_while_plotting_exits_130_and_keeps_the_run(tmp_path):
+    """flocking_coverage plots after its run; Ctrl-C as soon as the summary is printed."""
+    out = tmp_path / "run"
+    proc = _start(
+        ["run", "flocking_coverage", "--quiet", "--duration", "1", "--out", str(out)], tmp_path
+    )
+    for line in proc.stdout:
+        if line.startswith("results:"):
+            proc.send_signal(signal.SIGINT)
+            break
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode in (0, 130), err  # 0 only if the plots won the race
+    assert "Traceback" not in err
+    if proc.returncode == 130:
+        assert err.splitlines() == ["skyswarm: interrupted"], err
+    assert (out / "summary.json").is_file()  # written before the plots: kept
+    _assert_readable(out, tmp_path)
+
+
+@pytest.mark.parametrize("moment", MOMENTS, ids=[f"{m:.2f}s" for m in MOMENTS])
+def test_sigkill_at_a_random_moment_leaves_readable_results(tmp_path, moment):
+    out = tmp_path / "run"
+    proc = _start(["run", "hover", "--quiet", "--duration", "600", "--out", str(out)], tmp_path)
+    time.sleep(moment)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    _assert_readable(out, tmp_path)
+
+
+# -- a full disk: ENOSPC injected into one write of a real CLI process --------------------------
+INJECT = """
+import errno, sys
+{patch}
+from skyswarm.app.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+ENOSPC = "OSError(errno.ENOSPC, 'No space left on device')"
+FULL_MID_RUN = f"""
+from skyswarm.core import recorder
+_orig = recorder.Recorder._write_trajectory
+def _write(self, tick):
+    if tick >= 400:  # 1 s into the run
+        raise {ENOSPC}
+    _orig(self, tick)
+recorder.Recorder._write_trajectory = _write
+"""
+FULL_AT_START = f"""
+import pathlib
+_orig = pathlib.Path.write_text
+def _write_text(self, *a, **k):
+    if self.name == "config.toml":
+        raise {ENOSPC}
+    return _orig(self, *a, **k)
+pathlib.Path.write_text = _write_text
+"""
+FULL_WHILE_PLOTTING = f"""
+import matplotlib.figure
+def _savefig(self, *a, **k):
+    raise {ENOSPC}
+matplotlib.figure.Figure.savefig = _savefig
+"""
+
+
+def _run_injected(patch: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    script = cwd / "inject.py"
+    script.write_text(INJECT.format(patch=patch))
+    return subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=cwd,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [FULL_MID_RUN, FULL_AT_START],
+    ids=["full mid-run", "full at start"],
+)
+def test_full_disk_is_one_line_exit_1_and_keeps_what_was_written(tmp_path, patch):
+    out = tmp_path / "run"
+    proc = _run_injected(
+        patch, ["run", "hover", "--quiet", "--duration", "3", "--out", str(out)], tmp_path
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines() == ["skyswarm: error: No space left on device"], proc.stderr
+    if patch is FULL_MID_RUN:
+        traj = read_trajectory(out)
+        # 20 Hz samples of 4 agents from t = 0 up to the failing write at 1 s
+        assert len(traj) == 4 * 20 and traj["tick"].max() == 380
+
+
+def test_full_disk_while_plotting_is_one_line_exit_1(tmp_path):
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [*CLI, "run", "hover", "--quiet", "--duration", "1", "--out", str(out)],
+        cwd=tmp_path,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    proc = _run_injected(FULL_WHILE_PLOTTING, ["plot", str(out)], tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["skyswarm: error: No space left on device"]
+
+
+# -- batch: a dead worker, a dead coordinator ----------------------------------------------------
+DROP = ROOT / "configs" / "drop_test.toml"
+
+
+def _sweep(folder: Path, grid: str, fixed: str = "", seeds: int = 2) -> Path:
+    path = folder / "sweep.toml"
+    path.write_text(
+        f'[sweep]\nscenario = "{DROP.as_posix()}"\nseed = 11\nseeds = {seeds}\n\n'
+        f'[fixed]\n"agents.count" = 2\n"results.trajectory_hz" = 10.0\n{fixed}\n'
+        f"[grid]\n{grid}",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return [
+            {k: v for k, v in r.items() if not k.startswith("timing.")} for r in csv.DictReader(f)
+        ]
+
+
+def test_a_dead_worker_fails_only_its_own_run(tmp_path):
+    fixed = '"mission.type" = "batch_missions:FragileDropTest"\n"fragile.crash_above_m" = 2.5\n'
+    sweep = _sweep(tmp_path, '"drop_test.height_m" = [1.0, 2.0, 3.0]\n', fixed, seeds=1)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [*CLI, "batch", str(sweep), "--workers", "2", "--quiet", "--no-plots", "--out", str(out)],
+        cwd=tmp_path,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    rows = _rows(out / "sweep.csv")
+    # the 3 m drop kills its worker every time; its neighbours, killed with the pool, are re-run
+    # alone without spending an attempt: they succeed at their first attempt
+    assert [(r["status"], r["attempts"]) for r in rows] == [
+        ("ok", "1"),
+        ("ok", "1"),
+        ("failed", "2"),
+    ]
+    assert rows[2]["error"].startswith("worker lost")
+
+
+GRID = '"drop_test.height_m" = [2.0, 4.0, 6.0, 8.0, 10.0]\n"drop_test.mass_kg" = [0.5, 1.0]\n'
+
+
+def test_killed_coordinator_leaves_no_orphans_and_resume_equals_an_uninterrupted_sweep(tmp_path):
+    sweep = _sweep(tmp_path, GRID)
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    args = ["batch", str(sweep), "--workers", "2", "--quiet", "--no-plots", "--out"]
+    ref = subprocess.run(
+        [*CLI, *args, str(whole)], cwd=tmp_path, env=ENV, capture_output=True, text=True
+    )
+    assert ref.returncode == 0, ref.stderr
+    proc = _start([*args, str(cut)], tmp_path)
+    deadline = time.monotonic() + 60
+    while len(list(cut.glob("runs/*/summary.json"))) < 3:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.01)
+    family = _descendants(proc.pid)
+    assert family  # forkserver, workers, resource tracker
+    proc.kill()  # the coordinator only: its children must notice on their own
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _alive(family) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    orphans = {pid: Path(f"/proc/{pid}/cmdline").read_bytes()[:120] for pid in _alive(family)}
+    proc.stdout.close()
+    proc.stderr.close()
+    assert not orphans, orphans
+    resumed = subprocess.run(
+        [*CLI, *args, str(cut), "--resume"], cwd=tmp_path, env=ENV, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert _rows(cut / "sweep.csv") == _rows(whole / "sweep.csv")
+    assert _rows(cut / "aggregate.csv") == _rows(whole / "aggregate.csv")

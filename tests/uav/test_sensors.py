@@ -1,0 +1,193 @@
+"""The sensor noise processes and the GPS model against their closed forms (uav/sensors.py).
+
+Statistical bounds are 99 % intervals (chi-square for variances) or several standard errors wide,
+with fixed seeds, so each test fails only if the model is wrong, not by chance on a rerun.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import signal, stats
+
+from skyswarm.core.schema import ConfigError, build
+from skyswarm.uav.sensors import (
+    _QRSIM,
+    GaussMarkov,
+    GpsModel,
+    RandomWalk,
+    SensorsConfig,
+    scan,
+    sky,
+)
+
+TICK = 0.0025
+
+
+def chi2_ok(samples: np.ndarray, sigma: float) -> bool:
+    """Sample variance of independent samples within its 99 % chi-square interval of sigma^2."""
+    n = samples.size
+    s2 = float(np.var(samples, ddof=1))
+    lo, hi = stats.chi2.ppf([0.005, 0.995], n - 1) * sigma**2 / (n - 1)
+    return bool(lo <= s2 <= hi)
+
+
+# -- Gauss–Markov / Ornstein–Uhlenbeck ------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "sigma", "tau", "dt"),
+    [
+        ("baro bias", _QRSIM["baro"]["bias_sigma_m"], _QRSIM["baro"]["bias_tau_s"], 0.02),
+        ("attitude OU", _QRSIM["attitude"]["sigma_rad"], _QRSIM["attitude"]["tau_s"], TICK),
+        ("pseudorange", _QRSIM["gps"]["pr_sigma_m"], _QRSIM["gps"]["pr_tau_s"], 0.2),
+    ],
+)
+def test_gauss_markov_variance_is_stationary_at_the_configured_sigma(name, sigma, tau, dt) -> None:
+    # 20000 independent chains started from the stationary law: after any number of exact
+    # steps each is N(0, sigma^2), so the across-chain variance passes the chi-square test.
+    gm = GaussMarkov((20000,), sigma, tau, dt, np.random.default_rng(1))
+    assert chi2_ok(gm.x, sigma), name
+    for _ in range(50):
+        gm.step()
+    assert chi2_ok(gm.x, sigma), name
+
+
+@pytest.mark.parametrize("tau_steps", [10, 100])
+def test_gauss_markov_autocorrelation_at_lag_tau_is_one_over_e(tau_steps: int) -> None:
+    # corr(x_t, x_t+lag) = exp(-lag / tau); over 4000 chains x 8 tau the estimate of the lag-tau
+    # correlation has a standard error ~0.006, so +-0.02 is over three of them.
+    dt = 0.01
+    gm = GaussMarkov((4000,), 2.0, tau_steps * dt, dt, np.random.default_rng(2))
+    lags = (tau_steps // 2, tau_steps, 2 * tau_steps)
+    ring = np.empty((2 * tau_steps + 1, 4000))  # the last 2 tau + 1 states, not the whole run
+    sums = {lag: np.zeros(3) for lag in lags}  # sum a b, sum a a, sum b b
+    ring[0] = gm.x
+    for k in range(1, 8 * tau_steps + 1):
+        x = gm.step()
+        ring[k % len(ring)] = x
+        for lag in lags:
+            if k >= lag:
+                a = ring[(k - lag) % len(ring)]
+                sums[lag] += (a @ x, a @ a, x @ x)
+    for lag in lags:
+        ab, aa, bb = sums[lag]
+        rho = ab / np.sqrt(aa * bb)
+        assert abs(rho - np.exp(-lag / tau_steps)) < 0.02, (lag, rho)
+
+
+def test_random_walk_variance_grows_linearly() -> None:
+    # b(t) = q sqrt(T) sum of n steps: Var = q^2 t; the gyro bias walk of the qrsim preset.
+    q = _QRSIM["imu"]["gyro_bias_walk"]
+    rw = RandomWalk((20000,), q, TICK, np.random.default_rng(3))
+    for _ in range(400):  # 1 s
+        rw.step()
+    assert chi2_ok(rw.x, q * np.sqrt(400 * TICK))
+
+
+def test_white_noise_psd_is_flat_within_ten_percent() -> None:
+    # The IMU's white noise at 400 Hz: Welch PSD averaged in 8 bands, each within 10 % of the
+    # two-sided level sigma^2 * T (numpy/scipy one-sided: 2 sigma^2 T), 256 segments per bin.
+    sigma = _QRSIM["imu"]["gyro_sigma_rad_s"]
+    x = sigma * np.random.default_rng(4).standard_normal(2**17)
+    f, p = signal.welch(x, fs=1 / TICK, nperseg=1024)
+    p = p[1:-1]  # DC and Nyquist bins carry half the degrees of freedom
+    level = 2 * sigma**2 * TICK
+    for band in np.array_split(p, 8):
+        assert abs(band.mean() / level - 1) < 0.10
+
+
+# -- GPS --------------------------------------------------------------------------------------
+def gps_cfg(**kw) -> dict:
+    return {**_QRSIM["gps"], **kw}
+
+
+def test_gps_horizontal_rms_matches_its_derivation() -> None:
+    # Derivation: the position error is P e with e ~ N(0, s^2 I), s^2 = pr^2 + rx^2, P the
+    # position rows of (G^T G)^-1 G^T, so E|e_h|^2 = s^2 (Q_xx + Q_yy) = (s HDOP)^2 with
+    # Q = (G^T G)^-1. Here Q is computed independently of the model; the process is made
+    # memoryless (tau << fix period) so 20000 fixes are independent samples of the qrsim error.
+    cfg = gps_cfg()
+    los = sky(cfg["satellites"])
+    g = np.hstack([-los, np.ones((len(los), 1))])
+    q = np.linalg.inv(g.T @ g)
+    derived = np.hypot(cfg["pr_sigma_m"], cfg["receiver_sigma_m"]) * np.sqrt(q[0, 0] + q[1, 1])
+    model = GpsModel(cfg, 1, np.random.default_rng(5))
+    assert model.expected_horizontal_rms() == pytest.approx(derived, rel=1e-9)
+    assert derived == pytest.approx(0.228, abs=0.001)  # 0.1756 m x HDOP 1.30 (13 satellites)
+    fast = GpsModel(gps_cfg(pr_tau_s=1e-6), 1, np.random.default_rng(6))
+    errs = np.array([fast.step()[0] for _ in range(20000)])
+    rms = float(np.sqrt(np.mean(np.sum(errs[:, :2] ** 2, axis=1))))
+    assert rms == pytest.approx(derived, rel=0.10)
+    assert rms == pytest.approx(derived, rel=0.03)  # actual precision: ~1 % for 40000 dof
+
+
+def test_co_located_receivers_share_their_error() -> None:
+    # Two receivers, same satellites: the shared pseudorange errors dominate (0.1746 m vs
+    # 0.02 m receiver noise), so corr = 0.1746^2 / (0.1746^2 + 0.02^2) = 0.987 per axis and the
+    # difference is sqrt(2) 0.02 / 0.176 = 16 % of each error.
+    fast = GpsModel(gps_cfg(pr_tau_s=1e-6), 2, np.random.default_rng(7))
+    errs = np.array([fast.step().copy() for _ in range(5000)])  # (T, 2, 3)
+    for axis in (0, 1):
+        rho = np.corrcoef(errs[:, 0, axis], errs[:, 1, axis])[0, 1]
+        assert rho > 0.8
+        assert rho == pytest.approx(0.1746**2 / (0.1746**2 + 0.02**2), abs=0.01)
+    diff = np.std(errs[:, 0, :2] - errs[:, 1, :2])
+    assert diff < 0.25 * np.std(errs[:, 0, :2])
+
+
+def test_receivers_with_different_satellites_correlate_less() -> None:
+    # min_satellites 6 of 13: each receiver solves with its own subset, the shared errors map
+    # through different geometries, and the correlation falls below the same-sky 0.987.
+    model = GpsModel(gps_cfg(pr_tau_s=1e-6, min_satellites=6), 8, np.random.default_rng(8))
+    assert not (model.seen == model.seen[0]).all()
+    errs = np.array([model.step().copy() for _ in range(3000)])
+    rho = np.corrcoef(errs[:, :, 0].T)
+    assert np.min(rho) < 0.95
+
+
+def test_gps_min_satellites_is_validated() -> None:
+    with pytest.raises(ConfigError, match="min_satellites"):
+        GpsModel(gps_cfg(min_satellites=20), 1, np.random.default_rng(0))
+
+
+# -- config -----------------------------------------------------------------------------------
+def test_ideal_preset_switches_every_sensor_off() -> None:
+    assert not SensorsConfig().active
+    assert SensorsConfig(preset="qrsim").active
+
+
+def test_a_sensor_override_replaces_only_its_keys() -> None:
+    cfg = build(
+        SensorsConfig, {"preset": "qrsim", "gps": {"pr_sigma_m": 3.0}}, "uav.sensors", "f.toml"
+    )
+    gps = cfg.resolved("gps")
+    assert gps["pr_sigma_m"] == 3.0 and gps["period_s"] == 0.2 and gps["enabled"]
+    # ideal plus one sensor switched on: only that sensor, with the qrsim parameters
+    one = build(SensorsConfig, {"baro": {"enabled": True}}, "uav.sensors", "f.toml")
+    assert one.active and one.resolved("baro")["bias_tau_s"] == 300.0
+    assert not one.resolved("gps")["enabled"]
+
+
+def test_bad_sensor_keys_are_one_line_errors() -> None:
+    with pytest.raises(ConfigError, match="uav.sensors.preset"):
+        build(SensorsConfig, {"preset": "perfect"}, "uav.sensors", "f.toml")
+    with pytest.raises(ConfigError, match="uav.sensors.gps.pr_sigma_m"):
+        build(SensorsConfig, {"gps": {"pr_sigma_m": -1.0}}, "uav.sensors", "f.toml")
+
+
+# -- proximity --------------------------------------------------------------------------------
+def test_proximity_sees_what_is_in_range_and_field_of_view() -> None:
+    # Agent 0 at the origin facing east (yaw 0) with a 90 deg FOV and 10 m range: agent 1 5 m
+    # east (seen, bearing 0), agent 2 5 m north (outside the FOV), agent 3 20 m east (out of
+    # range); a box whose west face is 3 m east of agent 0 is seen at 3 m.
+    pos = np.array([[0, 0, 5], [5, 0, 5], [0, 5, 5], [20, 0, 5]], dtype=float)
+    boxes = np.array([[4.0, 0.0, 5.0, 1.0, 1.0, 1.0]])
+    cfg = dict(range_m=10.0, fov_deg=90.0, range_sigma_m=0.0, bearing_sigma_rad=0.0)
+    s = scan(pos, np.zeros(4), np.ones(4, bool), boxes, cfg, np.random.default_rng(0))
+    assert s.detected[0].tolist() == [False, True, False, False, True]
+    assert s.range_m[0, 1] == pytest.approx(5.0) and s.bearing_rad[0, 1] == pytest.approx(0.0)
+    assert s.range_m[0, 4] == pytest.approx(3.0)
+    # agent 1 looks east too: agent 0 is behind it; a dead agent is never seen
+    alive = np.array([True, True, True, False])
+    s = scan(pos, np.zeros(4), alive, boxes, dict(cfg, fov_deg=360.0), np.random.default_rng(0))
+    assert s.detected[1, 0] and abs(s.bearing_rad[1, 0]) == pytest.approx(np.pi)
+    assert not s.detected[:, 3].any() and not s.detected[3].any()
