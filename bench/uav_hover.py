@@ -34,8 +34,7 @@ from skyswarm.core.config import WorldConfig
 from skyswarm.core.faults import FaultsConfig
 from skyswarm.core.simulator import Simulator
 from skyswarm.uav.config import load_uav_config
-from skyswarm.uav.model import create_bodies
-from skyswarm.uav.swarm import Swarm
+from skyswarm.uav.swarm import Swarm, add_uav_bodies
 
 OUT = Path(__file__).resolve().parent / "results" / "uav_hover.json"
 
@@ -72,7 +71,8 @@ class BareLoop:
         self.sim = Simulator(world=WorldConfig())  # same world settings and ground
         cfg = load_uav_config()
         self.client = self.sim.world.client
-        self.ids = create_bodies(self.sim.world, cfg.airframe, grid(n), np.zeros(n))
+        slots = add_uav_bodies(self.sim.world, cfg.airframe, grid(n), np.zeros(n))
+        self.ids = [self.sim.world.body_of(int(s)) for s in slots]  # raw Bullet ids: bare loop
         self.force = [[0.0, 0.0, cfg.airframe.weight_n]] * n
         self.torque = [[0.0, 0.0, 0.0]] * n
 

@@ -2,14 +2,12 @@
 
 The seam and the factory live in core/backends/ (`World`, `make_world`, `BodyShape`,
 `ContactReport`, `GROUND`); the backends in core/backends/bullet.py and core/backends/fast.py.
-`pb` is re-exported only for uav/model.py's legacy Bullet helpers (`create_bodies`,
-`WrenchApplier`), which nothing in the tick uses any more; it goes when they do.
 """
 
 from __future__ import annotations
 
 from skyswarm.core.backends import GROUND, BodyShape, ContactReport, World, make_world
-from skyswarm.core.backends.bullet import BulletWorld, load_mesh, pb
+from skyswarm.core.backends.bullet import BulletWorld, load_mesh
 
 __all__ = [
     "GROUND",
@@ -19,5 +17,4 @@ __all__ = [
     "World",
     "load_mesh",
     "make_world",
-    "pb",
 ]

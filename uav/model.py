@@ -22,23 +22,18 @@ legs (`LandingGear`) in place of relying on the mesh's rigid contact alone.
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
 from skyswarm.core.schema import ConfigError, param
-from skyswarm.core.world import World, pb  # pybullet, imported without its stdout banner
-from skyswarm.uav.frames import yaw_quaternion
 
 MOTOR_ANGLES_DEG = (45.0, 135.0, 225.0, 315.0)  # the X layout, counter-clockwise from the nose
 # Height of the centre of mass when the airframe stands on its legs: assets/quadrotor.obj's legs
 # reach z = -0.08 m; 1 cm more so a UAV placed on the ground settles instead of starting inside it.
 REST_HEIGHT_M = 0.09
-_drain = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
 # ISA troposphere: rho = RHO0 (1 - ISA_LAPSE h)^ISA_EXPONENT, h m above sea level (0 to 11 km).
 ISA_RHO0 = 1.225  # kg/m^3 at sea level
 ISA_LAPSE = 2.25577e-5  # 1/m, 0.0065 K/m / 288.15 K
@@ -316,61 +311,6 @@ class LandingGear:
         torque_world = np.cross(arm, f).sum(axis=1)
         force_body = np.einsum("nji,nj->ni", rot, force_world)
         return force_body, torque_world
-
-
-class WrenchApplier:
-    """One applyExternalForce (body frame, at the centre of mass) and one applyExternalTorque
-    (world frame) per body. Torques go in WORLD_FRAME because pybullet's LINK_FRAME flag is
-    applied in the world frame for torques; the caller rotates body torques itself."""
-
-    def __init__(self, world: World) -> None:
-        self.client = world.client
-
-    def apply(self, bodies: list[int], force_body: np.ndarray, torque_world: np.ndarray) -> None:
-        """`bodies` (n,) Bullet ids; (n, 3) body-frame forces N; (n, 3) world torques N m."""
-        client = self.client
-        # zip over three columns: zip reuses its result tuple once pybullet has let go of it,
-        # so no per-body list is built (cheaper than tolist() on the (n, 3) array); a
-        # zero-length deque drains the calls in C.
-        _drain(
-            map(
-                pb.applyExternalForce,
-                bodies,
-                repeat(-1),
-                zip(*force_body.T.tolist()),
-                repeat((0.0, 0.0, 0.0)),
-                repeat(pb.LINK_FRAME),
-                repeat(client),
-            )
-        )
-        _drain(
-            map(
-                pb.applyExternalTorque,
-                bodies,
-                repeat(-1),
-                zip(*torque_world.T.tolist()),
-                repeat(pb.WORLD_FRAME),
-                repeat(client),
-            )
-        )
-
-
-def create_bodies(
-    world: World, airframe: Airframe, positions: np.ndarray, yaws: np.ndarray
-) -> list[int]:
-    """Create N quadrotor bodies: (N, 3) centre-of-mass positions m, (N,) ENU yaws rad."""
-    if not airframe.mesh:
-        raise ValueError("the airframe names no mesh file")
-    shape = pb.createCollisionShape(
-        pb.GEOM_MESH, fileName=str(airframe.mesh), physicsClientId=world.client
-    )
-    return world.create_bodies(
-        airframe.mass_kg,
-        shape,
-        np.asarray(positions, dtype=float),
-        yaw_quaternion(np.asarray(yaws, dtype=float)).tolist(),
-        inertia=airframe.inertia_kg_m2,
-    )
 
 
 def resolve_mesh(airframe: Airframe, airframe_file: Path) -> Path:

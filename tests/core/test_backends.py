@@ -199,7 +199,7 @@ def test_mesh_scenery_with_the_fast_backend_is_a_config_error_naming_the_key(tmp
         make_world("fast").add_mesh(tmp_path / "hill.obj")
 
 
-def test_fast_backend_makes_no_pybullet_call() -> None:
+def test_no_pybullet_call_outside_the_bullet_backend() -> None:
     import ast
     from pathlib import Path
 
@@ -217,5 +217,4 @@ def test_fast_backend_makes_no_pybullet_call() -> None:
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 if node.value.id == "pb" and node.attr[0].islower() and node.attr != "pb":
                     offenders.append(f"{path.relative_to(root)}:{node.lineno} pb.{node.attr}")
-    # uav/model.py keeps two legacy helpers that nothing in the tick calls (see core/world.py)
-    assert all(o.startswith("uav/model.py") for o in offenders), offenders
+    assert not offenders, offenders

@@ -19,8 +19,8 @@ from skyswarm.core.simulator import Simulator
 from skyswarm.uav import reference as ref
 from skyswarm.uav.config import DEFAULT_AIRFRAME, load_uav_config
 from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
-from skyswarm.uav.model import WrenchApplier, create_bodies
 from skyswarm.uav.pid import Pid, PidGains
+from skyswarm.uav.swarm import add_uav_bodies
 
 AF = CONFIG.airframe
 
@@ -109,22 +109,24 @@ def test_euler_angles_follow_pybullet() -> None:
     assert np.allclose(quat_to_matrix(q), m, atol=1e-12)
 
 
-def _one_body(yaw: float, pitch: float = 0.0) -> tuple[Simulator, int]:
+def _one_body(yaw: float, pitch: float = 0.0) -> tuple[Simulator, int, int]:
+    """A Bullet world with one quadrotor body at 5 m and no gravity: (sim, slot, Bullet id)."""
     sim = Simulator(world=WorldConfig(ground=False))
     pb.setGravity(0, 0, 0, physicsClientId=sim.world.client)
-    body = create_bodies(sim.world, AF, np.array([[0.0, 0.0, 5.0]]), np.array([yaw]))[0]
+    slot = int(add_uav_bodies(sim.world, AF, np.array([[0.0, 0.0, 5.0]]), np.array([yaw]))[0])
+    body = sim.world.body_of(slot)
     if pitch:
         q = pb.getQuaternionFromEuler([0.0, pitch, yaw])
         pb.resetBasePositionAndOrientation(body, [0, 0, 5], q, physicsClientId=sim.world.client)
-    return sim, body
+    return sim, slot, body
 
 
 def test_body_x_torque_on_a_yawed_body_spins_it_about_its_own_x_axis() -> None:
-    sim, body = _one_body(math.pi / 2)  # body x points to world +y
+    sim, slot, body = _one_body(math.pi / 2)  # body x points to world +y
     pose = pb.getBasePositionAndOrientation(body, physicsClientId=sim.world.client)
     rot = quat_to_matrix(np.array([pose[1]]))
     torque_world = np.einsum("nij,nj->ni", rot, [[0.01, 0.0, 0.0]])
-    WrenchApplier(sim.world).apply([body], np.zeros((1, 3)), torque_world)
+    sim.world.apply_wrenches(np.array([slot]), np.zeros((1, 3)), torque_world)
     pb.stepSimulation(physicsClientId=sim.world.client)
     omega = np.array(pb.getBaseVelocity(body, physicsClientId=sim.world.client)[1])
     expected = 0.01 / AF.inertia_kg_m2[0] * 0.0025  # rad/s after one tick, about world +y
@@ -133,8 +135,8 @@ def test_body_x_torque_on_a_yawed_body_spins_it_about_its_own_x_axis() -> None:
 
 
 def test_body_z_force_of_a_pitched_body_pushes_along_its_own_z_axis() -> None:
-    sim, body = _one_body(0.0, pitch=math.pi / 2)  # body z points to world +x
-    WrenchApplier(sim.world).apply([body], np.array([[0.0, 0.0, 2.4]]), np.zeros((1, 3)))
+    sim, slot, body = _one_body(0.0, pitch=math.pi / 2)  # body z points to world +x
+    sim.world.apply_wrenches(np.array([slot]), np.array([[0.0, 0.0, 2.4]]), np.zeros((1, 3)))
     pb.stepSimulation(physicsClientId=sim.world.client)
     v = np.array(pb.getBaseVelocity(body, physicsClientId=sim.world.client)[0])
     assert v[0] == pytest.approx(2.4 / AF.mass_kg * 0.0025, rel=1e-6)
