@@ -342,7 +342,7 @@ def _print_summary(summary: dict, out: Path) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     import tomli_w
 
-    from skyswarm.core.config import agent_count
+    from skyswarm.core.checks import agent_count
 
     scenario = load_args(args)
     print(

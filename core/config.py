@@ -250,7 +250,9 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> ScenarioCo
     data = read_toml(path)
     apply_overrides(data, overrides, str(path))
     scenario = validate_scenario(data, str(path))
-    need = getattr(scenario.mission_class, "min_agents", 1)
+    from skyswarm.core.checks import agent_count
+
+    need = scenario.mission_class.min_agents
     if agent_count(scenario.agents) < need:
         key = "agents.list" if "list" in data.get("agents", {}) else "agents.count"
         raise ConfigError(
@@ -288,161 +290,13 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
         check_ticks(getattr(scenario, name), name, file, tick)
     check_ticks(dict(sections), "", file, tick)
     scenario.wind.ticks_per_update(tick, file)  # 0 Hz (every tick) is no plain rate
+    from skyswarm.core.checks import check_geometry, check_memory, check_physics
+
     check_memory(scenario)  # first: the mission's checks may generate the agent layout
     mission_class.check_config(scenario)
     check_geometry(scenario)
     check_physics(scenario)
     return scenario
-
-
-def check_physics(scenario: ScenarioConfig) -> None:
-    """The fast backend has the ground and boxes, no triangle meshes: asking it for one is an
-    error naming the key, never a silent approximation."""
-    if scenario.simulation.physics != "fast":
-        return
-    why = "no triangle mesh with simulation.physics = 'fast' (ground and boxes only; use 'bullet')"
-    if scenario.world.terrain:
-        raise ConfigError(scenario.file, "world.terrain", scenario.world.terrain, why)
-    for i, ob in enumerate(scenario.world.obstacles):
-        if ob.type == "mesh":
-            raise ConfigError(scenario.file, f"world.obstacles[{i}].type", ob.type, why)
-
-
-# -- whole-scenario checks: geometry, referenced files, memory ---------------------------------
-MIN_AGENT_SPACING_M = 0.5  # two airframes' centres closer than this overlap at start
-AGENT_BYTES = 256 * 2**10  # measured ~190 kB per UAV agent (boids, 1000-3000 agents) + margin
-BASE_BYTES = 256 * 2**20  # interpreter, pybullet, numba kernels
-
-
-def agent_count(agents: AgentsConfig) -> int:
-    return len(agents.list) if agents.list else agents.count
-
-
-def estimated_bytes(scenario: ScenarioConfig) -> int:
-    """Memory the run will need: the swarm plus what the mission declares (grids ...)."""
-    extra = getattr(scenario.mission_class, "memory_bytes", None)
-    grids = int(extra(scenario)) if extra is not None else 0
-    return BASE_BYTES + AGENT_BYTES * agent_count(scenario.agents) + grids
-
-
-def check_memory(scenario: ScenarioConfig) -> None:
-    """Past `simulation.memory_limit_mb` the scenario is refused before anything is built."""
-    need_mb = estimated_bytes(scenario) / 2**20
-    limit = scenario.simulation.memory_limit_mb
-    if need_mb > limit:
-        n = agent_count(scenario.agents)
-        raise ConfigError(
-            scenario.file,
-            "simulation.memory_limit_mb",
-            limit,
-            f">= the estimated {need_mb:.0f} MB of this scenario ({n} agents at "
-            f"{AGENT_BYTES / 2**20:.2f} MB, plus grids): raise the limit or shrink the scenario",
-        )
-
-
-def check_geometry(scenario: ScenarioConfig) -> None:
-    """Agents start above the ground, apart from each other and outside box obstacles; every
-    referenced mesh file opens and parses."""
-    import numpy as np
-
-    file, world = scenario.file, scenario.world
-    base = scenario.base_dir
-    if world.terrain:
-        _check_mesh(base / world.terrain, file, "world.terrain", world.terrain)
-    for i, ob in enumerate(world.obstacles):
-        if ob.type == "mesh":
-            if not ob.mesh:
-                raise ConfigError(file, f"world.obstacles[{i}].mesh", ob.mesh, "an OBJ file")
-            _check_mesh(base / ob.mesh, file, f"world.obstacles[{i}].mesh", ob.mesh)
-    ids, pos = _layout(scenario.agents)
-    taken = set(ids.tolist())
-    for i, bs in enumerate(scenario.comms.base_stations):  # else Simulator set-up rejects it
-        if bs.id in taken:
-            raise ConfigError(file, f"comms.base_stations[{i}].id", bs.id, "an id no agent uses")
-    if not len(ids):
-        return
-    key = "agents.list" if scenario.agents.list else "agents"
-    if not np.isfinite(pos).all() or np.abs(pos).max() > 1e6:
-        raise ConfigError(file, key, "(positions)", "agent positions within 1e6 m of the origin")
-    if world.ground:
-        low = int(np.argmin(pos[:, 2]))
-        if pos[low, 2] < 0.0:
-            raise ConfigError(
-                file, _agent_key(scenario, low), tuple(pos[low]), "an agent above the ground z >= 0"
-            )
-    if len(pos) > 1:
-        from scipy.spatial import cKDTree
-
-        pairs = cKDTree(pos).query_pairs(MIN_AGENT_SPACING_M, output_type="ndarray")
-        if len(pairs):
-            i, j = sorted(int(v) for v in pairs[0])
-            raise ConfigError(
-                file,
-                _agent_key(scenario, j),
-                tuple(float(v) for v in pos[j]),
-                f"an agent at least {MIN_AGENT_SPACING_M} m from agent {int(ids[i])} "
-                f"at {tuple(float(v) for v in pos[i])}",
-            )
-    for k, ob in enumerate(world.obstacles):
-        if ob.type != "box":
-            continue
-        yaw = np.radians(ob.yaw_deg)
-        rel = pos - np.asarray(ob.center)
-        c, s_ = np.cos(yaw), np.sin(yaw)
-        local = np.c_[c * rel[:, 0] + s_ * rel[:, 1], -s_ * rel[:, 0] + c * rel[:, 1], rel[:, 2]]
-        inside = (np.abs(local) < np.asarray(ob.size) / 2).all(axis=1)
-        if inside.any():
-            a = int(np.argmax(inside))
-            raise ConfigError(
-                file,
-                _agent_key(scenario, a),
-                tuple(float(v) for v in pos[a]),
-                f"an agent outside the box of world.obstacles[{k}]",
-            )
-
-
-def _layout(agents: AgentsConfig) -> tuple[Any, Any]:
-    """(ids (N,), positions (N, 3)) of `agents.resolved()`, vectorised for large swarms."""
-    import numpy as np
-
-    if agents.list:
-        specs = agents.resolved()
-        ids = np.array([s.id for s in specs], dtype=np.int64)
-        return ids, np.array([s.position for s in specs], dtype=float).reshape(-1, 3)
-    n = agents.count
-    i = np.arange(n)
-    side = max(1, int(round(n**0.5 + 0.4999)))
-    s = agents.spacing_m
-    if agents.layout == "diagonal":
-        x, y = i * s, i * s
-    elif agents.layout == "line":
-        x, y = i * s, np.zeros(n)
-    else:
-        x, y = (i % side) * s, (i // side) * s
-    pos = np.c_[x, y, np.zeros(n)] + np.asarray(agents.origin, dtype=float)
-    return agents.first_id + i, pos
-
-
-def _agent_key(scenario: ScenarioConfig, index: int) -> str:
-    if scenario.agents.list:
-        return f"agents.list[{index}].position"
-    return f"agents (generated agent {scenario.agents.first_id + index})"
-
-
-def _check_mesh(path: Path, file: str, key: str, value: str) -> None:
-    """The mesh opens and parses as a non-empty triangle mesh; the error never quotes its text."""
-    if not path.is_file():
-        raise ConfigError(file, key, value, f"an existing OBJ file ({path})")
-    try:
-        from skyswarm.core.world import load_mesh
-
-        vertices, faces = load_mesh(path)
-    except Exception as exc:  # trimesh raises many kinds; name the kind, not the file's text
-        raise ConfigError(file, key, value, f"a readable OBJ mesh ({type(exc).__name__})") from None
-    import numpy as np
-
-    if len(faces) == 0 or not np.isfinite(vertices).all():
-        raise ConfigError(file, key, value, "an OBJ mesh with finite vertices and >= 1 face")
 
 
 def _default_of(tp: Any) -> Any:

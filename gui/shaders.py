@@ -1,0 +1,118 @@
+"""GLSL 330 sources of the renderer's programs: shaded meshes, flat lines and markers, the
+anti-aliased ground grid with fog, the sky gradient, and screen-space images (panel, HUD).
+"""
+
+MESH_VS = """
+#version 330
+uniform mat4 u_vp;
+in vec3 in_position;
+in vec3 in_normal;
+in mat4 in_model;
+in vec4 in_color;
+out vec3 v_normal;
+out vec4 v_color;
+void main() {
+    gl_Position = u_vp * in_model * vec4(in_position, 1.0);
+    v_normal = mat3(in_model) * in_normal;
+    v_color = in_color;
+}
+"""
+MESH_FS = """
+#version 330
+in vec3 v_normal;
+in vec4 v_color;
+out vec4 f_color;
+void main() {
+    vec3 light = normalize(vec3(0.3, 0.2, 1.0));
+    float shade = 0.45 + 0.55 * max(dot(normalize(v_normal), light), 0.0);
+    f_color = vec4(v_color.rgb * shade, v_color.a);
+}
+"""
+FLAT_VS = """
+#version 330
+uniform mat4 u_vp;
+in vec3 in_position;
+in vec4 in_color;
+out vec4 v_color;
+void main() { gl_Position = u_vp * vec4(in_position, 1.0); v_color = in_color; }
+"""
+FLAT_FS = """
+#version 330
+in vec4 v_color;
+out vec4 f_color;
+void main() { f_color = v_color; }
+"""
+GROUND_VS = """
+#version 330
+uniform mat4 u_vp;
+in vec3 in_position;
+out vec3 v_world;
+void main() { gl_Position = u_vp * vec4(in_position, 1.0); v_world = in_position; }
+"""
+# Anti-aliased procedural grid: line coverage from the screen-space derivative of the grid
+# coordinate (fwidth), and each grid level fades out before its cells get smaller than a few
+# pixels, so far lines blend into the ground instead of shimmering (and inflating video files).
+GROUND_FS = """
+#version 330
+uniform vec3 u_eye;
+uniform vec3 u_ground;
+uniform vec3 u_minor;
+uniform vec3 u_major;
+uniform vec3 u_horizon;
+uniform float u_fog_m;
+in vec3 v_world;
+out vec4 f_color;
+float line(vec2 c, vec2 d, float width_px) {
+    vec2 g = abs(fract(c - 0.5) - 0.5) / d;
+    return 1.0 - clamp(min(g.x, g.y) - 0.5 * width_px + 0.5, 0.0, 1.0);
+}
+void main() {
+    vec2 p = v_world.xy;
+    vec2 d = max(fwidth(p), vec2(1e-6));  // m per pixel; derivatives outside the branches
+    float m_px = max(d.x, d.y);
+    vec3 c = u_ground;
+    if (m_px < 0.25) {  // 1 m cells bigger than 4 px: draw the minor lines, faded out before
+        c = mix(c, u_minor, line(p, d, 1.0) * (1.0 - smoothstep(0.08, 0.25, m_px)));
+    }
+    if (m_px < 2.5) {  // the same for the 10 m major lines
+        c = mix(c, u_major, line(p * 0.1, d * 0.1, 1.5) * (1.0 - smoothstep(0.8, 2.5, m_px)));
+    }
+    float fog = 1.0 - exp(-distance(v_world, u_eye) / u_fog_m);
+    f_color = vec4(mix(c, u_horizon, fog), 1.0);
+}
+"""
+SKY_VS = """
+#version 330
+uniform float u_y0;  // NDC height of the horizon: the sky is drawn above it only
+in vec2 in_uv;
+out float v_y;
+void main() {
+    gl_Position = vec4(in_uv.x * 2.0 - 1.0, mix(u_y0, 1.0, in_uv.y), 0.999, 1.0);
+    v_y = in_uv.y;
+}
+"""
+SKY_FS = """
+#version 330
+uniform vec3 u_top;
+uniform vec3 u_horizon;
+in float v_y;
+out vec4 f_color;
+void main() { f_color = vec4(mix(u_horizon, u_top, smoothstep(0.0, 0.7, v_y)), 1.0); }
+"""
+IMAGE_VS = """
+#version 330
+uniform vec4 u_rect;  // x0, y0, x1, y1 in NDC
+in vec2 in_uv;
+out vec2 v_uv;
+void main() {
+    gl_Position = vec4(mix(u_rect.xy, u_rect.zw, in_uv), 0.0, 1.0);
+    v_uv = vec2(in_uv.x, 1.0 - in_uv.y);  // images are stored top row first
+}
+"""
+IMAGE_FS = """
+#version 330
+uniform sampler2D u_tex;
+in vec2 v_uv;
+out vec4 f_color;
+void main() { f_color = texture(u_tex, v_uv); }
+"""
