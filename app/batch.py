@@ -90,15 +90,19 @@ def is_complete(spec: RunSpec) -> bool:
     return load_complete(spec) is not None
 
 
-def _init_worker(coordinator: int) -> None:
+def _init_worker(coordinator: int, numba_threads: int = 1) -> None:
     """Worker initializer: Ctrl-C is the coordinator's to handle, and a worker whose
     coordinator died (kill -9) exits within a second instead of finishing its run. (Its
     parent is the forkserver, which itself lives as long as any worker does: watch the
-    coordinator's pid.)"""
+    coordinator's pid.) The compiled kernels get `numba_threads` threads, so the workers
+    together use the cores once over (results do not depend on it: core.backends.threaded)."""
     import signal
     import threading
 
+    import numba
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
 
     def watch() -> None:
         while _alive(coordinator):
@@ -152,8 +156,12 @@ class LocalPool:
             ctx.set_forkserver_preload(["core.batch", "core.simulator"])  # imports, no client
         else:  # pragma: no cover - Windows / macOS without forkserver
             ctx = mp.get_context("spawn")
+        threads = max(1, (os.cpu_count() or 1) // self.capacity)  # no over-subscription
         return ProcessPoolExecutor(
-            self.capacity, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),)
+            self.capacity,
+            mp_context=ctx,
+            initializer=_init_worker,
+            initargs=(os.getpid(), threads),
         )
 
     def submit(self, spec: RunSpec, attempt: int) -> Any:
@@ -429,4 +437,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
         f"{c.done + c.skipped}/{c.total} runs finished ({c.failed} failed, {c.skipped} resumed, "
         f"{c.done} run now); results: {out}"
     )
+    outcomes: dict[str, int] = {}  # sweep.csv's `outcome` column, counted
+    for row in result.rows:
+        if row.get("outcome"):
+            outcomes[row["outcome"]] = outcomes.get(row["outcome"], 0) + 1
+    if outcomes:
+        print("outcomes: " + ", ".join(f"{k} {n}" for k, n in sorted(outcomes.items())))
     return EXIT_INTERRUPTED if result.interrupted else 0

@@ -1,6 +1,9 @@
 """The `skyswarm` command line.
 
-Exit codes: 0 success, 2 bad input (one line on stderr, no traceback), 130 interrupted.
+Exit codes: 0 success (a run: its outcome is "target reached"), 1 I/O error, 2 bad input (one
+line on stderr, no traceback), 130 interrupted; a run that finished short of what it was asked
+exits with its outcome's code: 4 plan exhausted, 5 time limit, 6 all agents lost
+(`OUTCOME_EXIT`; the outcome is also in summary.json).
 """
 
 from __future__ import annotations
@@ -12,6 +15,16 @@ import sys
 EXIT_IO_ERROR = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+EXIT_PLAN_EXHAUSTED = 4  # the mission ran out of plan short of its target
+EXIT_TIME_LIMIT = 5  # the run hit simulation.duration_s short of its target
+EXIT_ALL_LOST = 6  # every agent died
+OUTCOME_EXIT = {
+    "target reached": 0,
+    "plan exhausted": EXIT_PLAN_EXHAUSTED,
+    "time limit": EXIT_TIME_LIMIT,
+    "all agents lost": EXIT_ALL_LOST,
+    "stopped": EXIT_INTERRUPTED,
+}
 
 
 def _interrupted_early(signum, frame) -> None:  # Ctrl-C while the heavy modules import
@@ -43,8 +56,9 @@ from skyswarm.core.schema import ConfigError  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Exit codes: 0 done, 1 I/O error (full disk, permissions), 2 bad input, 130 interrupted;
-    every failure is one line on stderr, never a traceback."""
+    """Exit codes: 0 done, 1 I/O error (full disk, permissions), 2 bad input, 130 interrupted,
+    and for `run` the outcome's code (`OUTCOME_EXIT`: 4 plan exhausted, 5 time limit, 6 all
+    agents lost); every failure is one line on stderr, never a traceback."""
     if signal.getsignal(signal.SIGINT) is _interrupted_early:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
@@ -277,7 +291,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if getattr(scenario.mission_class, "plot_results", False):  # the mission asks for plots
         _print_plots(out)
-    return 0
+    return OUTCOME_EXIT.get(summary.get("outcome", ""), EXIT_TIME_LIMIT)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -325,6 +339,7 @@ class _ProgressBar:
 def _print_summary(summary: dict, out: Path) -> None:
     rtf = summary.get("real_time_factor")
     shown = f", real-time factor {rtf:.1f}x" if rtf else ""
+    print(f"outcome: {summary.get('outcome')}")
     print(
         f"stopped: {summary['stop_reason']} at t = {summary['sim_time_s']:.2f} s "
         f"({summary['ticks']} ticks, wall {summary['wall_time_s']:.2f} s{shown})"

@@ -1,10 +1,12 @@
 """`skyswarm export RESULTDIR`: a run's tracks as CSV (ENU, plus WGS84 when the scenario has a
-geographic origin) or as KML for Google Earth (one track per agent, death sites as points)."""
+geographic origin) or as KML for Google Earth (one track per agent, death sites as points, and
+for a flight-plan run the legs each UAV was given)."""
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -39,7 +41,8 @@ def cmd_export(args: argparse.Namespace) -> int:
                 [],
                 "a geographic origin [lat, lon, alt] to place the run on the Earth",
             )
-        write_kml(args.kml, traj, _deaths(args.results), origin, args.results.name)
+        plans = _flight_plans(args.results)
+        write_kml(args.kml, traj, _deaths(args.results), origin, args.results.name, plans)
         print(f"wrote {args.kml}")
     return 0
 
@@ -88,15 +91,51 @@ def _deaths(results: Path) -> list[dict[str, str]]:
     return out
 
 
+def _flight_plans(results: Path) -> dict[str, list[dict]]:
+    """The legs a flight_plan run flew (missions/flight_plan writes them), {} for other runs."""
+    from skyswarm.missions.flight_plan.mission import PLAN_FILE
+
+    path = results / PLAN_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(str(path), "(file)", path.name, f"readable JSON ({exc})") from None
+    return data if isinstance(data, dict) else {}
+
+
 def write_kml(
-    out: Path, traj: np.ndarray, deaths: list[dict[str, str]], origin: tuple[float, ...], name: str
+    out: Path,
+    traj: np.ndarray,
+    deaths: list[dict[str, str]],
+    origin: tuple[float, ...],
+    name: str,
+    plans: dict[str, list[dict]] | None = None,
 ) -> None:
-    """KML 2.2: a LineString per agent (absolute altitude) and a Placemark per death."""
+    """KML 2.2: a LineString per agent (absolute altitude), a Placemark per death and, for a
+    flight-plan run, a LineString per planned leg (style `plan`) (`plans`: agent id -> legs with
+    `id`, `kind` and `points` (M, 3) m ENU)."""
     parts = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         '<kml xmlns="http://www.opengis.net/kml/2.2"><Document>',
         f"<name>{escape(name)}</name>",
+        '<Style id="plan"><LineStyle><color>ffffff00</color><width>1</width></LineStyle></Style>',
     ]
+    for agent_id, legs in sorted((plans or {}).items()):
+        for leg in legs:
+            pts = np.asarray(leg.get("points", []), dtype=float).reshape(-1, 3)
+            if len(pts) < 2:
+                continue
+            geo = enu_to_wgs84(pts, origin)
+            coords = " ".join(f"{lon:.8f},{lat:.8f},{alt:.2f}" for lat, lon, alt in geo)
+            label = f"plan agent {escape(str(agent_id))}: {escape(leg.get('kind', ''))}"
+            label += f" {escape(leg['id'])}" if leg.get("id") else ""
+            parts.append(
+                f"<Placemark><name>{label}</name><styleUrl>#plan</styleUrl><LineString>"
+                f"<altitudeMode>absolute</altitudeMode><coordinates>{coords}</coordinates>"
+                "</LineString></Placemark>"
+            )
     for agent_id in np.unique(traj["agent_id"]):
         track = traj[traj["agent_id"] == agent_id]
         geo = enu_to_wgs84(track["position"], origin)

@@ -55,12 +55,13 @@ def add_gui_parsers(
 
 
 def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
-    """A gui.offscreen.Capture for `run --video/--frames`, or None when neither is given."""
+    """A gui.offscreen.Capture for `run --video/--frames`, or None when neither is given; it
+    renders and encodes in a child process while the simulation steps."""
     if getattr(args, "video", None) is None and getattr(args, "frames", None) is None:
         return None
     from skyswarm.gui.offscreen import Capture
 
-    return Capture(sim, args.video, args.frames, args.fps, args.size, args.camera)
+    return Capture(sim, args.video, args.frames, args.fps, args.size, args.camera, process=True)
 
 
 def cmd_view(args: argparse.Namespace) -> int:

@@ -8,7 +8,10 @@ Written into RESULTDIR:
   with `coverage`), alive agents (`alive` and the mission's `alive_*` columns), and messages
   (running totals of `comms.CHANNEL.sent`, `.delivered` and the losses of each channel);
 - `mission.png`: one small panel per remaining mission column (e.g. separation, formation error),
-  when there are any.
+  when there are any;
+- `fire.png`: when the run left `fire.npz` (the fire-tracking mission, missions/wildfire/views.py
+  documents its arrays): the grid at four times, unburnt / burning / burnt cells, and the
+  perimeter the base station knew then (yellow).
 
 Map layer. A mission may write `coverage.npz` into the results directory at teardown (the
 flocking coverage mission does) with these arrays, all in m, world ENU:
@@ -29,7 +32,7 @@ import numpy as np
 
 from skyswarm.core.recorder import read_trajectory
 
-FIGURES = ("map.png", "timeseries.png", "mission.png")
+FIGURES = ("map.png", "timeseries.png", "mission.png", "fire.png")
 _GENERIC = ("time_s", "tick", "alive")
 
 
@@ -51,6 +54,8 @@ def plot_results(results_dir: Path | str) -> list[Path]:
         extra = plot_mission_series(out, series)
         if extra is not None:
             written.append(extra)
+    if (out / "fire.npz").is_file():
+        written.append(plot_fire(out))
     return written
 
 
@@ -218,3 +223,47 @@ def plot_mission_series(results_dir: Path, series: dict[str, np.ndarray]) -> Pat
     fig.savefig(out, bbox_inches="tight")
     plt.close(fig)
     return out
+
+
+def plot_fire(results_dir: Path) -> Path:
+    """fire.png: the fire grid of `fire.npz` at a quarter, half, three quarters and the end of
+    the run: unburnt (green; grey without fuel), burning (red), burnt (black), and the outline
+    of the area the base station knew as burnt by then, holes filled (yellow)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+    from scipy import ndimage
+
+    rec = np.load(results_dir / "fire.npz")
+    ign, out, known = rec["ignited_s"], rec["burnt_s"], rec["known_s"]
+    ny, nx = ign.shape
+    x0, y0 = rec["origin"]
+    c = float(rec["cell_m"])
+    extent = (x0, x0 + nx * c, y0, y0 + ny * c)
+    series = read_timeseries(results_dir)
+    times = [t for t in (ign, out, known) if np.isfinite(t).any()]
+    end = max([float(np.nanmax(t)) for t in times] + [float(np.nanmax(series.get("time_s", [0])))])
+    cmap = ListedColormap(["#bdbdbd", "#a5d6a7", "#e53935", "#212121"])
+    fig, axes = plt.subplots(2, 2, figsize=(10, 10), dpi=100, sharex=True, sharey=True)
+    for ax, t in zip(axes.ravel(), np.linspace(end / 4, end, 4)):
+        state = np.where(rec["fuel"] > 0.0, 1, 0)
+        with np.errstate(invalid="ignore"):
+            state[ign <= t] = 2
+            state[out <= t] = 3
+            knew = ndimage.binary_fill_holes(known <= t).astype(float)
+        ax.imshow(state, cmap=cmap, vmin=0, vmax=3, origin="lower", extent=extent)
+        if knew.any():
+            xs = x0 + (np.arange(nx) + 0.5) * c
+            ys = y0 + (np.arange(ny) + 0.5) * c
+            ax.contour(xs, ys, knew, levels=[0.5], colors="#ffd600", linewidths=1.5)
+        ax.set_title(f"t = {t:.0f} s", fontsize=9)
+        ax.set_aspect("equal")
+    for ax in axes[-1]:
+        ax.set_xlabel("x east (m)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("y north (m)")
+    fig.suptitle(f"{results_dir.name}: fire (red burning, black burnt), known perimeter (yellow)")
+    fig.tight_layout()
+    path = results_dir / "fire.png"
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+    return path

@@ -1,5 +1,6 @@
 """Benchmark: N hovering quadrotors on the Bullet and the fast physics backend, and the bare
-pybullet loop, from N = 10 to 10,000; agent-steps/s, real-time factor and memory per agent.
+pybullet loop, from N = 10 to 10,000; agent-steps/s, real-time factor and memory per agent;
+the fast backend with numba's threads and with one thread (`fast_1_thread`, same results).
 
 For each N the three loops run interleaved in one process (bullet chunk, fast chunk, bare chunk,
 repeated; the median per loop), so their ratios come from the same machine load. Both skyswarm
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import os
 import platform
 import sys
 import time
@@ -87,8 +89,26 @@ def memory_per_agent(n: int, physics: str) -> float:
     return float(value)
 
 
+class OneThread:
+    """A loop run with one numba thread (the fast backend's serial kernels), restoring the
+    thread count after: the same results, the cost of the threads' absence."""
+
+    def __init__(self, loop: HoverLoop) -> None:
+        self.loop = loop
+
+    def run(self, ticks: int) -> None:
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            self.loop.run(ticks)
+        finally:
+            numba.set_num_threads(threads)
+
+
 def measure(n: int, seconds: float, rounds: int, bare: bool) -> dict:
     loops = {"bullet": HoverLoop(n, "bullet"), "fast": HoverLoop(n, "fast")}
+    if numba.get_num_threads() > 1:
+        loops["fast_1_thread"] = OneThread(HoverLoop(n, "fast"))
     if bare:
         loops["bare"] = BareLoop(n)
     for loop in loops.values():
@@ -116,8 +136,10 @@ def measure(n: int, seconds: float, rounds: int, bare: bool) -> dict:
             "ticks_per_round": ticks[name],
         }
     row["fast_over_bullet"] = row["bullet"]["s_per_tick"] / row["fast"]["s_per_tick"]
+    if "fast_1_thread" in row:
+        row["threads_speedup"] = row["fast_1_thread"]["s_per_tick"] / row["fast"]["s_per_tick"]
     for loop in loops.values():
-        loop.sim.close()
+        getattr(loop, "loop", loop).sim.close()
     return row
 
 
@@ -131,8 +153,12 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     print(
+        f"numba threads {numba.get_num_threads()} ({numba.config.THREADING_LAYER} layer), "
+        f"load average {os.getloadavg()[0]:.1f} at start"
+    )
+    print(
         f"{'N':>6} {'bullet ag-steps/s':>18} {'RTF':>7} {'fast ag-steps/s':>16} {'RTF':>7} "
-        f"{'bare ag-steps/s':>16} {'RTF':>7} {'fast/bullet':>12}"
+        f"{'fast 1 thread RTF':>17} {'bare ag-steps/s':>16} {'RTF':>7} {'fast/bullet':>12}"
     )
     for n in args.sizes:
         r = measure(n, args.seconds, args.rounds, not args.no_bare)
@@ -144,9 +170,11 @@ def main() -> None:
             if bare
             else f"{'-':>16} {'-':>7}"
         )
+        one = r.get("fast_1_thread")
+        one_col = f"{one['real_time_factor']:>17.2f}" if one else f"{'-':>17}"
         print(
             f"{n:>6} {b['agent_steps_per_s']:>18,.0f} {b['real_time_factor']:>7.2f} "
-            f"{f['agent_steps_per_s']:>16,.0f} {f['real_time_factor']:>7.2f} "
+            f"{f['agent_steps_per_s']:>16,.0f} {f['real_time_factor']:>7.2f} {one_col} "
             f"{bare_cols} {r['fast_over_bullet']:>12.1f}"
         )
     memory = {}
@@ -158,10 +186,13 @@ def main() -> None:
         )
     print(
         "RTF = simulated / wall time at the 2.5 ms tick (400 Hz); fast/bullet = ratio of time "
-        "per tick, same process, interleaved. Hover with collision monitor and fault injector."
+        "per tick, same process, interleaved. Hover with collision monitor and fault injector. "
+        f"Load average at the end {os.getloadavg()[0]:.1f}."
     )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     meta = {
+        "load_average_end": os.getloadavg(),
+        "numba_threads": numba.get_num_threads(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "numba": numba.__version__,

@@ -15,13 +15,20 @@ if TYPE_CHECKING:
 
 
 def check_physics(scenario: ScenarioConfig) -> None:
-    """The fast backend has the ground and boxes, no triangle meshes: asking it for one is an
-    error naming the key, never a silent approximation."""
+    """The fast backend has the ground, boxes and one terrain (a height grid, or a terrain mesh
+    sampled to one at world.terrain_cell_m), no mesh obstacles: asking it for one is an error
+    naming the key, never a silent approximation."""
     if scenario.simulation.physics != "fast":
         return
-    why = "no triangle mesh with simulation.physics = 'fast' (ground and boxes only; use 'bullet')"
-    if scenario.world.terrain:
-        raise ConfigError(scenario.file, "world.terrain", scenario.world.terrain, why)
+    world = scenario.world
+    if world.terrain and world.heightfield:
+        raise ConfigError(
+            scenario.file,
+            "world.heightfield",
+            world.heightfield,
+            "no second terrain with simulation.physics = 'fast' (world.terrain is set)",
+        )
+    why = "no mesh obstacle with simulation.physics = 'fast' (ground, boxes, terrain; use 'bullet')"
     for i, ob in enumerate(scenario.world.obstacles):
         if ob.type == "mesh":
             raise ConfigError(scenario.file, f"world.obstacles[{i}].type", ob.type, why)
@@ -68,6 +75,8 @@ def check_geometry(scenario: ScenarioConfig) -> None:
     base = scenario.base_dir
     if world.terrain:
         _check_mesh(base / world.terrain, file, "world.terrain", world.terrain)
+    if world.heightfield:
+        _check_height_grid(scenario)
     for i, ob in enumerate(world.obstacles):
         if ob.type == "mesh":
             if not ob.mesh:
@@ -162,3 +171,25 @@ def _check_mesh(path: Path, file: str, key: str, value: str) -> None:
 
     if len(faces) == 0 or not np.isfinite(vertices).all():
         raise ConfigError(file, key, value, "an OBJ mesh with finite vertices and >= 1 face")
+
+
+def _check_height_grid(scenario: ScenarioConfig) -> None:
+    """world.heightfield opens and parses as a grid of at least 2 x 2 heights (NaN: a hole)."""
+    world = scenario.world
+    path = scenario.base_dir / world.heightfield
+    if not path.is_file():
+        raise ConfigError(
+            scenario.file, "world.heightfield", world.heightfield, f"an existing file ({path})"
+        )
+    from skyswarm.core.backends.terrain import load_height_grid
+
+    try:
+        load_height_grid(path, world.heightfield_cell_m, world.heightfield_origin)
+    except Exception as exc:  # numpy's parse errors quote the text: name the kind only
+        why = str(exc) if isinstance(exc, ValueError) and "height grid" in str(exc) else ""
+        raise ConfigError(
+            scenario.file,
+            "world.heightfield",
+            world.heightfield,
+            f"a CSV or .npy grid of heights, m ({why or type(exc).__name__})",
+        ) from None

@@ -52,6 +52,10 @@ class CollisionMonitor:
         self.landings = 0
         self._slots_key: np.ndarray | None = None  # world.tracked_slots the rows below are for
         self._rows: slice | np.ndarray = slice(0, 0)
+        self._crash_key = -1  # number of agents the crashable-slot cache was built for
+        self._crash_slots = np.zeros(0, dtype=bool)
+        self._speed: dict[int, float] = {}  # of this tick's scenery contacts, by contact row
+        self._tilt: dict[int, float] = {}
 
     def post_tick(self, world: World) -> None:
         state = world.state
@@ -66,29 +70,65 @@ class CollisionMonitor:
             self._prev_velocity = velocity.copy()
 
     def _judge(self, world: World, contacts: ContactReport) -> None:
-        """Pairs of slots (>= 0) and scenery ids (< 0), in the report's order."""
-        owner = world.owner_of_slot
-        for ia, ib in contacts.pairs():
-            a = owner(ia) if ia >= 0 else None
-            b = owner(ib) if ib >= 0 else None
-            if a is not None and b is not None:
-                self._agents_collide(a, b)
-            elif a is not None and ib < 0:
-                self._touch_scenery(a, ib, world)
-            elif b is not None and ia < 0:
-                self._touch_scenery(b, ia, world)
+        """Pairs of slots (>= 0) and scenery ids (< 0), in the report's order.
 
-    def _agents_collide(self, a: PhysicalAgent, b: PhysicalAgent) -> None:
+        Vectorised: which contacts can kill is decided over arrays (crashable owners, speed
+        before contact, tilt); Python runs only for the contacts that kill, in report order."""
+        a, b = contacts.a, contacts.b
+        crash = self._crashable_slots(world)
+        n = len(crash)
+        ca = (a >= 0) & (a < n)
+        cb = (b >= 0) & (b < n)
+        crash_a = np.zeros(len(a), dtype=bool)
+        crash_b = np.zeros(len(b), dtype=bool)
+        crash_a[ca] = crash[a[ca]]
+        crash_b[cb] = crash[b[cb]]
+        pair = (a >= 0) & (b >= 0) & (crash_a | crash_b)
+        # one end a crashable body, the other scenery: a crash unless a landing
+        body = np.where(b < 0, a, b)
+        on_scenery = ((b < 0) & crash_a) | ((a < 0) & crash_b)
+        hard = np.zeros(len(a), dtype=bool)
+        if on_scenery.any():
+            k = np.flatnonzero(on_scenery)
+            slots = body[k]
+            v = self._prev_velocity[slots]
+            speed = np.sqrt(np.einsum("ij,ij->i", v, v))
+            tilt = tilt_deg(world.state.orientation[slots])
+            land = (speed < self.config.landing_speed_mps) & (tilt < self.config.landing_tilt_deg)
+            hard[k[~land]] = True
+            self._speed, self._tilt = dict(zip(k.tolist(), speed)), dict(zip(k.tolist(), tilt))
+        owner = world.owner_of_slot
+        for i in np.flatnonzero(pair | hard).tolist():
+            if pair[i]:
+                self._agents_collide(owner(int(a[i])), owner(int(b[i])))
+            else:
+                agent = owner(int(body[i]))
+                scenery = int(b[i] if b[i] < 0 else a[i])
+                self._crash(agent, scenery, world, float(self._speed[i]), float(self._tilt[i]))
+
+    def _crashable_slots(self, world: World) -> np.ndarray:
+        """(slots,) bool: the body's owner is a crashable agent (cached: an agent's body and
+        kind never change, so the cache is rebuilt only when agents are added)."""
+        key = len(self.sim.agents)
+        if key != self._crash_key:
+            agents = [a for a in self.sim.physical_agents if _crashable(a)]
+            slots = np.array([a.slot for a in agents], dtype=np.intp)
+            crash = np.zeros(int(slots.max(initial=-1)) + 1, dtype=bool)
+            crash[slots] = True
+            self._crash_slots, self._crash_key = crash, key
+        return self._crash_slots
+
+    def _agents_collide(self, a: PhysicalAgent | None, b: PhysicalAgent | None) -> None:
+        if a is None or b is None:
+            return
         for me, other in ((a, b), (b, a)):
             if _crashable(me) and me.alive:
                 self.sim.kill(me, self._cause(me, f"collision: with agent {other.id}"))
 
-    def _touch_scenery(self, agent: PhysicalAgent, scenery: int, world: World) -> None:
-        if not (_crashable(agent) and agent.alive):
-            return
-        speed = float(np.linalg.norm(self._prev_velocity[agent.slot]))
-        tilt = float(tilt_deg(world.state.orientation[agent.slot]))
-        if speed < self.config.landing_speed_mps and tilt < self.config.landing_tilt_deg:
+    def _crash(
+        self, agent: PhysicalAgent | None, scenery: int, world: World, speed: float, tilt: float
+    ) -> None:
+        if agent is None or not (_crashable(agent) and agent.alive):
             return
         cause = f"crash: into {world.scenery_name(scenery)} at {speed:.2f} m/s, tilt {tilt:.0f} deg"
         self.sim.kill(agent, self._cause(agent, cause))

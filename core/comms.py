@@ -97,6 +97,8 @@ class MessageDispatcher:
         self._due: dict[int, list[Copies]] = {}
         self._log: list[np.ndarray] | None = [] if cfg.log_deliveries else None
         self.base_stations: list[BaseStation] = []
+        self.down: set[int] = set()  # rows of agents cut off the air (core/events.py), alive
+        self.beacon_nets: list[Any] = []  # core.beacons.BeaconNet, delivered in phase 1 too
 
     # -- membership -------------------------------------------------------------------------
     def channel_index(self, name: str) -> int:
@@ -164,6 +166,15 @@ class MessageDispatcher:
         if self._deaths_seen != len(self.sim.deaths) or len(self.alive) != len(self.agents):
             self.alive = np.fromiter((a.alive for a in self.agents), bool, len(self.agents))
             self._deaths_seen = len(self.sim.deaths)
+            for i in self.down:  # cut off: counted as a dead receiver while down
+                self.alive[i] = False
+
+    def set_down(self, agent_id: int, down: bool) -> None:
+        """Cut an agent off the air (it neither sends nor receives; its sends count as from a
+        dead sender, copies to it as to a dead receiver), or bring it back."""
+        i = self.index_of[int(agent_id)]
+        (self.down.add if down else self.down.discard)(i)
+        self._deaths_seen = -1  # re-read `alive` at the next fate decision
 
     def positions(self) -> np.ndarray:
         """(N, 3) m, every member's current position (NaN for agents without one)."""
@@ -190,7 +201,7 @@ class MessageDispatcher:
         """Record one send for the next fate decision; returns its seq (None: sender dead)."""
         ch = self.channel_index(channel or tx.default_channel)
         self._grow()
-        if not tx.agent.alive:
+        if not tx.agent.alive or tx.index in self.down:
             self._tx[ch, tx.index, TX_DEAD] += 1
             return None
         ridx = -1
@@ -220,6 +231,8 @@ class MessageDispatcher:
         due = self._due.pop(tick, None)
         if due:  # one hand-over per tick: one Python step per receiver, however many batches
             self._hand_over(due[0] if len(due) == 1 else Copies.concatenate(due))
+        for net in self.beacon_nets:
+            net.deliver(tick)
 
     def schedule(self, copies: Copies, tick: int) -> None:
         self._due.setdefault(tick, []).append(copies)
@@ -237,6 +250,13 @@ class MessageDispatcher:
         np.add.at(self._tx.reshape(-1), (channel * n + sender) * nf + fate, 1)  # 1-D: fast path
         if receiver is not None:
             np.add.at(self._rx.reshape(-1), (channel * n + receiver) * nf + fate, 1)
+
+    def count_n(
+        self, channel: int, rows: np.ndarray, k: np.ndarray, fate: int, *, receiver: bool = False
+    ) -> None:
+        """Add `k[i]` copies of `fate` on `channel` to agent row `rows[i]`, as sender (or as
+        receiver with `receiver=True`)."""
+        np.add.at((self._rx if receiver else self._tx)[channel, :, fate], rows, k)
 
     def _hand_over(self, c: Copies) -> None:
         self._refresh_alive()
@@ -309,6 +329,7 @@ class MessageDispatcher:
 
     def summary(self) -> dict[str, Any]:
         """For summary.json: totals per channel and the non-zero counts of every agent."""
+        self._grow()  # agents added since the last tick have no counter rows yet
         per_agent: dict[str, Any] = {}
         for i, a in enumerate(self.agents):
             if self._tx[:, i].any() or self._rx[:, i].any():

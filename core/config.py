@@ -34,7 +34,7 @@ class SimulationConfig:
     gravity: float = param(9.81, "gravitational acceleration, m/s^2", ge=0.0)
     strict: bool = param(False, "re-raise behaviour exceptions instead of killing the agent")
     physics: Literal["bullet", "fast"] = param(
-        "bullet", "physics backend: bullet (pybullet) or fast (arrays, numba; ground and boxes)"
+        "bullet", "physics backend: bullet (pybullet) or fast (arrays, numba; no mesh obstacles)"
     )
     memory_limit_mb: float = param(
         8192.0,
@@ -129,7 +129,34 @@ class ObstacleConfig:
 class WorldConfig:
     ground: bool = param(True, "an infinite ground plane at z = 0")
     terrain: str = param("", "terrain OBJ mesh (relative to the scenario file); empty: none")
+    terrain_cell_m: float = param(
+        0.5, "fast physics: the terrain mesh is sampled to a height grid of this spacing, m", gt=0
+    )
+    heightfield: str = param(
+        "", "terrain height grid: CSV (row j at y0 + j cell, column i at x0 + i cell) or .npy"
+    )
+    heightfield_cell_m: float = param(1.0, "spacing of the height grid's samples, m", gt=0.0)
+    heightfield_origin: tuple[float, float] = param(
+        (0.0, 0.0), "x, y of the height grid's first sample (row 0, column 0), m", length=2
+    )
     obstacles: tuple[ObstacleConfig, ...] = param((), "static obstacles ([[world.obstacles]])")
+
+
+@dataclass(frozen=True)
+class AvoidanceConfig:
+    """Local collision avoidance (uav/avoidance.py): a layer between a mission's commands and
+    the controller, fed by each UAV's proximity sensor ([uav.sensors.proximity])."""
+
+    enabled: bool = param(False, "avoid neighbours seen by the proximity sensor (off: no work)")
+    radius_m: float = param(1.2, "combined radius of two UAVs: closer than this is a hit, m", gt=0)
+    horizon_s: float = param(3.0, "time-to-collision horizon tau0 of the power law, s", gt=0.0)
+    gain: float = param(1.5, "strength k of the anticipatory term, m^2/s", ge=0.0)
+    separation_m: float = param(2.5, "distance below which a plain repulsion acts, m", ge=0.0)
+    repulsion: float = param(2.0, "repulsion gain below separation_m, 1/s", ge=0.0)
+    max_push_m_s: float = param(4.0, "largest velocity change avoidance may add, m/s", gt=0.0)
+    smoothing: float = param(
+        0.5, "alpha-beta tracker gain of each neighbour's relative position (0..1]", gt=0.0, le=1
+    )
 
 
 @dataclass(frozen=True)
@@ -149,6 +176,7 @@ CORE_SECTIONS: dict[str, type] = {
     "results": ResultsConfig,
     "comms": CommsConfig,
     "wind": WindConfig,
+    "avoidance": AvoidanceConfig,
 }
 
 
@@ -166,6 +194,8 @@ class ScenarioConfig:
     mission_class: type
     comms: CommsConfig = dataclasses.field(default_factory=CommsConfig)
     wind: WindConfig = dataclasses.field(default_factory=WindConfig)
+    avoidance: AvoidanceConfig = dataclasses.field(default_factory=AvoidanceConfig)
+    events: tuple[Any, ...] = ()  # core.events.ScheduledEvent, from [[events]], sorted by tick
 
     @property
     def base_dir(self) -> Path:
@@ -177,6 +207,8 @@ class ScenarioConfig:
     def as_dict(self) -> dict[str, Any]:
         out = {name: to_plain(getattr(self, name)) for name in CORE_SECTIONS}
         out.update({k: to_plain(v) for k, v in self.sections.items()})
+        if self.events:
+            out["events"] = [e.as_dict() for e in sorted(self.events, key=lambda e: e.index)]
         return out
 
 
@@ -269,7 +301,7 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
     core = {name: build(cls, data.get(name, {}), name, file) for name, cls in CORE_SECTIONS.items()}
     mission_class = resolve_mission(core["mission"].type, file)
     declared: Mapping[str, Any] = mission_class.sections
-    known = set(CORE_SECTIONS) | set(declared)
+    known = set(CORE_SECTIONS) | set(declared) | {"events"}
     for key in data:
         if key not in known:
             raise ConfigError(
@@ -284,7 +316,17 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
         name: convert(tp, data.get(name, _default_of(tp)), name, file, {})
         for name, tp in declared.items()
     }
-    scenario = ScenarioConfig(file=file, mission_class=mission_class, sections=sections, **core)
+    from skyswarm.core.events import parse_events
+
+    events = parse_events(
+        data.get("events"),
+        file,
+        core["simulation"].tick_s,
+        getattr(mission_class, "event_actions", {}),
+    )
+    scenario = ScenarioConfig(
+        file=file, mission_class=mission_class, sections=sections, events=events, **core
+    )
     tick = scenario.simulation.tick_s
     for name in CORE_SECTIONS:
         check_ticks(getattr(scenario, name), name, file, tick)
@@ -294,6 +336,11 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
 
     check_memory(scenario)  # first: the mission's checks may generate the agent layout
     mission_class.check_config(scenario)
+    from skyswarm.core.events import check_events, run_scenario_checks
+
+    if events:
+        check_events(scenario)
+    run_scenario_checks(scenario)  # registered by the layers above core
     check_geometry(scenario)
     check_physics(scenario)
     return scenario

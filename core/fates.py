@@ -66,8 +66,8 @@ def neighbours_within_reference(
 FATES = (
     "sent",  # send()/broadcast() calls by alive agents
     "over_bandwidth",  # sends dropped at the sender by the bandwidth cap
-    "addressed",  # receiver copies: 1 per unicast, 1 per alive agent in range per broadcast
-    "out_of_range",  # unicast copies beyond range (or with no link, e.g. no base station end)
+    "addressed",  # receiver copies: 1 per unicast, 1 per other alive agent per broadcast
+    "out_of_range",  # copies beyond range (or with no link, e.g. no base station end)
     "lost_on_air",  # copies lost to the loss model
     "receiver_dead",  # copies whose receiver was dead at send or delivery time
     "queue_overflow",  # copies dropped because the receiver's queue was full
@@ -127,6 +127,10 @@ class FateSink(Protocol):
 
     def schedule(self, copies: Copies, tick: int) -> None: ...
 
+    def count_n(
+        self, channel: int, rows: np.ndarray, k: np.ndarray, fate: int, *, receiver: bool = False
+    ) -> None: ...
+
 
 def resolve(d: FateSink, batch: list[tuple], now: int, pos: np.ndarray) -> None:
     """Decide the fate of a batch of sends (vectorised): bandwidth, delay, fan-out, range, loss.
@@ -172,6 +176,8 @@ def resolve(d: FateSink, batch: list[tuple], now: int, pos: np.ndarray) -> None:
         for q, s, r, c, p, t, u, z in fields
     ]
     cmsg, crcv = _fan_out(d, pos, snd, rcv, ch)
+    if (rcv < 0).any():
+        _count_unreached(d, snd, rcv, ch, cmsg, crcv)
     csnd, cch = snd[cmsg], ch[cmsg]
     d.count(cch, csnd, crcv, ADDRESSED)
     fate = np.where(d.alive[crcv], -1, RX_DEAD)
@@ -195,6 +201,49 @@ def resolve(d: FateSink, batch: list[tuple], now: int, pos: np.ndarray) -> None:
         g = go[go_due == t]
         m = cmsg[g]
         d.schedule(Copies(messages[m], seq[m], csnd[g], crcv[g], cch[g]), t)
+
+
+def _count_unreached(
+    d: FateSink,
+    snd: np.ndarray,
+    rcv: np.ndarray,
+    ch: np.ndarray,
+    cmsg: np.ndarray,
+    crcv: np.ndarray,
+) -> None:
+    """Count the copies of broadcasts that reach nobody: every other alive agent a broadcast
+    could address on its channel (on a base-station link: pairs with a base station at one end)
+    but that it does not reach (beyond range, or no position) is addressed and out of range,
+    by sender and by receiver. No copy is made for them, so no random number is drawn."""
+    alive, base = d.alive, d.is_base
+    n_alive, n_base = int(alive.sum()), int((alive & base).sum())
+    for c in d.channels:
+        b = np.flatnonzero((rcv < 0) & (ch == c.index))
+        if not len(b):
+            continue
+        s = snd[b]
+        base_link = c.cfg.link == "base_station"
+        potential = n_alive - alive[s].astype(np.int64)
+        if base_link:
+            potential = np.where(base[s], potential, n_base)
+        copies = np.isin(cmsg, b)
+        reached = np.bincount(np.searchsorted(b, cmsg[copies]), minlength=len(b))
+        miss = potential - reached
+        if miss.any():
+            d.count_n(c.index, s, miss, ADDRESSED)
+            d.count_n(c.index, s, miss, OUT_OF_RANGE)
+        # by receiver: broadcasts each alive agent could have heard, minus those it heard
+        n = len(alive)
+        own = np.bincount(s, minlength=n)
+        heard = np.bincount(crcv[copies], minlength=n)
+        could = len(b) - own
+        if base_link:
+            could = np.where(base, could, int(base[s].sum()))
+        miss_rx = np.where(alive, could - heard, 0)
+        rows = np.flatnonzero(miss_rx)
+        if len(rows):
+            d.count_n(c.index, rows, miss_rx[rows], ADDRESSED, receiver=True)
+            d.count_n(c.index, rows, miss_rx[rows], OUT_OF_RANGE, receiver=True)
 
 
 def _fan_out(

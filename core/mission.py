@@ -37,6 +37,9 @@ class Mission:
     - `metrics()`: numbers for summary.json; `sample()`: numbers for each time-series row.
     - `teardown()`: after the last tick.
     - `hud()`: text lines (state, headline metric) the views show, live and in replay.
+    - `event_actions` / `on_event()`: scenario `[[events]]` actions the mission handles itself.
+    - `role_members(role)`: agent ids holding a role, for an event's `target = "leader"` etc.
+    - `outcome()`: "target reached" / "plan exhausted" once known (see core/events.py, summary).
     """
 
     sections: ClassVar[Mapping[str, Any]] = {}
@@ -81,6 +84,34 @@ class Mission:
         """Lines for the views' HUD (state, headline metric), plain text; recorded with the
         overlays by core/timeline.py so a replay shows the same."""
         return []
+
+    # Actions a scenario's [[events]] may name that this mission handles itself: action name ->
+    # frozen dataclass of the action's parameters (fields built with core.schema.param, so they
+    # are validated with the usual one-line errors when the scenario is loaded).
+    event_actions: ClassVar[Mapping[str, type]] = {}
+
+    def on_event(self, action: str, params: Any, targets: list[int]) -> None:
+        """Apply a scheduled event (one of `event_actions`) at its tick.
+
+        `params` is the validated dataclass instance of the action's own keys; `targets` are the
+        agent ids the event's `target` resolved to (empty when the event names none)."""
+
+    def role_members(self, role: str) -> list[int]:
+        """Agent ids currently holding `role` (e.g. "leader"), for an event's `target = role`.
+        An empty list means nobody holds it now (the event then applies to no agent)."""
+        return []
+
+    # True for a mission whose task is to fly until the time limit (hover, keep-spot): reaching
+    # the duration with no agent lost is then its "target reached".
+    duration_is_target: ClassVar[bool] = False
+
+    def outcome(self) -> str | None:
+        """The run's verdict once the mission knows: "target reached" or "plan exhausted";
+        None while running.
+
+        When the run ends and this is still None, the simulator reports "time limit" (or "all
+        agents lost" when no agent is left). Only "target reached" counts as success (exit 0)."""
+        return None
 
     def overrides(self, hook: str) -> bool:
         return getattr(type(self), hook) is not getattr(Mission, hook)

@@ -125,7 +125,7 @@ class Recorder:
         row: dict[str, Any] = {
             "time_s": round(tick * self.sim.world.tick_s, 9),
             "tick": tick,
-            "alive": sum(1 for a in self.sim.agents.values() if a.alive),
+            "alive": len(self.sim.agents) - len(self.sim.deaths),  # an agent dies once
         }
         if self.sim.dispatcher is not None and hasattr(self.sim.dispatcher, "sample"):
             row.update(self.sim.dispatcher.sample())

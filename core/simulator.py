@@ -86,6 +86,7 @@ class Simulator:
         self.mission: Mission | None = None
         self.recorder: Recorder | None = None
         self.stop_reason = ""
+        self.events: Any = None  # core.events.EventScheduler of the scenario's [[events]]
         self._stop_requested = False
         self.wall_s = 0.0
         self._base_dir = Path(base_dir) if base_dir else Path.cwd()
@@ -105,6 +106,10 @@ class Simulator:
         sim.mission = mission
         mission.setup()
         sim.install_faults(scenario.faults)
+        if scenario.events:  # [[events]]: fired in phase 6, after the fault injector
+            from skyswarm.core.events import install_events
+
+            sim.events = install_events(sim, scenario.events)
         if results_dir is not None:
             from skyswarm.core.recorder import Recorder
 
@@ -124,7 +129,13 @@ class Simulator:
         if cfg.ground:
             self.world.add_ground()
         if cfg.terrain:
-            self.world.add_mesh(self._base_dir / cfg.terrain)
+            self.world.add_terrain(self._base_dir / cfg.terrain, cfg.terrain_cell_m)
+        if cfg.heightfield:
+            from skyswarm.core.backends.terrain import load_height_grid
+
+            path = self._base_dir / cfg.heightfield
+            hf = load_height_grid(path, cfg.heightfield_cell_m, cfg.heightfield_origin)
+            self.world.add_heightfield(hf)
         for ob in cfg.obstacles:
             if ob.type == "box":
                 self.world.add_box(ob.center, ob.size, np.radians(ob.yaw_deg))
@@ -320,6 +331,7 @@ class Simulator:
             "wall_time_s": self.wall_s,
             "real_time_factor": sim_s / self.wall_s if self.wall_s > 0 else None,
             "stop_reason": self.stop_reason,
+            "outcome": self.outcome(),
             "agents": len(self.agents),
             "alive": sum(a.alive for a in self.agents.values()),
             "deaths_by_cause": deaths,
@@ -328,7 +340,30 @@ class Simulator:
         }
         if self.dispatcher is not None and hasattr(self.dispatcher, "summary"):
             out["comms"] = self.dispatcher.summary()
+        if self.events is not None:
+            out["events"] = self.events.fired
         return out
+
+    def outcome(self) -> str:
+        """What the run achieved (docs/architecture.md, Scheduled events and outcomes): the
+        mission's own verdict ("target reached", "plan exhausted") when it has one; else "all
+        agents lost" when every physical agent is dead, "time limit" when the run hit its
+        duration ("target reached" for a `duration_is_target` mission that lost no agent),
+        "plan exhausted" when the mission stopped the run without a verdict, "stopped" when it
+        was stopped."""
+        verdict = self.mission.outcome() if self.mission is not None else None
+        if verdict is not None:
+            return verdict
+        bodies = self.physical_agents
+        if bodies and not any(a.alive for a in bodies):
+            return "all agents lost"
+        if self.stop_reason == "duration":
+            whole = all(a.alive for a in bodies)
+            held = whole and getattr(self.mission, "duration_is_target", False)
+            return "target reached" if held else "time limit"
+        if self.stop_reason == "mission done":
+            return "plan exhausted"
+        return "stopped"
 
     def close(self) -> None:
         if self.recorder is not None:

@@ -104,9 +104,12 @@ class TaskScheduler:
         return task
 
     def run_due(self, tick: int) -> None:
-        bucket = self._due.pop(tick, None)
-        if not bucket:
-            return
+        """Run the tasks due at `tick`, then those the run registered for this same tick (a
+        task started inside another on its own grid runs now, not never), until none is left."""
+        while bucket := self._due.pop(tick, None):
+            self._run_bucket(tick, bucket)
+
+    def _run_bucket(self, tick: int, bucket: list[Task]) -> None:
         if len(bucket) > 1:
             bucket.sort(key=lambda t: t.seq)
         clock = time.perf_counter

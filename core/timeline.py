@@ -1,13 +1,14 @@
 """The view timeline: what the 3D views showed during a recorded run, for a faithful replay.
 
 A post-tick listener (registered after the mission's) samples, every `PERIOD_S` of simulated
-time, the mission's HUD lines (`Mission.hud()`), its overlays (an optional `overlays()` method
-returning plain data: mappings with `segments` (M, 2, 3) or `corners` (M, 4, 3) and an optional
-RGBA `color`) and each agent's control-mode name, and appends them to the results directory as
-the run goes (nothing is lost if the run is interrupted):
+time, the mission's HUD lines (`Mission.hud()`), the ids holding its "leader" role
+(`Mission.role_members`), its overlays (an optional `overlays()` method returning plain data:
+mappings with `segments` (M, 2, 3) or `corners` (M, 4, 3) and an optional RGBA `color`) and
+each agent's control-mode name, and appends them to the results directory as the run goes
+(nothing is lost if the run is interrupted):
 
-- `timeline.jsonl`: one JSON object per sample: `tick`, `hud` (list of str), `modes` ({id: name})
-  and `overlays`, a list of {kind, color, shape, offset, nbytes} pointing into
+- `timeline.jsonl`: one JSON object per sample: `tick`, `hud` (list of str), `modes` ({id: name}),
+  `leaders` (list of ids) and `overlays`, a list of {kind, color, shape, offset, nbytes} into
 - `timeline.bin`: zlib-compressed float32 arrays. An overlay list identical to the previous
   sample's is not written again: the sample's `overlays` is then `null` ("unchanged").
 
@@ -60,6 +61,7 @@ class Timeline:
             "tick": world.tick,
             "hud": [str(line) for line in hud or ()],
             "modes": {str(a.id): _mode(a) for a in self.sim.agents.values()},
+            "leaders": _leaders(mission),
             "overlays": self._overlays(_call(mission, "overlays") or ()),
         }
         with self.index_path.open("a", encoding="utf-8") as f:
@@ -100,6 +102,12 @@ def _get(item: Any, key: str) -> Any:
 def _call(obj: Any, name: str) -> Any:
     fn = getattr(obj, name, None)
     return fn() if callable(fn) else None
+
+
+def _leaders(mission: Any) -> list[int]:
+    """Ids holding the mission's "leader" role (`Mission.role_members`), for the views' colours."""
+    members = getattr(mission, "role_members", None)
+    return sorted(int(i) for i in members("leader") or ()) if callable(members) else []
 
 
 def _mode(agent: Any) -> str:

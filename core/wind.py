@@ -212,6 +212,17 @@ class WindField:
         self.velocity = np.zeros((n, 3))  # m/s, world ENU: the wind at each body
         self.gust = np.zeros((n, 3))  # m/s, world ENU: its turbulent part
 
+    def set_mean(self, speed_m_s: float, from_deg: float) -> None:
+        """Change the mean wind (a scheduled `wind` event): new speed at 20 ft and direction;
+        the turbulence keeps its state and takes its intensities from the new speed."""
+        import dataclasses
+
+        self.config = dataclasses.replace(self.config, speed_m_s=speed_m_s, from_deg=from_deg)
+        towards = self.config.direction
+        left = np.array([-towards[1], towards[0], 0.0])
+        self.gust_axes = np.stack([towards, left, [0.0, 0.0, 1.0]])
+        self.mean_direction = towards * speed_m_s
+
     def mean(self, height_m: np.ndarray) -> np.ndarray:
         """(N,) heights m -> (N, 3) mean wind m/s, world ENU."""
         if not self.config.shear:

@@ -5,16 +5,24 @@
 Runs the reference scenario (configs/flocking_coverage.toml) for SECONDS (30) of simulated time,
 recording it, and writes into docs/:
 
-- screenshot_3d.png: the live 3D view close to the flock (quadrotor meshes, shadows, HUD, legend);
+- screenshot_3d.png: the live 3D view close to the flock and its leader (quadrotor meshes,
+  shadows, HUD, legend);
 - screenshot_top.png: the top view of the whole area with the coverage overlay;
 - screenshot_replay.png: the recorded run replayed at the same time (overlays from the timeline);
-- screenshot_1000.png: a synthetic 1,000-drone swarm at the default camera.
+- screenshot_1000.png: a synthetic 1,000-drone swarm at the default camera;
+- screenshot_window.png: the whole viewer window (Xvfb; skipped without it) of the same scenario
+  with `qrsim` sensors: the 3D camera following the selected follower, the panel's inspector,
+  and the ghost of the drone at its estimated position.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -64,8 +72,10 @@ def main() -> None:
         hud = lambda r, size: draw_hud(r, size, frame)  # noqa: E731
 
         flying = frame.positions[frame.mobile & frame.alive]
-        centroid = flying.mean(axis=0)
-        close = OrbitCamera(tuple(centroid), distance=16.0, azimuth_deg=-115, elevation_deg=24)
+        lead = frame.positions[frame.leaders & frame.alive]
+        # Between the flock's centre and its leader (cyan), so both followers and leader show.
+        focus = (flying.mean(axis=0) + lead[0]) / 2 if len(lead) else flying.mean(axis=0)
+        close = OrbitCamera(tuple(focus), distance=12.0, azimuth_deg=-125, elevation_deg=20)
         save(canvas.render(frame, close, overlay=hud), "screenshot_3d.png")
         top = default_camera("top", everything)
         save(canvas.render(frame, top, overlay=hud), "screenshot_top.png")
@@ -87,5 +97,44 @@ def main() -> None:
     canvas.release()
 
 
+def window(seconds: float) -> None:
+    """The viewer window under Xvfb (its own display :96 when none is set)."""
+    xvfb = None
+    if not os.environ.get("DISPLAY"):
+        binary = shutil.which("Xvfb")
+        if binary is None:
+            print("no DISPLAY and no Xvfb: screenshot_window.png not made")
+            return
+        xvfb = subprocess.Popen([binary, ":96", "-screen", "0", "1920x1080x24"])
+        os.environ["DISPLAY"] = ":96"
+        time.sleep(1.0)
+    try:
+        from skyswarm.gui.app import ViewerApp
+
+        scenario = load_scenario(
+            DOCS.parent / "configs" / "flocking_coverage.toml", ["uav.sensors.preset='qrsim'"]
+        )
+        sim = Simulator.from_scenario(scenario)
+        sim.run(until_s=seconds)
+        app = ViewerApp(sim, size=SIZE)
+        frame = app.frame()
+        followers = frame.ids[frame.mobile & frame.alive & ~frame.leaders]
+        app.select(int(followers[len(followers) // 2]))
+        app.toggle_follow()
+        cam = app.main.camera
+        cam.distance, cam.azimuth_deg, cam.elevation_deg = 7.0, -100.0, 22.0
+        for _ in range(60):
+            app.animate_cameras(0.05)  # 3 s of following: on the drone
+        app.main.render_now()
+        save(app.main.screenshot(), "screenshot_window.png")
+        app.shutdown()
+        sim.close()
+    finally:
+        if xvfb is not None:
+            xvfb.terminate()
+            xvfb.wait()
+
+
 if __name__ == "__main__":
     main()
+    window(float(sys.argv[1]) if len(sys.argv) > 1 else 30.0)

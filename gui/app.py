@@ -8,9 +8,12 @@ shared with the replay player (gui/views.py `ViewerBase`).
 
 from __future__ import annotations
 
+import math
+import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,12 +38,16 @@ if TYPE_CHECKING:
 
 TRAIL_EVERY_S = 0.2  # s of simulated time between trail points
 TRAIL_POINTS = 60
+HEARD_WITHIN_S = 1.0  # s: the inspector counts the neighbours heard this recently
+COMMAND_KEYS = (key._1, key._2, key._3, key._4, key._5, key._6, key._7, key._8, key._9)
 
 ACTIONS = (
     Action(key.SPACE, "Space", "Start", "start_or_pause", "start / pause / resume"),
     Action(key.N, "N", "Step", "step_once", "advance one tick"),
     Action(key.BRACKETLEFT, "[", "x1/2", "slower", "speed x 1/2"),
     Action(key.BRACKETRIGHT, "]", "x2", "faster", "speed x 2"),
+    Action(key.END, "End", "Stop", "stop_run", "end the run (summary: stopped by operator)"),
+    Action(key.HOME, "Home", "Reset", "reset_run", "restart the scenario from t = 0"),
     Action(key.K, "K", "Kill", "kill_selected", "kill the selected agent"),
     *VIEW_ACTIONS,
     Action(key.J, "J", "Joy", "toggle_joystick", "fly the selected agent by joystick / release"),
@@ -56,10 +63,18 @@ class ViewerApp(ViewerBase):
     actions = ACTIONS
 
     def __init__(
-        self, sim: Simulator, speed: float | None = None, size: tuple[int, int] = (1280, 720)
+        self,
+        sim: Simulator,
+        speed: float | None = None,
+        size: tuple[int, int] = (1280, 720),
+        results_dir: Path | None = None,
     ) -> None:
         self.session = SimSession(sim, speed)
         self.source = LiveSource(sim)
+        self.results_dir = results_dir  # where the first run records; resets record next to it
+        self.resets = 0
+        self.command_note = ""  # the last mission command run, or its error
+        self._drawn_at: float | None = None  # perf_counter when the last update() ended
         self.show_trails = False
         self.joystick: JoystickHub | None = None  # created at the first J
         self._frame: Frame | None = None
@@ -89,9 +104,14 @@ class ViewerApp(ViewerBase):
 
     # -- loop -----------------------------------------------------------------------------
     def update(self, dt: float) -> None:
+        """One GUI frame: input, the simulation for what is left of the frame (the time since the
+        last update went to drawing), camera glides; the windows then draw the latest state."""
+        start = time.perf_counter()
+        draw_s = 0.0 if self._drawn_at is None else start - self._drawn_at
         if self.joystick is not None:
             self.joystick.poll()
-        self.session.advance(dt)
+        self.session.advance(dt, self.session.frame_budget(draw_s))
+        self.animate_cameras(dt)
         sim = self.session.sim
         if self.show_trails and sim.time_s >= self._next_trail_s:
             pos = self.frame().positions
@@ -99,6 +119,7 @@ class ViewerApp(ViewerBase):
                 self._trail.clear()
             self._trail.append(pos)
             self._next_trail_s = sim.time_s + TRAIL_EVERY_S
+        self._drawn_at = time.perf_counter()
 
     # -- actions --------------------------------------------------------------------------
     def start_or_pause(self) -> None:
@@ -115,6 +136,77 @@ class ViewerApp(ViewerBase):
 
     def kill_selected(self) -> None:
         self.session.kill(self.selected)
+
+    def stop_run(self) -> None:
+        self.session.stop()
+
+    def reset_run(self) -> None:
+        """Restart the scenario from t = 0 with the same seed and speed. The run so far ends
+        (its summary written, stop reason "reset"); a recorded view records the new run in
+        RESULTS-reset-K next to the first one."""
+        from skyswarm.core.simulator import Simulator
+
+        old = self.session
+        if old.sim.scenario is None:
+            return
+        if self.joystick is not None:
+            self.joystick.close()
+            self.joystick = None
+        if not old.finished:
+            old.sim.stop_reason = "reset"
+        old.sim.finish()
+        old.sim.close()
+        self.resets += 1
+        out = None
+        if self.results_dir is not None:
+            out = self.results_dir.with_name(f"{self.results_dir.name}-reset-{self.resets}")
+        sim = Simulator.from_scenario(old.sim.scenario, out)
+        self.session = SimSession(sim, old.speed)
+        self.session.started = True
+        self.source = LiveSource(sim)
+        self._frame, self._frame_key = None, (-1, -1)
+        self._trail.clear()
+        self._next_trail_s = 0.0
+
+    # -- mission commands (keys 1..9) -----------------------------------------------------
+    def mission_commands(self) -> list[tuple[str, Callable[[int | None], None]]]:
+        """The mission's `gui_commands()` (label, function of the selected id), at most nine,
+        read with getattr: a mission without them has none."""
+        fn = getattr(self.session.sim.mission, "gui_commands", None)
+        if fn is None:
+            return []
+        try:
+            return [(str(label), call) for label, call in list(fn())[: len(COMMAND_KEYS)]]
+        except Exception as exc:  # noqa: BLE001 - a mission bug must not close the viewer
+            self.command_note = f"gui_commands failed: {type(exc).__name__}: {exc}"
+            return []
+
+    def run_command(self, number: int) -> bool:
+        """Run mission command `number` (1..9) on the selected agent; False if there is none."""
+        commands = self.mission_commands()
+        if not 1 <= number <= len(commands):
+            return False
+        label, call = commands[number - 1]
+        try:
+            call(self.selected)
+            self.command_note = f"ran {number}: {label}"
+        except Exception as exc:  # noqa: BLE001 - reported in the panel, the run goes on
+            self.command_note = f"{number}: {label} failed: {type(exc).__name__}: {exc}"
+        return True
+
+    def on_key(self, symbol: int, modifiers: int) -> bool:
+        if not self.typing and symbol in COMMAND_KEYS:
+            self.invalidate_panel()
+            return self.run_command(COMMAND_KEYS.index(symbol) + 1)
+        return super().on_key(symbol, modifiers)
+
+    def help_lines(self) -> list[str]:
+        lines = super().help_lines()
+        commands = self.mission_commands()
+        if commands:
+            lines += ["", "mission commands (on the selected agent):"]
+            lines += [f"{k:>6}   {label}" for k, (label, _) in enumerate(commands, 1)]
+        return lines
 
     def toggle_joystick(self) -> None:
         from skyswarm.gui.joystick import JoystickHub
@@ -153,7 +245,25 @@ class ViewerApp(ViewerBase):
         ]
         if self.joystick is not None:
             lines.append(self.joystick.status())
+        commands = self.mission_commands()
+        if commands:
+            keys = "  ".join(f"{k} {label}" for k, (label, _) in enumerate(commands, 1))
+            lines.append(f"mission: {keys}")
+        if self.command_note:
+            lines.append(self.command_note)
         return lines
+
+    def button_label(self, method: str, label: str) -> str:
+        if method == "start_or_pause":
+            s = self.session
+            if s.finished:
+                return "Ended"
+            return "Start" if not s.started else ("Resume" if s.paused else "Pause")
+        return super().button_label(method, label)
+
+    def inspector_lines(self) -> list[str]:
+        agent = self.session.sim.agents.get(self.selected) if self.selected is not None else None
+        return inspect(self.session.sim, agent, self.frame()) if agent is not None else []
 
 
 LOST_FATES = ("over_bandwidth", "out_of_range", "lost_on_air", "receiver_dead", "queue_overflow")
@@ -185,14 +295,85 @@ def view_scenario(
     from skyswarm.core.simulator import Simulator
 
     sim = Simulator.from_scenario(scenario, results_dir)
-    app = ViewerApp(sim, speed, size)
+    app = ViewerApp(sim, speed, size, results_dir)
     interrupted = False
     try:
         interrupted = run_event_loop(app.update)
     finally:
         app.shutdown()
+        sim = app.session.sim  # the last run, after any Reset
         if not app.session.finished:
             sim.stop_reason = "interrupted" if interrupted else "window closed"
         sim.finish()
         sim.close()
     return 130 if interrupted else 0
+
+
+def inspect(sim: Simulator, agent: Any, frame: Frame) -> list[str]:
+    """The inspector lines of one agent: id, role (and the mission's leader role), state; control
+    mode and setpoints; battery; neighbours heard and messages in/out; estimate vs truth and the
+    GPS error when its swarm has sensors. Read with getattr: any agent kind works."""
+    i = frame.index_of(agent.id)
+    leader = i is not None and bool(frame.leaders[i])
+    out = [
+        f"agent {agent.id}  {agent.role}{'  LEADER' if leader else ''}  "
+        + ("alive" if agent.alive else "dead")
+    ]
+    mode = getattr(agent, "mode", None)
+    swarm, index = getattr(agent, "swarm", None), getattr(agent, "index", None)
+    line = f"mode {mode_label(agent)}"
+    battery = getattr(swarm, "battery", None)
+    if battery is not None and index is not None:
+        charge = float(battery.charge[index])
+        line += f"   battery {100 * charge:3.0f} %  {float(battery.voltage[index]):.1f} V"
+    out.append(line)
+    if mode is not None and swarm is not None and index is not None:
+        out.append(setpoint_text(mode, swarm.setpoints, index))
+    comms = ""
+    disp = sim.dispatcher
+    if disp is not None and hasattr(disp, "agent_counts"):
+        try:
+            counts = disp.agent_counts(agent)
+            tx = sum(n for ch in counts.values() for n in ch["tx"].values())
+            rx = sum(ch["rx"].get("delivered", 0) for ch in counts.values())
+            comms = f"msgs in {rx} / out {tx}"
+        except Exception:  # noqa: BLE001 - an agent the dispatcher does not know
+            comms = ""
+    last = getattr(agent, "last_heard", None)  # {id: time heard, s}, e.g. a flock member
+    if isinstance(last, dict):
+        recent = sum(1 for t in last.values() if sim.time_s - float(t) <= HEARD_WITHIN_S)
+        comms = f"heard {recent} neighbours in {HEARD_WITHIN_S:g} s   {comms}"
+    if comms:
+        out.append(comms.strip())
+    if i is not None and frame.estimates is not None and np.all(np.isfinite(frame.estimates[i])):
+        err = float(np.linalg.norm(frame.estimates[i] - frame.positions[i]))
+        out.append(f"estimate off truth {err:.2f} m (white ghost)")
+        if frame.gps_fixes is not None and np.all(np.isfinite(frame.gps_fixes[i])):
+            gps = frame.gps_fixes[i] - frame.positions[i]
+            h, v = float(np.linalg.norm(gps[:2])), float(gps[2])
+            out.append(f"GPS error {h:.2f} m horiz., {v:+.2f} m vert. (pink +)")
+    return out
+
+
+def setpoint_text(mode: Any, setpoints: Any, i: int) -> str:
+    """The setpoints the agent's control mode reads, in user units (m, m/s, compass deg)."""
+    uses = getattr(mode, "uses", lambda stage: False)
+    parts = []
+    if uses("position"):
+        x, y = setpoints.position[i]
+        parts.append(f"pos ({x:.1f}, {y:.1f})")
+    elif uses("velocity"):
+        vx, vy, vz = setpoints.velocity[i]
+        parts.append(f"vel ({vx:.1f}, {vy:.1f}, {vz:.1f})")
+    if uses("altitude"):
+        parts.append(f"alt {float(setpoints.altitude[i]):.1f}")
+    if uses("heading"):
+        parts.append(f"hdg {(90.0 - math.degrees(float(setpoints.yaw[i]))) % 360:.0f}")
+    if not parts and uses("attitude"):
+        r, p, _ = setpoints.attitude[i]
+        thrust = float(setpoints.thrust[i])
+        parts.append(f"roll {math.degrees(r):.0f} pitch {math.degrees(p):.0f} deg  {thrust:.1f} N")
+    if not parts:
+        t, r, p, y = setpoints.manual[i]
+        parts.append(f"sticks thr {t:.2f} r {r:+.2f} p {p:+.2f} y {y:+.2f}")
+    return "set " + "  ".join(parts)

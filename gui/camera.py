@@ -19,6 +19,10 @@ from skyswarm.core.geo import yaw_of
 
 ROTATE_DEG_PER_PX = 0.25  # orbit: degrees of azimuth / elevation per pixel dragged
 ZOOM_PER_NOTCH = 0.9  # distance (or half-height) factor per scroll notch
+GLIDE_TAU_S = 0.25  # s of wall time: time constant of a camera gliding to a new framing
+FOLLOW_TAU_S = 0.12  # s of wall time: how closely a following camera trails its agent
+ZOOM_AT_MAX = 20.0  # zoom to the cursor only where its ground point is nearer than this many
+# camera distances (beyond, toward the horizon, zoom about the target)
 Pose = tuple[np.ndarray, np.ndarray]  # position (3,) m, quaternion (4,) x, y, z, w
 
 
@@ -98,6 +102,48 @@ class Camera:
     def scroll(self, notches: float) -> None:
         """Mouse wheel: positive notches zoom in."""
 
+    def zoom_at(self, notches: float, px: float, py: float, width: int, height: int) -> None:
+        """Mouse wheel over image pixel (px, py): zoom keeping that point under the cursor where
+        the camera supports it (orbit, top), else as `scroll`."""
+        self.scroll(notches)
+
+    def animate(self, dt_s: float) -> None:
+        """Advance glides and following by `dt_s` wall seconds (cameras that have them)."""
+
+    def _hit_ground(self, px: float, py: float, w: int, h: int, z: float) -> np.ndarray | None:
+        """Where the ray through pixel (px, py) meets the plane at height `z`, or None."""
+        origin, d = self.ray(px, py, w, h)
+        if abs(d[2]) < 1e-9:
+            return None
+        t = (z - origin[2]) / d[2]
+        return origin + t * d if t > 0 else None
+
+
+class Glide:
+    """Eases named float attributes of a camera toward goal values (exponential, GLIDE_TAU_S);
+    the angle `azimuth_deg` the short way round. Finished when every value is within 0.1 %."""
+
+    def __init__(self, camera: Camera, goal: dict[str, object]) -> None:
+        self.camera, self.goal = camera, goal
+
+    def step(self, dt_s: float) -> bool:
+        """Move by `dt_s` wall seconds; True when the goal is reached (values set exactly)."""
+        k = 1.0 - math.exp(-max(dt_s, 0.0) / GLIDE_TAU_S)
+        done = True
+        for name, goal in self.goal.items():
+            now = np.asarray(getattr(self.camera, name), dtype=float)
+            want = np.asarray(goal, dtype=float)
+            delta = want - now
+            if name == "azimuth_deg":
+                delta = (delta + 180.0) % 360.0 - 180.0
+            scale = max(1.0, float(np.max(np.abs(want))))
+            if float(np.max(np.abs(delta))) <= 1e-3 * scale:
+                new = want
+            else:
+                new, done = now + k * delta, False
+            setattr(self.camera, name, float(new) if np.ndim(new) == 0 else np.array(new))
+        return done
+
 
 class OrbitCamera(Camera):
     """Perspective camera orbiting `target` at `distance` m, `azimuth_deg` from +x counter-
@@ -117,6 +163,43 @@ class OrbitCamera(Camera):
         self.azimuth_deg = float(azimuth_deg)
         self.elevation_deg = float(elevation_deg)
         self.fov_y_deg = fov_y_deg
+        self.glide: Glide | None = None
+        self.follow: Callable[[], np.ndarray | None] | None = None  # point to keep centred
+
+    def glide_to(self, target: np.ndarray | None = None, distance: float | None = None) -> None:
+        """Move smoothly (GLIDE_TAU_S) to a new target and/or distance; input cancels it."""
+        goal: dict[str, object] = {}
+        if target is not None:
+            goal["target"] = np.asarray(target, dtype=float)
+        if distance is not None:
+            goal["distance"] = float(distance)
+        self.glide = Glide(self, goal) if goal else None
+
+    def animate(self, dt_s: float) -> None:
+        if self.glide is not None and self.glide.step(dt_s):
+            self.glide = None
+        point = self.follow() if self.follow is not None else None
+        if point is not None and np.all(np.isfinite(point)):
+            k = 1.0 - math.exp(-max(dt_s, 0.0) / FOLLOW_TAU_S)
+            self.target = self.target + k * (np.asarray(point, dtype=float) - self.target)
+
+    def zoom_at(self, notches: float, px: float, py: float, width: int, height: int) -> None:
+        """Zoom toward the ground point under the cursor (the plane through the target): the
+        target and the eye move toward it by the zoom factor, so it stays under the cursor.
+        While following an agent, zoom about the agent."""
+        p = (
+            None
+            if self.follow is not None
+            else self._hit_ground(px, py, width, height, float(self.target[2]))
+        )
+        before = self.distance
+        self.scroll(notches)
+        if p is None or np.linalg.norm(p - self.target) > ZOOM_AT_MAX * before:
+            return
+        f = self.distance / before
+        self.target = p + f * (self.target - p)
+        if self.glide is not None:
+            self.glide.goal.pop("target", None)
 
     @property
     def eye(self) -> np.ndarray:
@@ -138,7 +221,8 @@ class OrbitCamera(Camera):
             v = self.view
             right, up = v[0, :3], v[1, :3]
             scale = self.distance * 0.0015
-            self.target -= (dx * right + dy * up) * scale
+            self.target = self.target - (dx * right + dy * up) * scale
+            self.follow = self.glide = None  # panning takes the camera off the agent
             return
         self.azimuth_deg = (self.azimuth_deg - dx * ROTATE_DEG_PER_PX + 180) % 360 - 180
         self.elevation_deg = float(np.clip(self.elevation_deg - dy * ROTATE_DEG_PER_PX, -89, 89))
@@ -155,6 +239,35 @@ class TopCamera(Camera):
         self.center = np.asarray(center, dtype=float)
         self.half_height = float(half_height)
         self.viewport_height = 720  # px, for converting drags to metres
+        self.glide: Glide | None = None
+        self.follow: Callable[[], np.ndarray | None] | None = None
+
+    def glide_to(self, center: np.ndarray | None = None, half_height: float | None = None) -> None:
+        """Move smoothly (GLIDE_TAU_S) to a new centre and/or half-height."""
+        goal: dict[str, object] = {}
+        if center is not None:
+            goal["center"] = np.asarray(center, dtype=float)[:2]
+        if half_height is not None:
+            goal["half_height"] = float(half_height)
+        self.glide = Glide(self, goal) if goal else None
+
+    def animate(self, dt_s: float) -> None:
+        if self.glide is not None and self.glide.step(dt_s):
+            self.glide = None
+        point = self.follow() if self.follow is not None else None
+        if point is not None and np.all(np.isfinite(point)):
+            k = 1.0 - math.exp(-max(dt_s, 0.0) / FOLLOW_TAU_S)
+            self.center = self.center + k * (np.asarray(point, dtype=float)[:2] - self.center)
+
+    def zoom_at(self, notches: float, px: float, py: float, width: int, height: int) -> None:
+        """Zoom keeping the ground point under the cursor fixed (about the centre if following)."""
+        self.aspect = width / max(1, height)
+        p = None if self.follow is not None else self._hit_ground(px, py, width, height, 0.0)
+        before = self.half_height
+        self.scroll(notches)
+        if p is not None:
+            f = self.half_height / before
+            self.center = p[:2] + f * (self.center - p[:2])
 
     @property
     def view(self) -> np.ndarray:
@@ -167,7 +280,8 @@ class TopCamera(Camera):
 
     def drag(self, dx: float, dy: float, pan: bool = True) -> None:
         m_per_px = 2 * self.half_height / max(1, self.viewport_height)
-        self.center -= np.array([dx, dy]) * m_per_px
+        self.center = self.center - np.array([dx, dy]) * m_per_px
+        self.follow = self.glide = None
 
     def scroll(self, notches: float) -> None:
         self.half_height = float(np.clip(self.half_height * ZOOM_PER_NOTCH**notches, 0.5, 1e5))

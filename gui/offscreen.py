@@ -8,6 +8,8 @@ post-tick listener at a fixed simulated frame rate; it only reads the world, so 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,7 +100,7 @@ def _egl_release_thread() -> None:
 
 
 VIDEO_CRF = 26  # x264 constant rate factor: 23 is its default, +6 halves the bitrate
-VIDEO_PRESET = "veryfast"  # x264 speed/size trade-off: encoding must not dominate a run
+VIDEO_PRESET = "superfast"  # x264 speed/size trade-off: encoding must not dominate a run
 
 
 class VideoWriter:
@@ -130,15 +132,22 @@ class VideoWriter:
 
 def draw_hud(renderer: Renderer, size: tuple[int, int], frame: Frame) -> None:
     """The video overlay: time, alive agents and the mission's HUD lines top left, the colour
-    legend bottom left."""
+    legend bottom left (its image made once per set of entries)."""
     from skyswarm.gui.renderer import legend_entries
-    from skyswarm.gui.text import legend_image, text_image
+    from skyswarm.gui.text import text_image
 
     alive = frame.alive & frame.mobile
     line = f"t = {frame.time_s:6.2f} s   alive {int(alive.sum())}/{int(frame.mobile.sum())}"
     renderer.draw_image(text_image([line, *frame.hud]), 8, 8, size)
-    legend = legend_image(legend_entries(frame))
+    legend = _legend(tuple(legend_entries(frame)))
     renderer.draw_image(legend, 8, size[1] - legend.shape[0] - 8, size)
+
+
+@lru_cache(maxsize=8)
+def _legend(entries: tuple[tuple[str, tuple[float, float, float]], ...]) -> np.ndarray:
+    from skyswarm.gui.text import legend_image
+
+    return legend_image(entries)
 
 
 class FrameWriter:
@@ -166,6 +175,11 @@ class Capture:
     of D seconds gives floor(D * fps) frames. The camera starts framing the agents and the
     mission overlays; with `follow` it then keeps the alive agents in view as they fly
     (gui/framing.py `SwarmFollower`).
+
+    With `process` the rendering and encoding run in a child process (`RenderWorker`): the
+    simulation only snapshots the frame and the camera (a few kB; overlays only when they
+    change) and goes on stepping while the previous frame is drawn and encoded, so on two cores
+    the run costs about the larger of the two instead of their sum.
     """
 
     def __init__(
@@ -178,22 +192,20 @@ class Capture:
         camera: str = "orbit",
         hud: bool = True,
         follow: bool = True,
+        process: bool = False,
     ) -> None:
         self.sim = sim
         self.source = LiveSource(sim)
         first = self.source.frame()
         shown = shown_points(first)
         center, half = scene_extent(shown)
-        self.canvas = OffscreenCanvas(self.source.scenery, size, tuple(center), half)
         self.camera = default_camera(camera, shown)
         self.follower = SwarmFollower(self.camera, size[0] / size[1]) if follow else None
         self.fps = fps
-        self.hud = hud
-        self.sinks: list[Any] = []
-        if video is not None:
-            self.sinks.append(VideoWriter(Path(video), size, fps))
-        if frames is not None:
-            self.sinks.append(FrameWriter(Path(frames)))
+        spec = RenderSpec(self.source.scenery, size, tuple(center), half, video, frames, fps, hud)
+        self.worker: RenderWorker | LocalRender = (
+            RenderWorker(spec) if process else LocalRender(spec)
+        )
         self.count = 0
         sim.add_post_tick(self.post_tick)
 
@@ -201,18 +213,137 @@ class Capture:
         if world.time_s + 1e-9 < (self.count + 1) / self.fps:
             return
         self.count += 1
-        frame = self._last_frame = self.source.frame()
+        frame = self.source.frame()
         if self.follower is not None:
             self.follower.update(frame, 1.0 / self.fps)
-        image = self.canvas.render(frame, self.camera, overlay=self._hud if self.hud else None)
-        for sink in self.sinks:
-            sink.write(image)
-
-    def _hud(self, renderer: Renderer, size: tuple[int, int]) -> None:
-        draw_hud(renderer, size, self._last_frame)
+        self.worker.submit(frame, self.camera)
 
     def close(self) -> None:
         self.sim.remove_post_tick(self.post_tick)
+        self.worker.close()
+
+
+@dataclass(frozen=True)
+class RenderSpec:
+    """What a renderer of a capture needs: scenery, size, grid placement and the sinks."""
+
+    scenery: Scenery
+    size: tuple[int, int]
+    center: tuple[float, ...]
+    half_extent_m: float
+    video: Path | None
+    frames: Path | None
+    fps: float
+    hud: bool
+
+
+class LocalRender:
+    """Renders and encodes each submitted frame at once, in this process."""
+
+    def __init__(self, spec: RenderSpec) -> None:
+        self.canvas = OffscreenCanvas(spec.scenery, spec.size, spec.center, spec.half_extent_m)
+        self.hud = spec.hud
+        self.sinks: list[Any] = []
+        if spec.video is not None:
+            self.sinks.append(VideoWriter(Path(spec.video), spec.size, spec.fps))
+        if spec.frames is not None:
+            self.sinks.append(FrameWriter(Path(spec.frames)))
+
+    def submit(self, frame: Frame, camera: Camera) -> None:
+        hud = (lambda r, size: draw_hud(r, size, frame)) if self.hud else None
+        image = self.canvas.render(frame, camera, overlay=hud)
+        for sink in self.sinks:
+            sink.write(image)
+
+    def close(self) -> None:
         for sink in self.sinks:
             sink.close()
         self.canvas.release()
+
+
+QUEUE_FRAMES = 6  # frames in flight to the render process before the simulation waits
+
+
+class RenderWorker:
+    """A child process (spawned: no state shared with pybullet or numba) running a LocalRender.
+
+    Frames travel pickled through a bounded queue; a frame's overlays are sent only when they
+    differ from the last ones sent (None on the wire means "unchanged").
+    """
+
+    def __init__(self, spec: RenderSpec) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")
+        self.queue = ctx.Queue(maxsize=QUEUE_FRAMES)
+        self.errors = ctx.Queue()
+        self.proc = ctx.Process(
+            target=_render_loop, args=(spec, self.queue, self.errors), daemon=True
+        )
+        self.proc.start()
+        self._sent_overlays: list[Any] | None = None
+
+    def submit(self, frame: Frame, camera: Camera) -> None:
+        if not self.proc.is_alive():
+            self._raise()
+        overlays = frame.overlays
+        same = self._sent_overlays is not None and _same_overlays(overlays, self._sent_overlays)
+        if not same:
+            self._sent_overlays = overlays
+        wire = replace(frame, overlays=None if same else overlays)  # type: ignore[arg-type]
+        self._put((wire, camera))
+
+    def close(self) -> None:
+        self._put(None)
+        self.proc.join()
+        self._raise()
+
+    def _put(self, item: Any) -> None:
+        """Queue `item`, waiting while QUEUE_FRAMES are in flight; raise if the process died."""
+        import queue
+
+        while True:
+            try:
+                self.queue.put(item, timeout=1.0)
+                return
+            except queue.Full:
+                if not self.proc.is_alive():
+                    self._raise()
+                    raise RuntimeError("video render process ended early") from None
+
+    def _raise(self) -> None:
+        if not self.errors.empty():
+            raise RuntimeError(f"video render process failed: {self.errors.get()}")
+        if self.proc.exitcode not in (None, 0):
+            raise RuntimeError(f"video render process exited with {self.proc.exitcode}")
+
+
+def _render_loop(spec: RenderSpec, queue: Any, errors: Any) -> None:
+    """The render process: frames from `queue` until None, into a LocalRender."""
+    try:
+        local = LocalRender(spec)
+        overlays: list[Any] = []
+        while (item := queue.get()) is not None:
+            frame, camera = item
+            if frame.overlays is None:
+                frame.overlays = overlays
+            overlays = frame.overlays
+            local.submit(frame, camera)
+        local.close()
+    except BaseException as exc:  # reported to the parent, which raises it
+        errors.put(f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def _same_overlays(a: list[Any], b: list[Any]) -> bool:
+    """True if two overlay lists draw the same (kind, colour and every coordinate)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if type(x) is not type(y) or x.color != y.color:
+            return False
+        ax = getattr(x, "segments", getattr(x, "corners", None))
+        bx = getattr(y, "segments", getattr(y, "corners", None))
+        if ax.shape != bx.shape or not np.array_equal(ax, bx):
+            return False
+    return True

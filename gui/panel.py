@@ -22,6 +22,8 @@ DIM = (150, 155, 165, 255)
 BUTTON_BG = (60, 68, 84, 255)
 HILITE = (120, 100, 20, 255)
 DEAD_FG = (230, 90, 80, 255)
+INSPECT_BG = (40, 46, 58, 255)
+EDIT_FG = (255, 220, 90, 255)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,24 @@ class AgentRow:
 LIST_HEADER = f"{'id':>5} {'role':<6} {'mode':<9} {'alt m':>7} {'spd':>6} {'live':>4}"
 
 
+def filter_rows(rows: Sequence[AgentRow], text: str) -> list[AgentRow]:
+    """Rows matching the filter `text`: every space-separated word must match a field — the id
+    exactly (a number), else a prefix of the role or the mode (case-insensitive), or "alive" /
+    "dead"."""
+    words = text.lower().split()
+    if not words:
+        return list(rows)
+
+    def match(row: AgentRow, w: str) -> bool:
+        if w.isdigit():
+            return row.agent_id == int(w)
+        if w in ("alive", "dead"):
+            return row.alive == (w == "alive")
+        return row.role.lower().startswith(w) or row.mode.lower().startswith(w)
+
+    return [r for r in rows if all(match(r, w) for w in words)]
+
+
 class Panel:
     """Lays out `buttons`, HUD lines and the agent rows in a PANEL_W x height strip."""
 
@@ -82,27 +102,56 @@ class Panel:
         return x, y, x + BUTTON_W, y + BUTTON_H
 
     def render(
-        self, height: int, hud: Sequence[str], rows: Sequence[AgentRow], selected: int | None
+        self,
+        height: int,
+        hud: Sequence[str],
+        rows: Sequence[AgentRow],
+        selected: int | None,
+        inspector: Sequence[str] = (),
+        filter_text: str = "",
+        editing: bool = False,
+        total: int | None = None,
+        labels: Sequence[str] | None = None,
     ) -> np.ndarray:
-        """(height, PANEL_W, 4) uint8 image of the panel."""
+        """(height, PANEL_W, 4) uint8 image of the panel: buttons, HUD lines, the selected agent's
+        `inspector` lines, the filter line and the (filtered) agent `rows` of `total`."""
         f = font()
         img = Image.new("RGBA", (PANEL_W, max(1, height)), BG)
         draw = ImageDraw.Draw(img)
         for i, b in enumerate(self.buttons):
             x0, y0, x1, y1 = self.button_rect(i)
             draw.rectangle((x0, y0, x1, y1), fill=BUTTON_BG)
-            tw = f.getlength(b.label)
-            draw.text((x0 + (BUTTON_W - tw) / 2, y0 + 4), b.label, font=f, fill=FG)
+            label = labels[i] if labels is not None else b.label  # the state's label
+            tw = f.getlength(label)
+            draw.text((x0 + (BUTTON_W - tw) / 2, y0 + 4), label, font=f, fill=FG)
         y = self.buttons_bottom + PAD_PX
         for line in hud:
             draw.text((PAD_PX, y), line, font=f, fill=FG)
             y += LINE_PX
+        if inspector:
+            y += PAD_PX // 2
+            box = (0, y - 2, PANEL_W, y + len(inspector) * LINE_PX + 2)
+            draw.rectangle(box, fill=INSPECT_BG)
+            for line in inspector:
+                draw.text((PAD_PX, y), line, font=f, fill=FG)
+                y += LINE_PX
         y += PAD_PX
+        visible = max(0, (height - y - 2 * LINE_PX - PAD_PX) // LINE_PX)
+        self.scroll = int(np.clip(self.scroll, 0, max(0, len(rows) - visible)))
+        total = len(rows) if total is None else total
+        shown = f"{self.scroll + 1 if rows else 0}-{min(len(rows), self.scroll + visible)}"
+        if editing:
+            line, color = f"filter: {filter_text}_   (Enter: done, Esc: clear)", EDIT_FG
+        elif filter_text:
+            line, color = f"filter '{filter_text}': {shown} of {len(rows)} ({total})", EDIT_FG
+        else:
+            line, color = f"agents {shown} of {total}   / filter, wheel scroll", DIM
+        draw.text((PAD_PX, y), line, font=f, fill=color)
+        y += LINE_PX
         draw.text((PAD_PX, y), LIST_HEADER, font=f, fill=DIM)
         y += LINE_PX
         self.list_top = y
-        self.visible_rows = max(0, (height - y - PAD_PX) // LINE_PX)
-        self.scroll = int(np.clip(self.scroll, 0, max(0, len(rows) - self.visible_rows)))
+        self.visible_rows = visible
         for k, row in enumerate(rows[self.scroll : self.scroll + self.visible_rows]):
             ry = y + k * LINE_PX
             if row.agent_id == selected:

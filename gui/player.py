@@ -62,6 +62,7 @@ class ReplayApp(ViewerBase):
     def update(self, dt: float) -> None:
         if not self.paused:
             self.seek(self.time_s + dt * self.speed)
+        self.animate_cameras(dt)
 
     def seek(self, time_s: float) -> None:
         self.time_s = float(np.clip(time_s, 0.0, self.source.duration_s))
@@ -107,6 +108,11 @@ class ReplayApp(ViewerBase):
             *frame.hud,
             selected_line(frame, self.selected),
         ]
+
+    def button_label(self, method: str, label: str) -> str:
+        if method == "toggle_pause":
+            return "Play" if self.paused else "Pause"
+        return super().button_label(method, label)
 
     @property
     def slider_y(self) -> int:

@@ -53,7 +53,10 @@ SHADOW_FADE_M = 40.0  # m of height over which a shadow fades to a third of SHAD
 FOG_M = 600.0  # m: the ground fades into the horizon colour over this distance
 GROUND_HALF_M = 20000.0  # m: the ground plane is this big, enough to look infinite
 HORIZON = (0.80, 0.86, 0.92)  # sky colour at the horizon (SKY at the top of the view)
-PALETTE = [(0.8, 0.2, 0.8), (0.1, 0.75, 0.8), (0.6, 0.4, 0.2), (0.9, 0.2, 0.3)]
+LEADER = (0.0, 0.78, 0.92)  # cyan: the mission's "leader" (Mission.role_members), any role
+GHOST = (1.0, 1.0, 1.0, 0.45)  # the selected agent's estimated pose (sensors on): white, faint
+GPS_FIX = (1.0, 0.25, 0.55, 1.0)  # its GPS fix (truth + GPS error): a small pink cross
+PALETTE = [(0.8, 0.2, 0.8), (0.55, 0.85, 0.2), (0.6, 0.4, 0.2), (0.9, 0.2, 0.3)]
 
 
 def role_color(role: str, index: int = 0) -> tuple[float, float, float]:
@@ -278,6 +281,7 @@ class Renderer:
             pos, quat = frame.positions[mask], frame.orientations[mask]
             ok = np.all(np.isfinite(pos), axis=1)
             colors = np.tile((*role_color(role, k), 1.0), (len(pos), 1))
+            colors[frame.leaders[mask], :3] = LEADER
             colors[~frame.alive[mask]] = DEAD
             colors[sel[mask]] = SELECTED
             alive = frame.alive[mask][ok]
@@ -300,6 +304,47 @@ class Renderer:
         if markers:
             self.ctx.point_size = MARKER_SIZE_PX
             self._draw_flat(markers, moderngl.POINTS)
+        self._draw_ghost(frame, selected)
+
+    def _draw_ghost(self, frame: Frame, selected: int | None) -> None:
+        """The selected agent's estimated position (sensors on): its mesh, translucent white, at
+        the estimate with the true attitude, a line from the truth to it, and a cross at its GPS
+        fix."""
+        i = frame.index_of(selected)
+        if i is None or frame.estimates is None or not frame.alive[i]:
+            return
+        est, truth = frame.estimates[i], frame.positions[i]
+        if not (np.all(np.isfinite(est)) and np.all(np.isfinite(truth))):
+            return
+        role = frame.roles[int(frame.role_index[i])]
+        inst = self.agents.get(role + "#ghost")
+        if inst is None:
+            inst = self.agents[role + "#ghost"] = InstancedMesh(
+                self.ctx, self.mesh_prog, role_mesh(role)
+            )
+        inst.update(
+            model_matrices(est[None], frame.orientations[i][None], self.agent_scale),
+            np.array([GHOST]),
+        )
+        self.ctx.depth_mask = False
+        inst.draw()
+        self.ctx.depth_mask = True
+        lines = [_colored(np.array([truth, est]), GHOST[:3] + (0.9,))]
+        if frame.gps_fixes is not None and np.all(np.isfinite(frame.gps_fixes[i])):
+            r = max(0.1, role_mesh(role).radius * self.agent_scale * 0.5)
+            g = frame.gps_fixes[i]
+            cross = np.array(
+                [
+                    g - [r, 0, 0],
+                    g + [r, 0, 0],
+                    g - [0, r, 0],
+                    g + [0, r, 0],
+                    g - [0, 0, r],
+                    g + [0, 0, r],
+                ]
+            )
+            lines.append(_colored(cross, GPS_FIX))
+        self._draw_flat(lines, moderngl.LINES)
 
     def _draw_lines(self, frame: Frame, selected: int | None, trails: Sequence[np.ndarray]) -> None:
         lines: list[np.ndarray] = []
@@ -371,8 +416,18 @@ class Renderer:
 
 
 def legend_entries(frame: Frame) -> list[tuple[str, tuple[float, float, float]]]:
-    """(label, RGB) per role in `frame`, plus "dead" when an agent is: the colour legend."""
-    out = [(role, role_color(role, k)) for k, role in enumerate(frame.roles)]
+    """(label, RGB) per role in `frame`, "leader" when the mission names one (the other agents of
+    its role are then labelled "ROLE (follower)"), and "dead" when an agent is: the legend."""
+    leaders = frame.leaders
+    out = []
+    for k, role in enumerate(frame.roles):
+        of_role = frame.role_index == k
+        led = bool((leaders & of_role).any())
+        if led and not (of_role & ~leaders).any():
+            continue  # every agent of the role leads: only the "leader" entry
+        out.append((f"{role} (follower)" if led else role, role_color(role, k)))
+    if leaders.any():
+        out.append(("leader", LEADER))
     if len(frame.alive) and not frame.alive.all():
         out.append(("dead", DEAD[:3]))
     return out

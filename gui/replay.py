@@ -119,7 +119,15 @@ class ReplaySource:
             alive=np.r_[self.present[k], np.ones(m, dtype=bool)],
             overlays=overlays,
             hud=hud,
+            leader=self._leaders_at(float(self.times[k])),
         )
+
+    def _leaders_at(self, time_s: float) -> np.ndarray | None:
+        """(N + M,) bool: the agents the mission named "leader" at `time_s` (None: not recorded)."""
+        k = self.sample_at(time_s)
+        if k is None or "leaders" not in self._timeline[k]:
+            return None
+        return np.isin(self.all_ids, np.asarray(self._timeline[k]["leaders"], dtype=np.int64))
 
     def velocities_at(self, time_s: float) -> np.ndarray:
         """(N + M, 3) m/s at `time_s` in frame order; zero for dead agents and base stations."""

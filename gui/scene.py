@@ -20,6 +20,19 @@ if TYPE_CHECKING:
 
 
 STATION_ROLES = frozenset({"base_station"})  # logical agents drawn at a fixed position
+LEADER_ROLE = "leader"  # the mission role drawn in its own colour (Mission.role_members)
+
+
+def role_ids(mission: Any, role: str) -> list[int]:
+    """Agent ids holding a mission `role` (`Mission.role_members`, read with getattr so a mission
+    or core without it works); [] if it has none or fails (a view must not stop a run)."""
+    members = getattr(mission, "role_members", None)
+    if members is None:
+        return []
+    try:
+        return [int(i) for i in members(role) or ()]
+    except Exception:  # noqa: BLE001 - a mission bug must not take the viewer down
+        return []
 
 
 @dataclass
@@ -35,6 +48,16 @@ class Frame:
     alive: np.ndarray  # (N,) bool; dead agents keep the pose where they died
     overlays: list[Overlay] = field(default_factory=list)
     hud: list[str] = field(default_factory=list)  # the mission's HUD lines (Mission.hud())
+    leader: np.ndarray | None = None  # (N,) bool: agents the mission names "leader", or None
+    estimates: np.ndarray | None = None  # (N, 3) m: each agent's estimated position (NaN: none)
+    gps_fixes: np.ndarray | None = None  # (N, 3) m: truth + GPS error (NaN: no GPS), live only
+
+    @property
+    def leaders(self) -> np.ndarray:
+        """(N,) bool: agents holding the mission's "leader" role (none when it names none)."""
+        if self.leader is None:
+            return np.zeros(len(self.ids), dtype=bool)
+        return self.leader
 
     @property
     def mobile(self) -> np.ndarray:
@@ -96,6 +119,7 @@ class LiveSource:
         self._ids = np.zeros(0, dtype=np.int64)
         self._fixed: list[Any] = []
         self._fixed_pos = np.zeros((0, 3))
+        self._sensed: list[tuple[Any, np.ndarray, np.ndarray]] = []  # (swarm, rows, indexes)
 
     def _refresh(self) -> None:
         key = (len(self.sim.agents), len(self.sim.deaths))
@@ -113,6 +137,33 @@ class LiveSource:
         lookup = {r: i for i, r in enumerate(self._roles)}
         self._role_index = np.array([lookup[a.role] for a in self._agents], dtype=np.intp)
         self._ids = np.array([a.id for a in self._agents], dtype=np.int64)
+        groups: dict[int, tuple[Any, list[int], list[int]]] = {}
+        for row, a in enumerate(bodies):
+            swarm = getattr(a, "swarm", None)
+            if swarm is not None and getattr(a, "index", None) is not None:
+                g = groups.setdefault(id(swarm), (swarm, [], []))
+                g[1].append(row)
+                g[2].append(int(a.index))
+        self._sensed = [
+            (sw, np.array(r, np.intp), np.array(i, np.intp)) for sw, r, i in groups.values()
+        ]
+
+    def _estimates(self, truth: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(N, 3) estimated positions and GPS fixes (truth + GPS error) of the agents whose swarm
+        has sensors on (`uav.sensors`), NaN elsewhere; (None, None) when no swarm has sensors."""
+        est = gps = None
+        for swarm, rows, idx in self._sensed:
+            sensors = getattr(swarm, "sensors", None)
+            position = getattr(sensors, "position", None)
+            if position is None:
+                continue
+            if est is None:
+                est, gps = np.full_like(truth, np.nan), np.full_like(truth, np.nan)
+            est[rows] = np.asarray(position)[idx]
+            error = getattr(sensors, "gps_error", None)
+            if error is not None:
+                gps[rows] = truth[rows] + np.asarray(error)[idx]
+        return est, gps
 
     @property
     def agents(self) -> list[Any]:
@@ -127,16 +178,22 @@ class LiveSource:
         mission = self.sim.mission
         overlays = overlays_of(mission) if mission is not None else []
         hud = [str(line) for line in getattr(mission, "hud", lambda: [])() or ()]
+        leaders = role_ids(mission, LEADER_ROLE)
+        positions = np.vstack([st.position[self._slots], self._fixed_pos])
+        estimates, gps = self._estimates(positions)
         return Frame(
             time_s=self.sim.time_s,
             ids=self._ids.copy(),
             roles=list(self._roles),
             role_index=self._role_index.copy(),
-            positions=np.vstack([st.position[self._slots], self._fixed_pos]),
+            positions=positions,
             orientations=np.vstack([st.orientation[self._slots], upright(len(self._fixed))]),
             alive=alive,
             overlays=overlays,
             hud=hud,
+            leader=np.isin(self._ids, leaders) if leaders else None,
+            estimates=estimates,
+            gps_fixes=gps,
         )
 
 

@@ -3,12 +3,20 @@
 Stepping goes through `Simulator.step()` exactly as `Simulator.run()` does (same end tick, same
 mission-done check), so a viewed run and a headless run of the same seed record the same
 trajectory whatever the frame rate, pauses or speed changes.
+
+The frame rate does not depend on the simulation's speed: each GUI frame gives the simulation
+a wall-time budget (`frame_budget`: what is left of a FRAME_TARGET_S frame once the previous
+frame was drawn, at least MIN_STEP_WALL_S), steps whole ticks until it is spent, then the views
+draw the latest state. A simulation slower than real time then runs as fast as the budget allows
+(the HUD shows the real-time factor) while the view stays fluid. Stepping and drawing share one
+thread, so GUI commands (kill, mission commands) always act between two ticks.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from skyswarm.core.agent import Agent
@@ -17,6 +25,9 @@ if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
 
 MAX_STEP_WALL_S = 0.05  # s of wall time spent stepping per GUI frame before the GUI catches up
+FRAME_TARGET_S = 1 / 30  # s: the frame period the stepping budget aims to keep (30 fps)
+MIN_STEP_WALL_S = 0.004  # s: the least stepping time per frame (at least one tick is stepped)
+STOP_CAUSE = "stopped by operator"
 SPEED_LIMITS = (1 / 64, 256.0)
 KILL_CAUSE = "killed by operator (GUI)"
 
@@ -24,8 +35,14 @@ KILL_CAUSE = "killed by operator (GUI)"
 class SimSession:
     """Start / pause / step / speed / kill for a Simulator viewed in real time."""
 
-    def __init__(self, sim: Simulator, speed: float | None = None) -> None:
+    def __init__(
+        self,
+        sim: Simulator,
+        speed: float | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.sim = sim
+        self.clock = clock  # wall clock, s (a fake one in tests)
         scenario = sim.scenario
         self.speed = float(speed if speed is not None else 1.0)
         self.started = bool(scenario.mission.auto_start) if scenario is not None else True
@@ -59,12 +76,12 @@ class SimSession:
         tick_s = self.sim.world.tick_s
         self._owed_s += wall_dt * self.speed
         due = math.floor(self._owed_s / tick_s + 1e-9)
-        deadline = time.perf_counter() + budget_s
+        deadline = self.clock() + budget_s
         done = 0
         while done < due and not self.finished:
             self._step()
             done += 1
-            if time.perf_counter() > deadline:
+            if self.clock() > deadline:
                 break
         self._owed_s = 0.0 if done < due else self._owed_s - done * tick_s
         self._sample_rtf()
@@ -82,8 +99,14 @@ class SimSession:
         self.finished, self.reason = True, reason
         self.sim.stop_reason = reason
 
+    @staticmethod
+    def frame_budget(draw_s: float, target_s: float = FRAME_TARGET_S) -> float:
+        """Stepping budget (s) for a frame whose drawing and event handling took `draw_s`: the
+        rest of a `target_s` frame, between MIN_STEP_WALL_S and MAX_STEP_WALL_S."""
+        return min(MAX_STEP_WALL_S, max(MIN_STEP_WALL_S, target_s - draw_s))
+
     def _sample_rtf(self) -> None:
-        now = time.perf_counter()
+        now = self.clock()
         self._rtf_window.append((now, self.sim.time_s))
         while len(self._rtf_window) > 2 and now - self._rtf_window[0][0] > 2.0:
             self._rtf_window.pop(0)
@@ -110,6 +133,11 @@ class SimSession:
         """One tick, while paused or not yet started."""
         if not self.finished:
             self._step()
+
+    def stop(self) -> None:
+        """End the run now (the summary says STOP_CAUSE); the views keep showing its last state."""
+        if not self.finished:
+            self._finish(STOP_CAUSE)
 
     def faster(self) -> None:
         self.speed = min(self.speed * 2, SPEED_LIMITS[1])

@@ -15,9 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from skyswarm.gui.camera import ChaseCamera, FirstPersonCamera  # noqa: I001
-from skyswarm.gui.framing import default_camera, scene_extent, shown_points
-from skyswarm.gui.panel import PANEL_W, AgentRow, Button, Panel
+from skyswarm.gui.camera import (  # noqa: I001
+    ChaseCamera,
+    FirstPersonCamera,
+    Glide,
+    OrbitCamera,
+    TopCamera,
+)
+from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
+from skyswarm.gui.panel import PANEL_W, AgentRow, Button, Panel, filter_rows
 from skyswarm.gui.renderer import Renderer, legend_entries
 from skyswarm.gui.scene import Frame
 from skyswarm.gui.text import legend_image, text_image
@@ -38,14 +44,18 @@ VIEW_ACTIONS = (
     Action(key.V, "V", "Subj", "open_subjective_view", "open the subjective view"),
     Action(key.C, "C", "Chase", "toggle_subjective_mode", "subjective: chase / first person"),
     Action(key.TAB, "Tab", "Next", "select_next", "select the next alive agent"),
+    Action(key.F, "F", "Follow", "toggle_follow", "3D and top views follow the selected agent"),
+    Action(key.G, "G", "Frame", "frame_swarm", "frame the alive swarm (smoothly)"),
+    Action(key.SLASH, "/", None, "edit_filter", "filter the agent list: id, role, mode, dead"),
 )
 HELP_ACTION = Action(key.H, "H", "Help", "toggle_help", "show / hide this help")
-RESET_ACTION = Action(key.R, "R", None, "reset_camera", "reset the 3D camera")
+RESET_ACTION = Action(key.R, "R", None, "reset_camera", "reset the 3D camera (smoothly)")
 PANEL_REFRESH_S = 0.2  # s of wall time: the panel's text is redrawn at 5 Hz, or at once on input
 MOUSE_HELP = (
     "left drag: orbit (top view: pan)   right / shift drag: pan",
-    "wheel: zoom   click a drone or a list row: select   Esc: close window",
+    "wheel: zoom to the cursor   click a drone or a list row: select   Esc: close window",
 )
+FILTER_KEYS_DONE = (key.ENTER, key.RETURN, key.ESCAPE)
 
 
 class ViewerBase:
@@ -58,6 +68,10 @@ class ViewerBase:
         self.name = name  # window titles: "NAME - 3D view", "NAME - top view", ...
         self.selected: int | None = None
         self.show_help = False
+        self.following = False  # the 3D and top cameras follow the selected agent
+        self.filter_text = ""
+        self.typing = False  # the filter is being edited: keys go to it (Esc included)
+        self._skip_slash = False
         shown = shown_points(self.frame())
         self.center, self.half_extent = scene_extent(shown)
         self._renderers: dict[int, Renderer] = {}
@@ -82,6 +96,10 @@ class ViewerBase:
     def hud_lines(self) -> list[str]:
         raise NotImplementedError
 
+    def inspector_lines(self) -> list[str]:
+        """Lines about the selected agent under the HUD (the live viewer's inspector)."""
+        return []
+
     # -- Host protocol --------------------------------------------------------------------
     def renderer_for(self, window: ViewWindow) -> Renderer:
         r = self._renderers.get(id(window))
@@ -93,18 +111,47 @@ class ViewerBase:
 
     def on_key(self, symbol: int, modifiers: int) -> bool:
         self.invalidate_panel()
+        if self.typing:
+            if symbol == key.BACKSPACE:
+                self.filter_text = self.filter_text[:-1]
+            elif symbol in FILTER_KEYS_DONE:
+                self.typing = False
+                if symbol == key.ESCAPE:
+                    self.filter_text = ""
+                self.panel.scroll = 0
+            return True  # every other key is text (on_text)
         for action in self.actions:
             if action.key == symbol:
                 getattr(self, action.method)()
                 return True
         return False
 
+    def on_text(self, text: str) -> None:
+        if not self.typing:
+            return
+        if self._skip_slash and text == "/":  # the key that opened the filter
+            self._skip_slash = False
+            return
+        self._skip_slash = False
+        self.filter_text += "".join(c for c in text if c.isprintable())
+        self.panel.scroll = 0
+        self.invalidate_panel()
+
     def select(self, agent_id: int | None) -> None:
         self.invalidate_panel()
         self.selected = agent_id
-        i = self.frame().index_of(agent_id)
-        if i is not None:
-            self.panel.ensure_visible(i)
+        ids = [r.agent_id for r in self.shown_rows()]
+        if agent_id in ids:
+            self.panel.ensure_visible(ids.index(agent_id))
+
+    def shown_rows(self) -> list[AgentRow]:
+        """The agent list after the filter."""
+        return filter_rows(self.rows(), self.filter_text)
+
+    def animate_cameras(self, dt_s: float) -> None:
+        """Glides and following of every window's camera, `dt_s` wall seconds on."""
+        for w in self.windows:
+            w.camera.animate(dt_s)
 
     def window_closed(self, window: ViewWindow) -> None:
         self._renderers.pop(id(window), None)
@@ -130,7 +177,64 @@ class ViewerBase:
         self.show_help = not self.show_help
 
     def reset_camera(self) -> None:
-        self.main.camera = default_camera("orbit", shown_points(self.frame()))
+        """Glide the 3D camera back to the initial framing (direction included)."""
+        home = default_camera("orbit", shown_points(self.frame()))
+        cam = self.main.camera
+        if not isinstance(cam, OrbitCamera) or not isinstance(home, OrbitCamera):
+            return
+        names = ("target", "distance", "azimuth_deg", "elevation_deg")
+        cam.glide = Glide(cam, {n: getattr(home, n) for n in names})
+        cam.follow = None
+        self.following = False
+
+    def edit_filter(self) -> None:
+        self.typing, self._skip_slash = True, True
+
+    def _follow_point(self) -> np.ndarray | None:
+        frame = self.frame()
+        i = frame.index_of(self.selected)
+        if i is None or not frame.alive[i]:
+            return None
+        return frame.positions[i]
+
+    def toggle_follow(self) -> None:
+        """Follow the selected agent (selecting the next alive one if none) in the 3D and top
+        views, or stop following. The selection can change while following."""
+        # A pan lets go of the agent (the camera drops `follow`): F then follows again.
+        self.following = getattr(self.main.camera, "follow", None) is None
+        if self.following and self.selected is None:
+            self.select_next()
+        for w in (self.main, self.top):
+            cam = w.camera if w is not None else None
+            if isinstance(cam, OrbitCamera | TopCamera):
+                cam.follow = self._follow_point if self.following else None
+
+    def frame_swarm(self) -> None:
+        """Glide the 3D (and top) camera to show every alive mobile agent, keeping its direction;
+        stops following."""
+        frame = self.frame()
+        ok = frame.alive & frame.mobile & np.all(np.isfinite(frame.positions), axis=1)
+        pts = frame.positions[ok] if ok.any() else shown_points(frame)
+        if len(pts) == 0:
+            return
+        self.following = False
+        for w in (self.main, self.top):
+            if w is None:
+                continue
+            cam = w.camera
+            if isinstance(cam, OrbitCamera | TopCamera):
+                cam.follow = None
+            _, _, vw, vh = w.scene_viewport
+            centre = (pts.min(axis=0) + pts.max(axis=0)) / 2
+            if isinstance(cam, TopCamera):
+                probe_top = TopCamera(tuple(centre[:2]), cam.half_height)
+                need = SwarmFollower(probe_top, vw / vh).top_half_height(pts)
+                cam.glide_to(centre, need)
+            elif isinstance(cam, OrbitCamera):
+                probe = OrbitCamera(
+                    tuple(centre), cam.distance, cam.azimuth_deg, cam.elevation_deg, cam.fov_y_deg
+                )
+                cam.glide_to(centre, SwarmFollower(probe, vw / vh).orbit_distance(pts))
 
     def select_next(self) -> None:
         frame = self.frame()
@@ -143,6 +247,8 @@ class ViewerBase:
     def open_top_view(self) -> ViewWindow:
         if self.top is None:
             cam = default_camera("top", shown_points(self.frame()))
+            if self.following:
+                cam.follow = self._follow_point  # type: ignore[attr-defined]
             self.top = ViewWindow(self, cam, f"{self.name} - top view", (720, 720))
             self.windows.append(self.top)
         return self.top
@@ -176,7 +282,7 @@ class ViewerBase:
             return
         if kind != "click":
             return
-        hit = self.panel.hit(x, y, self.rows())
+        hit = self.panel.hit(x, y, self.shown_rows())
         if hit is None:
             return
         what, value = hit
@@ -187,7 +293,19 @@ class ViewerBase:
 
     def panel_image(self, height: int) -> np.ndarray:
         """(height, PANEL_W, 4) uint8: buttons, HUD and the agent list."""
-        return self.panel.render(height, self.hud_lines(), self.rows(), self.selected)
+        rows = self.rows()
+        shown = filter_rows(rows, self.filter_text)
+        labels = [self.button_label(b.action, b.label) for b in self.panel.buttons]
+        return self.panel.render(
+            height, self.hud_lines(), shown, self.selected, self.inspector_lines(),
+            self.filter_text, self.typing, len(rows), labels,
+        )  # fmt: skip
+
+    def button_label(self, method: str, label: str) -> str:
+        """A panel button's label in the current state (subclasses add theirs)."""
+        if method == "toggle_follow" and self.following:
+            return "Unfollow"
+        return label
 
     def _draw_main_overlay(self, window: ViewWindow, renderer: Renderer) -> None:
         w, h = window.fb_size
@@ -203,8 +321,11 @@ class ViewerBase:
             self._legend = (legend, legend_image(legend))
         renderer.draw_image(self._legend[1], 8, h - self._legend[1].shape[0] - 8, (w, h))
         if self.show_help:
-            lines = [f"{a.key_label:>6}   {a.help}" for a in self.actions] + ["", *MOUSE_HELP]
-            renderer.draw_image(text_image(lines), 20, 20, (w, h))
+            renderer.draw_image(text_image(self.help_lines()), 20, 20, (w, h))
+
+    def help_lines(self) -> list[str]:
+        """The help overlay: one line per action, then the mouse."""
+        return [f"{a.key_label:>6}   {a.help}" for a in self.actions] + ["", *MOUSE_HELP]
 
 
 def mode_label(agent: Any) -> str:

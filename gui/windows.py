@@ -112,10 +112,16 @@ class ViewWindow(pyglet.window.Window):
         return x < self.scene_viewport[2]
 
     def on_key_press(self, symbol: int, modifiers: int) -> bool:
-        if symbol == key.ESCAPE:
+        if symbol == key.ESCAPE and not getattr(self.host, "typing", False):
             self.request_close()
             return True
         return bool(self.host.on_key(symbol, modifiers))
+
+    def on_text(self, text: str) -> None:
+        """Typed characters (the panel's agent filter while it is being edited)."""
+        on_text = getattr(self.host, "on_text", None)
+        if on_text is not None:
+            on_text(text)
 
     def on_mouse_press(self, x: int, y: int, button: int, modifiers: int) -> None:
         self._press = (x, y)
@@ -152,7 +158,8 @@ class ViewWindow(pyglet.window.Window):
 
     def on_mouse_scroll(self, x: int, y: int, scroll_x: float, scroll_y: float) -> None:
         if self.in_scene(x, y):
-            self.camera.scroll(scroll_y)
+            _, _, w, h = self.scene_viewport
+            self.camera.zoom_at(scroll_y, x, h - y, w, h)
         self._side("scroll", x, y, scroll_y)
 
     def on_close(self) -> None:

@@ -14,6 +14,12 @@ Radio traffic (broadcast on `radio`):
 `CoverageMsg` also goes to the base stations on `long_range` every `report_period_s`, and the
 leader adds `SweepDone` once the plan is exhausted.
 
+Data mule (`flocking.mule = true`): each base station acknowledges what it knows (`BaseAck` on
+`long_range`, every report period). A leader whose plan is exhausted while its knowledge is not
+all acknowledged (the base station is out of the long-range link's reach, or was cut) flies the
+flock towards the nearest base station until an acknowledgement covers everything it knows, then
+holds there. Off by default (no acknowledgements, no extra traffic).
+
 Membership and leadership. A member silent for `timeout_s` is presumed dead. The leader is the
 lowest id among the members an agent has heard within the timeout, itself included (every agent
 applies this rule to its own view, so the survivors agree once their views agree). Lost link: an
@@ -31,7 +37,13 @@ import numpy as np
 
 from skyswarm.core.schema import param
 from skyswarm.missions._coverage import Area, footprint_half_m, pack, unpack
-from skyswarm.missions._leader import Leader, LeaderSettings, PlanSnapshot, initial_plan
+from skyswarm.missions._leader import (
+    Leader,
+    LeaderCommand,
+    LeaderSettings,
+    PlanSnapshot,
+    initial_plan,
+)
 from skyswarm.uav.agents import AutonomousUavAgent
 
 
@@ -63,6 +75,9 @@ class FlockConfig:
     rescout: bool = param(True, "re-scout what dead members were responsible for")
     max_rescout_rounds: int = param(3, "re-scouting rounds per area, at most", ge=0)
     rescout_min_cells: int = param(4, "smaller groups of unseen cells are not re-scouted", ge=1)
+    mule: bool = param(
+        False, "data mule: fly the flock's coverage to a base station it cannot reach by radio"
+    )
 
 
 @dataclass(frozen=True)
@@ -113,6 +128,15 @@ class SweepDone:
     time_s: float
 
 
+@dataclass(frozen=True, slots=True)
+class BaseAck:
+    """A base station's acknowledgement: the cells it knows as seen, per area (long range)."""
+
+    sender: int
+    time_s: float
+    bits: tuple[bytes, ...]  # `pack()`ed grid per area
+
+
 @dataclass
 class FlockContext:
     """What the mission hands every member: configuration, areas, roster, instrumentation."""
@@ -125,6 +149,7 @@ class FlockContext:
     starts: Mapping[int, np.ndarray]  # roster: member id -> (2,) start position, m
     settings: LeaderSettings
     log: Callable[[str, int, str], None]  # (event kind, agent id, detail) for the results
+    stations: Mapping[int, np.ndarray] | None = None  # base station id -> (2,) m (data mule)
 
 
 class FlockUav(AutonomousUavAgent):
@@ -145,6 +170,8 @@ class FlockUav(AutonomousUavAgent):
         self.formation: tuple[int, float, int, str] | None = None  # for the formation metric
         self.slot_offset: float | None = None
         self._hold_xy: np.ndarray | None = None
+        self.acked: list[np.ndarray] | None = [a.grid() for a in ctx.areas] if f.mule else None
+        self._mule_hold: np.ndarray | None = None
         self.every(f.behaviour_period_s, self._behave, phase_s, name="flock")
         self.every(f.heartbeat_period_s, self._heartbeat, phase_s, name="heartbeat")
         self.every(ctx.share_period_s, self._share, phase_s, name="share")
@@ -168,6 +195,11 @@ class FlockUav(AutonomousUavAgent):
                 known[su, sv] |= block
 
     def _listen(self, now: float) -> None:
+        if self.acked is not None:
+            for m in self.transceiver.receive("long_range"):
+                if isinstance(m.payload, BaseAck):
+                    for k, bits in enumerate(m.payload.bits):
+                        self.acked[k] |= unpack(bits, self.ctx.areas[k].shape)
         for m in self.transceiver.receive("radio"):
             p = m.payload
             if isinstance(p, CoverageMsg):
@@ -228,6 +260,8 @@ class FlockUav(AutonomousUavAgent):
             self.ctx.log("plan", self.id, f"stage {self.leader.plan.stage}")
         peers = self._peers(now, members)
         cmd = self.leader.step(self.id, pos[:2], members, peers, self.known, now, float(pos[2]))
+        if self.acked is not None and self.leader.plan.stage == "done":
+            cmd = self._mule(pos[:2], cmd)
         target = cmd.target + self._push(pos[:2], peers)
         self.goto(float(target[0]), float(target[1]), ctx.flock.altitude_m, cmd.heading_deg)
         self.formation = None
@@ -247,6 +281,26 @@ class FlockUav(AutonomousUavAgent):
             plan,
         )
         self.transceiver.broadcast(beacon, channel="radio")
+
+    def _unreported(self) -> bool:
+        """True while some cell this member knows is not in a base station's acknowledgement."""
+        assert self.acked is not None
+        return any(bool((k & ~a).any()) for k, a in zip(self.known, self.acked))
+
+    def _mule(self, here: np.ndarray, cmd: LeaderCommand) -> LeaderCommand:
+        """Plan exhausted: carry what is not acknowledged towards the nearest base station."""
+        stations = self.ctx.stations or {}
+        if not stations or not self._unreported():
+            if self._mule_hold is None:
+                self._mule_hold = here.copy()  # reported: hold here (not back at the sweep end)
+            return LeaderCommand(self._mule_hold, cmd.heading_deg)
+        self._mule_hold = None
+        goal = min(stations.values(), key=lambda p: float(np.hypot(*(p - here))))
+        step = goal - here
+        dist = float(np.hypot(*step))
+        reach = self.ctx.settings.transit_speed_m_s / self.gain
+        target = goal if dist <= reach else here + step * (reach / dist)
+        return LeaderCommand(target, cmd.heading_deg)
 
     def _takeover_plan(self, now: float) -> PlanSnapshot:
         """The plan of the last leader heard (its latest beacon), or a fresh one."""

@@ -120,6 +120,8 @@ class Leader:
         self.areas = areas
         self.s = settings
         self._anchor: np.ndarray | None = None  # where the leader hovers in this stage, m
+        self._me = -1  # the leading member's id, and its position and its peers' (step())
+        self._where: tuple[np.ndarray | None, Mapping[int, np.ndarray]] = (None, {})
         self._anchor_key: tuple[str, float] | None = None
 
     # -- helpers ----------------------------------------------------------------------------
@@ -144,11 +146,23 @@ class Leader:
         return True
 
     def _close_ranks(self, members: set[int], now: float) -> bool:
-        """Re-assign slots to `members` (keeping their order); True if anything changed."""
+        """Re-assign slots to `members` (keeping their order); True if anything changed.
+
+        A member without a slot (one that joins, e.g. when two parts of a split flock meet) is
+        put where it is across the sweep, as heard, among the others, so that forming the
+        merged flock crosses no paths; one never heard goes to the right end."""
         offsets = self._offsets()
         if set(offsets) == members:
             return False
-        order = sorted(members, key=lambda i: (offsets.get(i, math.inf), i))
+        key = dict(offsets)
+        here, peers = self._where
+        if here is not None:
+            uhat = self.areas[self.plan.area].uhat
+            mine = offsets.get(self._me, 0.0)
+            for i in members - set(offsets):
+                if i in peers:
+                    key[i] = mine + float((peers[i] - here) @ uhat)
+        order = sorted(members, key=lambda i: (key.get(i, math.inf), i))
         self.plan = replace(self.plan, offsets=slot_offsets(order, self.s.slot_m))
         return True
 
@@ -169,6 +183,7 @@ class Leader:
         (itself included); `peers` the last positions heard from them (m); `known` its own
         coverage knowledge per area.
         """
+        self._me, self._where = me, (here, peers)
         p = self.plan
         if p.stage == "form":
             if altitude_m >= 0.8 * self.s.altitude_m and (

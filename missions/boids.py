@@ -1,9 +1,13 @@
 """Boids: Reynolds flocking (separation, alignment, cohesion) from broadcast states only.
 
-Every UAV broadcasts what it senses of itself (position, velocity) on the radio at
-`broadcast_hz` and keeps the latest state heard from each neighbour. At `behaviour_hz` it steers
-from that table alone; no agent ever reads another agent's true state from the simulator, so
-with the radio cut the flock does not form. The steering acceleration (m/s^2, horizontal) is
+Every UAV beacons what it senses of itself (position, velocity) on the radio at `broadcast_hz`
+(core/beacons.py: one vectorised pass per beacon tick) and each keeps the latest beacon heard
+from each neighbour. At `behaviour_hz` one swarm-level behaviour (uav/group.py) steers every
+boid at once from those tables alone; no agent ever reads another agent's true state from the
+simulator, so with the radio cut the flock does not form. `[boids] reference = true` steers
+with the per-agent reference instead (missions/_boids_reference.py, one task per boid): same
+inputs, same commands within 1e-9 (tests/missions/test_boids_equivalence.py). The steering
+acceleration (m/s^2, horizontal) is
 
     a = k_sep * sum_j (r_sep / d_j - 1) * unit(p - p_j)   over neighbours with d_j < r_sep
       + k_ali * (mean_j v_j - v)                           alignment
@@ -29,16 +33,20 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numba as nb
 import numpy as np
 from scipy.spatial import cKDTree
 
-from skyswarm.core.comms import Message
 from skyswarm.core.geo import heading_to_yaw, yaw_to_heading
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import ConfigError, param
-from skyswarm.uav.agents import AutonomousUavAgent
+from skyswarm.missions._boids_reference import ReferenceBoidAgent, advance, steering
 from skyswarm.uav.config import UavSection
+from skyswarm.uav.group import Commands, GroupInputs
 from skyswarm.uav.swarm import Swarm
+
+__all__ = ["Boids", "BoidsConfig", "advance", "advance_all", "flock_metrics", "steering"]
+__all__ += ["steering_all", "steering_csr"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,9 @@ class BoidsConfig:
     neighbour_timeout_s: float = param(1.0, "forget a neighbour not heard for this long, s", gt=0)
     metrics_hz: float = param(20.0, "rate of the flock metrics, Hz", gt=0.0, rate=True)
     order_threshold: float = param(0.9, "polarisation that counts as ordered", gt=0.0, le=1.0)
+    reference: bool = param(
+        False, "steer with the per-agent reference (missions/_boids_reference.py), for tests"
+    )
 
     def validate(self, path: str, file: str) -> None:
         if len(self.goal) not in (0, 2):
@@ -86,81 +97,174 @@ class BoidsConfig:
             )
 
 
-# -- the steering rule (pure functions, unit-tested) ----------------------------------------
-def steering(
+# -- the steering rule for the whole flock at once (the per-agent rule: _boids_reference.py) ---
+def steering_all(
     p: np.ndarray,
     v: np.ndarray,
+    v_meas: np.ndarray,
+    agent: np.ndarray,
     nb_p: np.ndarray,
     nb_v: np.ndarray,
     cfg: BoidsConfig,
     goal: np.ndarray | None = None,
-    v_meas: np.ndarray | None = None,
 ) -> np.ndarray:
-    """(2,) steering acceleration, m/s^2, capped at `cfg.max_accel_m_s2`.
+    """(n, 2) steering accelerations, m/s^2, of n boids: the per-agent `steering` for each row,
+    in one compiled pass over the neighbour entries.
 
-    `p`, `v`: (2,) own position m and (commanded) velocity m/s; `nb_p`, `nb_v`: (K, 2)
-    neighbours' positions and velocities as heard; `goal`: (2,) m or None; `v_meas`: (2,) own
-    measured velocity m/s for the collision prediction (default `v`).
+    `p`, `v`, `v_meas`: (n, 2) own positions m, commanded and measured velocities m/s;
+    `agent` (E,) the boid (row) that heard each neighbour entry, `nb_p`, `nb_v` (E, 2) the
+    neighbours' positions and velocities as heard; `goal`: (2,) m or None.
     """
-    a_sep, a_rest = np.zeros(2), np.zeros(2)
-    speed = math.hypot(v[0], v[1])
-    if speed > 1e-9:
-        a_rest += cfg.speed_gain * (cfg.cruise_speed_m_s - speed) * v / speed
-    if goal is not None:
-        to_goal = goal - p
-        dist = math.hypot(to_goal[0], to_goal[1])
-        if dist > 1e-9:
-            a_rest += cfg.migration_gain * (cfg.cruise_speed_m_s * to_goal / dist - v)
-    if len(nb_p):
-        offset = p - nb_p  # (K, 2) from each neighbour to me
-        d = np.hypot(offset[:, 0], offset[:, 1])
-        near = d < cfg.perception_radius_m
-        if cfg.max_neighbours and near.sum() > cfg.max_neighbours:
-            near &= d <= np.partition(d[near], cfg.max_neighbours - 1)[cfg.max_neighbours - 1]
-        offset, d, nv = offset[near], d[near], nb_v[near]
-        if len(d):
-            gap = _closest_approach(offset, (v if v_meas is None else v_meas) - nv, cfg)
-            dg = np.hypot(gap[:, 0], gap[:, 1])
-            close = dg < cfg.separation_radius_m
-            dc = np.maximum(dg[close], 1e-3)
-            push = (cfg.separation_radius_m / dc - 1.0) / dc  # unit vector scaled by the weight
-            a_sep = cfg.separation_gain * (push[:, None] * gap[close]).sum(axis=0)
-            a_rest += cfg.alignment_gain * (nv.mean(axis=0) - v)
-            a_rest += cfg.cohesion_gain * (-offset.mean(axis=0))  # centroid - p
-    # Prioritised allocation (Reynolds 1987): avoiding collisions takes the acceleration budget
-    # first, the other urges share what is left.
-    a_sep = _capped(a_sep, cfg.max_accel_m_s2)
-    budget = cfg.max_accel_m_s2 - math.hypot(a_sep[0], a_sep[1])
-    return a_sep + _capped(a_rest, budget)
+    n = len(p)
+    agent = np.asarray(agent, dtype=np.int64)
+    if len(agent) > 1 and (np.diff(agent) < 0).any():  # entries grouped by boid
+        order = np.argsort(agent, kind="stable")
+        agent, nb_p, nb_v = agent[order], nb_p[order], nb_v[order]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(agent, minlength=n), out=indptr[1:])
+    nb_p = np.asarray(nb_p, dtype=float).reshape(-1, 2)
+    nb_v = np.asarray(nb_v, dtype=float).reshape(-1, 2)
+    return steering_csr(p, v, v_meas, indptr, nb_p, nb_v, np.zeros(len(nb_p)), cfg, goal)
 
 
-def _closest_approach(offset: np.ndarray, rel_v: np.ndarray, cfg: BoidsConfig) -> np.ndarray:
-    """(K, 2) offsets m from each neighbour to me at our closest approach within the next
-    `lookahead_s` s, flying straight at relative velocity `rel_v` (K, 2) m/s (now, if we part).
+def steering_csr(
+    p: np.ndarray,
+    v: np.ndarray,
+    v_meas: np.ndarray,
+    indptr: np.ndarray,
+    nb_p: np.ndarray,
+    nb_v: np.ndarray,
+    age_s: np.ndarray,
+    cfg: BoidsConfig,
+    goal: np.ndarray | None = None,
+) -> np.ndarray:
+    """`steering_all` for neighbour entries grouped by boid (CSR: boid i's entries are
+    `indptr[i]:indptr[i + 1]`) heard `age_s` (E,) s ago: their positions are projected to now
+    (p_j + v_j age_j) inside the compiled pass. `nb_p`, `nb_v` may be strided views."""
+    gains = np.array(
+        [
+            cfg.perception_radius_m,
+            cfg.separation_radius_m,
+            cfg.separation_gain,
+            cfg.alignment_gain,
+            cfg.cohesion_gain,
+            cfg.speed_gain,
+            cfg.cruise_speed_m_s,
+            cfg.lookahead_s,
+            cfg.max_accel_m_s2,
+            cfg.migration_gain,
+        ]
+    )
+    g = np.zeros(2) if goal is None else np.asarray(goal, dtype=float)
+    f = np.asarray
+    return _steer(
+        f(p, dtype=float),
+        f(v, dtype=float),
+        f(v_meas, dtype=float),
+        np.asarray(indptr, dtype=np.int64),
+        nb_p,
+        nb_v,
+        np.asarray(age_s, dtype=float),
+        gains,
+        int(cfg.max_neighbours),
+        goal is not None,
+        g,
+    )
 
-    Reynolds' unaligned collision avoidance: a quadrotor needs about half a second to change its
-    velocity, so separation must act on where the pair is heading, not only where it is.
-    """
-    rel_v = np.broadcast_to(rel_v, offset.shape)
-    closing = -np.einsum("ij,ij->i", offset, rel_v)
-    t = np.clip(closing / np.maximum(np.einsum("ij,ij->i", rel_v, rel_v), 1e-9), 0.0, None)
-    return offset + rel_v * np.minimum(t, cfg.lookahead_s)[:, None]
+
+@nb.njit(cache=True)
+def _steer(p, v, v_meas, indptr, nb_p, nb_v, age, gains, max_nb, has_goal, goal):
+    """The compiled rule: for each boid, the operations of `steering` in the same order."""
+    perception, r_sep, k_sep, k_ali, k_coh, k_spd, v0, lookahead, a_max, k_mig = gains
+    n = len(p)
+    out = np.zeros((n, 2))
+    widest = 0
+    for i in range(n):
+        widest = max(widest, indptr[i + 1] - indptr[i])
+    d = np.empty(widest)  # scratch, reused for every boid
+    px = np.empty(widest)
+    py = np.empty(widest)
+    for i in range(n):
+        rx = 0.0
+        ry = 0.0
+        sp = math.hypot(v[i, 0], v[i, 1])
+        if sp > 1e-9:
+            c = k_spd * (v0 - sp)
+            rx += c * v[i, 0] / sp
+            ry += c * v[i, 1] / sp
+        if has_goal:
+            tx = goal[0] - p[i, 0]
+            ty = goal[1] - p[i, 1]
+            dist = math.hypot(tx, ty)
+            if dist > 1e-9:
+                rx += k_mig * (v0 * tx / dist - v[i, 0])
+                ry += k_mig * (v0 * ty / dist - v[i, 1])
+        s, e = indptr[i], indptr[i + 1]
+        n_near = 0
+        for k in range(s, e):
+            px[k - s] = nb_p[k, 0] + nb_v[k, 0] * age[k]  # projected to now
+            py[k - s] = nb_p[k, 1] + nb_v[k, 1] * age[k]
+            d[k - s] = math.hypot(p[i, 0] - px[k - s], p[i, 1] - py[k - s])
+            if d[k - s] < perception:
+                n_near += 1
+        kth = np.inf  # with max_nb: no farther than the max_nb-th nearest
+        if max_nb > 0 and n_near > max_nb:
+            seg = d[: e - s]
+            kth = np.sort(seg[seg < perception])[max_nb - 1]
+        sx = sy = ax = ay = ox = oy = 0.0
+        count = 0
+        for k in range(s, e):
+            if not (d[k - s] < perception and d[k - s] <= kth):
+                continue
+            count += 1
+            offx = p[i, 0] - px[k - s]
+            offy = p[i, 1] - py[k - s]
+            relx = v_meas[i, 0] - nb_v[k, 0]
+            rely = v_meas[i, 1] - nb_v[k, 1]
+            closing = -(offx * relx + offy * rely)
+            t = max(closing / max(relx * relx + rely * rely, 1e-9), 0.0)
+            t = min(t, lookahead)
+            gx = offx + relx * t
+            gy = offy + rely * t
+            dg = math.hypot(gx, gy)
+            if dg < r_sep:
+                dc = max(dg, 1e-3)
+                push = (r_sep / dc - 1.0) / dc
+                sx += push * gx
+                sy += push * gy
+            ax += nb_v[k, 0]
+            ay += nb_v[k, 1]
+            ox += offx
+            oy += offy
+        sepx, sepy = k_sep * sx, k_sep * sy
+        if count > 0:
+            rx += k_ali * (ax / count - v[i, 0])
+            ry += k_ali * (ay / count - v[i, 1])
+            rx += k_coh * (-(ox / count))
+            ry += k_coh * (-(oy / count))
+        # prioritised allocation: separation first, the rest share what is left
+        norm = math.hypot(sepx, sepy)
+        if norm > a_max:
+            sepx, sepy = sepx * (a_max / norm), sepy * (a_max / norm)
+        budget = a_max - math.hypot(sepx, sepy)
+        norm = math.hypot(rx, ry)
+        if norm > budget:
+            scale = max(budget, 0.0) / norm
+            rx, ry = rx * scale, ry * scale
+        out[i, 0] = sepx + rx
+        out[i, 1] = sepy + ry
+    return out
 
 
-def _capped(a: np.ndarray, limit: float) -> np.ndarray:
-    """`a` (2,) scaled down to a norm of at most `limit` (>= 0)."""
-    norm = math.hypot(a[0], a[1])
-    return a * (max(limit, 0.0) / norm) if norm > limit else a
-
-
-def advance(v: np.ndarray, a: np.ndarray, dt: float, cfg: BoidsConfig) -> np.ndarray:
-    """(2,) commanded velocity after `dt` s of acceleration `a`, speed within the limits, m/s."""
+def advance_all(v: np.ndarray, a: np.ndarray, dt: float, cfg: BoidsConfig) -> np.ndarray:
+    """(n, 2) commanded velocities after `dt` s of accelerations `a`; `advance` row by row."""
     w = v + a * dt
-    speed = math.hypot(w[0], w[1])
-    if speed < 1e-9:  # keep the old direction rather than stopping dead
-        w, speed = v, max(math.hypot(v[0], v[1]), 1e-9)
+    speed = np.hypot(w[:, 0], w[:, 1])
+    stop = speed < 1e-9  # keep the old direction rather than stopping dead
+    w[stop] = v[stop]
+    speed[stop] = np.maximum(np.hypot(v[stop, 0], v[stop, 1]), 1e-9)
     lo, hi = cfg.min_speed_m_s, cfg.max_speed_m_s
-    return w * (min(max(speed, lo), hi) / speed)
+    return w * (np.minimum(np.maximum(speed, lo), hi) / speed)[:, None]
 
 
 def flock_metrics(pos: np.ndarray, vel: np.ndarray) -> tuple[float, float, float, float]:
@@ -179,95 +283,46 @@ def flock_metrics(pos: np.ndarray, vel: np.ndarray) -> tuple[float, float, float
     return polarisation, float(r.mean()), float(r.max()), min_sep
 
 
-# -- the agent -------------------------------------------------------------------------------
-class BoidAgent(AutonomousUavAgent):
-    """A UAV that flocks from the states its neighbours broadcast (and its own sensing)."""
-
-    def start_flocking(
-        self, cfg: BoidsConfig, heading_deg: float, goal: np.ndarray | None, phase_s: float
-    ) -> None:
-        """Set the initial commanded velocity along `heading_deg` and start the periodic tasks."""
-        self.cfg, self.goal = cfg, goal
-        self.dt = 1.0 / cfg.behaviour_hz
-        yaw = heading_to_yaw(heading_deg)
-        self.v_cmd = cfg.min_speed_m_s * np.array([math.cos(yaw), math.sin(yaw)])
-        self.fixed_heading_deg = heading_deg
-        self.heard: dict[int, tuple[int, np.ndarray]] = {}  # id -> (send tick, x y vx vy)
-        self.timeout_ticks = round(cfg.neighbour_timeout_s / self.sim.world.tick_s)
-        self.every(1.0 / cfg.broadcast_hz, self.broadcast_state, phase_s, name="boids.broadcast")
-        self.every(self.dt, self.steer, phase_s, name="boids.steer")
-
-    def broadcast_state(self) -> None:
-        """Broadcast (x, y, z, vx, vy, vz), m and m/s, as sensed by this UAV."""
-        p, v = self.sensed_position, self.sensed_velocity
-        self.transceiver.broadcast((*p.tolist(), *v.tolist()), "radio")
-
-    def listen(self) -> None:
-        """Merge received states into the neighbour table; forget those gone silent."""
-        msg: Message
-        for msg in self.transceiver.receive("radio"):
-            old = self.heard.get(msg.sender)
-            if old is None or old[0] < msg.send_tick:
-                x, y, _, vx, vy, _ = msg.payload
-                self.heard[msg.sender] = (msg.send_tick, np.array([x, y, vx, vy]))
-        oldest = self.sim.tick - self.timeout_ticks
-        for sender in [s for s, (t, _) in self.heard.items() if t < oldest]:
-            del self.heard[sender]
-
-    def steer(self) -> None:
-        """One behaviour step: listen, steer, command the quadrotor."""
-        self.listen()
-        heard = list(self.heard.values())
-        table = np.array([s for _, s in heard]).reshape(-1, 4)
-        age_s = (self.sim.tick - np.array([t for t, _ in heard])) * self.sim.world.tick_s
-        nb_p = table[:, :2] + table[:, 2:] * age_s.reshape(-1, 1)  # dead reckoning to now
-        p = self.sensed_position[:2].copy()
-        v_meas = self.sensed_velocity[:2].copy()
-        a = steering(p, self.v_cmd, nb_p, table[:, 2:], self.cfg, self.goal, v_meas)
-        self.v_cmd = advance(self.v_cmd, a, self.dt, self.cfg)
-        self._command(self.v_cmd)
-
-    def _command(self, w: np.ndarray) -> None:
-        """Fly world-frame horizontal velocity `w` (2,) m/s at the mission altitude."""
-        yaw = self.sensed_yaw  # measured
-        c, s = math.cos(yaw), math.sin(yaw)
-        vx, vy = c * w[0] + s * w[1], c * w[1] - s * w[0]  # heading frame
-        if self.cfg.heading_mode == "velocity":
-            heading = float(yaw_to_heading(math.atan2(w[1], w[0])))
-        else:
-            heading = self.fixed_heading_deg
-        self.fly(vx, vy, self.cfg.altitude_m, heading)
-
-
 # -- the mission -----------------------------------------------------------------------------
 class Boids(Mission):
-    description = "Reynolds flocking from broadcast neighbour states, optional migration goal"
+    description = "Reynolds flocking from state beacons, optional migration goal"
     sections = {"uav": UavSection, "boids": BoidsConfig}
+    duration_is_target = True  # flock for the duration: "target reached" if nobody is lost
 
     def setup(self) -> None:
         cfg: BoidsConfig = self.config.section("boids")
         self.cfg = cfg
-        tick_s = self.sim.world.tick_s  # the rates are whole ticks: checked at validation
         specs = self.config.agents.resolved()
         n = len(specs)
         if cfg.random_headings:
             headings = self.sim.rng.mission.uniform(0.0, 360.0, n)
         else:
             headings = np.array([s.heading_deg for s in specs], dtype=float)
+        self.headings = np.asarray(headings, dtype=float).reshape(n)
         self.swarm = Swarm.from_scenario(
             self.sim,
             self.config,
-            BoidAgent,
+            ReferenceBoidAgent if cfg.reference else None,
             hovering=True,
             altitude_m=cfg.altitude_m,
-            yaws=np.asarray(heading_to_yaw(headings)).reshape(n),
+            yaws=np.asarray(heading_to_yaw(self.headings)).reshape(n),
         )
         start = self.swarm.start_positions
         self.goal = np.array(cfg.goal, dtype=float) if cfg.goal else None
-        period_ticks = self.sim.world.ticks_for(1.0 / cfg.behaviour_hz, "boids.behaviour_hz")
-        for k, agent in enumerate(self.swarm.agents):
-            phase_s = ((k * period_ticks) // max(n, 1)) * tick_s  # spread the load over a period
-            agent.start_flocking(cfg, float(headings[k]), self.goal, phase_s)  # type: ignore[attr-defined]
+        self.beacons = self.swarm.beacons(
+            1.0 / cfg.broadcast_hz, channel="radio", timeout_s=cfg.neighbour_timeout_s
+        )
+        if cfg.reference:  # one task per agent, same inputs (tests/missions/test_boids_*)
+            for k, agent in enumerate(self.swarm.agents):
+                agent.start_flocking(cfg, float(self.headings[k]), self.goal, self.beacons)  # type: ignore[attr-defined]
+        else:
+            self.behaviour = self.swarm.behave(
+                1.0 / cfg.behaviour_hz, self.steer, beacons=self.beacons, name="boids.steer"
+            )
+            yaw = np.asarray(heading_to_yaw(self.headings), dtype=float).reshape(n)
+            self.behaviour.memory["v_cmd"] = cfg.min_speed_m_s * np.column_stack(
+                [np.cos(yaw), np.sin(yaw)]
+            )
         self.polarisation = math.nan
         self.cohesion_m = self.cohesion_max_m = math.nan
         self.min_sep_now_m = self.min_separation_m = math.inf
@@ -277,6 +332,31 @@ class Boids(Mission):
         self.centroid = start[:, :2].mean(axis=0) if n else np.zeros(2)
         self.start_centroid = self.centroid.copy()
         self.sim.every(1.0 / cfg.metrics_hz, self._measure, name="boids.metrics")
+
+    def steer(self, g: GroupInputs) -> Commands:
+        """The swarm-level behaviour: every alive boid steers from the beacons it heard."""
+        cfg = self.cfg
+        nb = g.neighbours()
+        v_cmd = g.memory["v_cmd"]
+        v = v_cmd[g.index]
+        a = steering_csr(  # neighbours' positions dead-reckoned to now inside
+            g.position[:, :2],
+            v,
+            g.velocity[:, :2],
+            nb.indptr,
+            nb.position[:, :2],
+            nb.velocity[:, :2],
+            nb.age_s,
+            cfg,
+            self.goal,
+        )
+        w = advance_all(v, a, g.dt, cfg)
+        v_cmd[g.index] = w
+        if cfg.heading_mode == "velocity":
+            heading = np.asarray(yaw_to_heading(np.arctan2(w[:, 1], w[:, 0])), dtype=float)
+        else:
+            heading = self.headings[g.index]
+        return Commands(velocity=w, altitude=np.full(g.n, cfg.altitude_m), heading_deg=heading)
 
     def _measure(self) -> None:
         """Flock metrics from the true state of the live UAVs (vectorised)."""

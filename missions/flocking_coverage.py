@@ -12,8 +12,13 @@ knows. Members silent for `timeout_s` are presumed dead; the survivors elect the
 hear as leader, close ranks and re-scout the cells the dead were responsible for and had not seen
 (`flocking.rescout`). See missions/_flock.py and missions/_leader.py for the behaviour.
 
-The run ends when the base station knows `coverage.target` of the cells, when every UAV is dead,
-or shortly after the leader reports the plan exhausted. At teardown the mission writes
+The run ends when the base station knows `coverage.target` of the cells of every area (of all
+areas together with `coverage.per_area = false`), when every UAV is dead, or shortly after the
+leader reports the plan exhausted. Its outcome (summary.json, exit code) is "target reached",
+"plan exhausted" (the sweep ended short of the target: `areas_short` lists the areas below it),
+or the simulator's "time limit" / "all agents lost". Scheduled events may name the role
+"leader": every live member that believes it leads (a split flock has one per part), and
+`leaders_over_time` records every change of who leads. At teardown the mission writes
 `coverage.npz` into the results directory (the map layer of `skyswarm plot`, see core/plot.py).
 """
 
@@ -29,8 +34,9 @@ from skyswarm.core.config import ScenarioConfig
 from skyswarm.core.faults import DeathEvent
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import ConfigError, param
-from skyswarm.missions._coverage import Area, footprint_half_m, unpack
+from skyswarm.missions._coverage import Area, footprint_half_m, pack, unpack
 from skyswarm.missions._flock import (
+    BaseAck,
     CameraConfig,
     CoverageMsg,
     FlockConfig,
@@ -74,6 +80,7 @@ class CoverageConfig:
     metrics_period_s: float = param(
         0.1, "period of the mission's metric sampling, s", gt=0.0, period=True
     )
+    per_area: bool = param(True, "the target holds for each area (false: all areas together)")
 
 
 class FlockingCoverage(Mission):
@@ -108,6 +115,7 @@ class FlockingCoverage(Mission):
             {int(a.id): xy.copy() for a, xy in zip(self.uavs, self.swarm.start_positions[:, :2])},
             self._settings(half, float(self.swarm.config.control.position.kp)),
             self._log,
+            {int(st.id): np.asarray(st.position[:2], dtype=float) for st in self.stations},
         )
         tick = self.sim.world.tick_s
         spread = max(1, self.sim.world.ticks_for(self.flock.behaviour_period_s))
@@ -116,6 +124,8 @@ class FlockingCoverage(Mission):
         self._init_state()
         for st in self.stations:
             st.every(0.1, lambda st=st: self._poll(st), name="coverage collector")
+            if self.flock.mule:  # the data mule's acknowledgements
+                st.every(self.cov.report_period_s, lambda st=st: self._ack(st), name="ack")
         self.sim.every(self.cov.metrics_period_s, self._measure, name="coverage metrics")
         self.sim.add_death_listener(self._on_death)
 
@@ -193,6 +203,8 @@ class FlockingCoverage(Mission):
         self.events: list[tuple[float, str, int, str]] = []
         self.acting_leader: int | None = None
         self.leader_changes: list[tuple[float, int]] = []
+        self.leader_sets: list[tuple[float, tuple[int, ...]]] = []  # every change of who leads
+        self.max_leaders = 0
         self._assigned: set[tuple[Any, ...]] = set()
         self.min_sep_now = float("nan")
         self.min_sep = float("inf")
@@ -220,7 +232,26 @@ class FlockingCoverage(Mission):
                     self.time_to[t] = now
         grace = 2.0 * self.cov.report_period_s
         finished = self.sweep_done_s is not None and now - self.sweep_done_s >= grace
-        self.done = self.done or self.coverage >= self.cov.target - 1e-12 or finished
+        self.done = self.done or self.target_met() or finished
+
+    def target_met(self) -> bool:
+        """The base station knows `coverage.target` of each area (or of all, per_area off)."""
+        target = self.cov.target - 1e-12
+        if not self.cov.per_area:
+            return self.coverage >= target
+        return all(float(k.mean()) >= target for k in self.base_known)
+
+    def areas_short(self) -> list[int]:
+        """Ids of the areas whose known coverage is below the target."""
+        return [a.id for a, k in zip(self.areas, self.base_known) if k.mean() < self.cov.target]
+
+    def _ack(self, station) -> None:
+        """Data mule: the base station tells the flock what it knows (long range)."""
+        bits = tuple(pack(k) for k in self.base_known)
+        size = sum(len(b) for b in bits) + 16
+        station.transceiver.broadcast(
+            BaseAck(int(station.id), self.sim.time_s, bits), channel="long_range", size_bytes=size
+        )
 
     # -- instrumentation (true state; never fed back to the agents) --------------------------
     def _log(self, kind: str, agent_id: int, detail: str) -> None:
@@ -240,6 +271,10 @@ class FlockingCoverage(Mission):
             for u in self.uavs:
                 grid |= u.seen[k]
         leaders = [u for u in alive if u.leader is not None]
+        who = tuple(u.id for u in leaders)
+        if not self.leader_sets or self.leader_sets[-1][1] != who:
+            self.leader_sets.append((self.sim.time_s, who))
+            self.max_leaders = max(self.max_leaders, len(who))
         leader = min(leaders, key=lambda u: u.id) if leaders else None
         lid = leader.id if leader is not None else None
         if lid != self.acting_leader and lid is not None:
@@ -297,6 +332,19 @@ class FlockingCoverage(Mission):
     def is_done(self) -> bool:
         return self.done
 
+    def outcome(self) -> str | None:
+        if self.target_met():
+            return "target reached"
+        if self.sweep_done_s is not None and self.done and any(u.alive for u in self.uavs):
+            return "plan exhausted"
+        return None
+
+    def role_members(self, role: str) -> list[int]:
+        """ "leader": the live members that believe they lead (one per part of a split flock)."""
+        if role == "leader":
+            return [u.id for u in self.uavs if u.alive and u.leader_id == u.id]
+        return []
+
     def sample(self) -> dict[str, float]:
         row: dict[str, float] = {"coverage": self.coverage}
         for area, known in zip(self.areas, self.base_known):
@@ -333,6 +381,9 @@ class FlockingCoverage(Mission):
             "agents_lost": len(self.lost),
             "lost_ids": list(self.lost),
             "leader_changes": [[round(t, 3), i] for t, i in self.leader_changes],
+            "leaders_over_time": [[round(t, 3), list(ids)] for t, ids in self.leader_sets],
+            "max_simultaneous_leaders": self.max_leaders,
+            "areas_short": self.areas_short(),
             "sweep_done_s": self.sweep_done_s,
             "rescout": self.flock.rescout,
             "uncovered_cells": uncovered,

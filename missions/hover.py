@@ -32,6 +32,7 @@ class HoverConfig:
 class Hover(Mission):
     description = "keep-spot: hold the start position; reward = -squared distance"
     sections = {"uav": UavSection, "hover": HoverConfig}
+    duration_is_target = True  # outcome: "target reached" when every UAV holds on to the end
 
     def setup(self) -> None:
         cfg: HoverConfig = self.config.section("hover")

@@ -123,7 +123,9 @@ def test_sigint_while_plotting_exits_130_and_keeps_the_run(tmp_path):
             proc.send_signal(signal.SIGINT)
             break
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode in (0, 130), err  # 0 only if the plots won the race
+    # 5 (the 1 s run ends at its time limit, short of the coverage target) only if the plots
+    # won the race
+    assert proc.returncode in (5, 130), err
     assert "Traceback" not in err
     if proc.returncode == 130:
         assert err.splitlines() == ["skyswarm: interrupted"], err

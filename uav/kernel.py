@@ -29,8 +29,9 @@ import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from skyswarm.core.backends import threaded
 from skyswarm.uav.control import MODES
 from skyswarm.uav.model import ISA_EXPONENT, ISA_LAPSE, ISA_RHO0
 
@@ -365,9 +366,21 @@ def fly(
     zero command); `motor_ok` (N, 4) 0 for a failed motor else 1; `wind` (N, 3) m/s world
     frame, what the drag sees; out: `force` (N, 3) body-frame N, `torque` (N, 3) world N m.
     """
+    _fly_range(
+        0, slots.shape[0], slots, position, orientation, velocity, omega, constants, setpoints,
+        memory, thrust, alive, motor_ok, wind, force, torque,
+    )  # fmt: skip
+
+
+@njit(**_JIT)
+def _fly_range(
+    lo, hi, slots, position, orientation, velocity, omega, constants, setpoints, memory, thrust,
+    alive, motor_ok, wind, force, torque,
+):  # fmt: skip
+    """`fly` for the agent rows lo .. hi - 1."""
     c = constants[0]
     command = np.empty(4)
-    for i in range(slots.shape[0]):
+    for i in range(lo, hi):
         sp, mem = setpoints[i], memory[i]
         uses = c.uses[sp.mode]
         m = _sense(slots[i], position, orientation, velocity, omega)
@@ -377,6 +390,39 @@ def fly(
         for k in range(4):
             command[k] = command[k] * motor_ok[i, k] if alive[i] else 0.0
         _motors_and_wrench(c, m, command, thrust[i], wind[i], force[i], torque[i])
+
+
+# Agents per work item of `fly_parallel`: a fixed split, so the work never depends on the
+# number of threads (every agent's arithmetic is its own anyway).
+CHUNK = 256
+
+
+@njit(parallel=True, **_JIT)
+def fly_parallel(
+    slots: np.ndarray,
+    position: np.ndarray,
+    orientation: np.ndarray,
+    velocity: np.ndarray,
+    omega: np.ndarray,
+    constants: np.ndarray,
+    setpoints: np.ndarray,
+    memory: np.ndarray,
+    thrust: np.ndarray,
+    alive: np.ndarray,
+    motor_ok: np.ndarray,
+    wind: np.ndarray,
+    force: np.ndarray,
+    torque: np.ndarray,
+) -> None:
+    """`fly` on numba's threads, CHUNK agents per work item: every agent reads only its own
+    rows and writes only its own, with the same operations in the same order as `fly`, so the
+    result is bit-identical to `fly` with any number of threads."""
+    n = slots.shape[0]
+    for ch in prange((n + CHUNK - 1) // CHUNK):
+        _fly_range(
+            ch * CHUNK, min(n, (ch + 1) * CHUNK), slots, position, orientation, velocity, omega,
+            constants, setpoints, memory, thrust, alive, motor_ok, wind, force, torque,
+        )  # fmt: skip
 
 
 def _gain_table(*pids: Pid) -> np.ndarray:
@@ -465,8 +511,9 @@ class FlightKernel:
         wind: np.ndarray,
     ) -> None:
         """One tick for every agent; writes `thrust`, `force`, `torque` and the controller
-        memory in place (see `fly`). `wind`: (N, 3) m/s, world frame (zeros: calm air)."""
-        fly(
+        memory in place (see `fly`). `wind`: (N, 3) m/s, world frame (zeros: calm air).
+        Large swarms run `fly_parallel` (bit-identical to `fly`, see core.backends.threaded)."""
+        (fly_parallel if threaded(len(self.slots)) else fly)(
             self.slots,
             state.position,
             state.orientation,

@@ -12,17 +12,20 @@ are thin handles that read and write these arrays by index.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skyswarm.core.beacons import BeaconNet
 from skyswarm.core.geo import heading_to_yaw
 from skyswarm.core.state import rows_of_slots
 from skyswarm.core.wind import WindConfig, WindField
 from skyswarm.core.world import BodyShape
+from skyswarm.uav import events as _events  # noqa: F401  (registers the UAV event actions)
 from skyswarm.uav import kernel
+from skyswarm.uav.avoidance import Avoidance
 from skyswarm.uav.battery import Battery
 from skyswarm.uav.config import UavConfig
 from skyswarm.uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
     from skyswarm.core.world import World
     from skyswarm.uav.agents import UavAgent
+    from skyswarm.uav.group import Commands, GroupBehaviour, GroupInputs
     from skyswarm.uav.model import Airframe
 
 
@@ -108,9 +112,11 @@ class Swarm:
                 self.cascade, self.mixer, self.motors, self.wrench, np.arange(n)
             )
         cls = agent_class or AutonomousUavAgent
+        self.ids = np.array(list(ids), dtype=np.int64).reshape(n)  # (N,) agent ids
         self.agents = [
             cls(sim, int(i), int(s), self, k) for k, (i, s) in enumerate(zip(ids, slots))
         ]
+        self.avoidance = Avoidance.create(self)  # [avoidance]: None (off) flies the setpoints
         if hovering:
             weight = config.airframe.mass_kg * self.g  # N, in this world's gravity
             self.motors.thrust[:] = weight / 4
@@ -174,7 +180,7 @@ class Swarm:
         on_estimate = self._estimate_kernel is not None
         (self._estimate_kernel if on_estimate else self.kernel).step(
             self.sensors.control_state if on_estimate else self.sim.world.state,
-            self.setpoints,
+            self.setpoints if self.avoidance is None else self.avoidance.setpoints(),
             self.cascade,
             self.alive,
             self.motor_ok,
@@ -243,6 +249,55 @@ class Swarm:
             self.motor_ok[index, k] = 0.0
             self.motors.thrust[index, k] = 0.0
         self._motor_fault_count += 1
+
+    # -- swarm-level behaviour (uav/group.py) -----------------------------------------------
+    def beacons(
+        self,
+        period_s: float,
+        *,
+        channel: str = "radio",
+        extra_fields: Sequence[str] = (),
+        extra: Callable[[np.ndarray], np.ndarray] | None = None,
+        timeout_s: float | None = None,
+        phase_s: float = 0.0,
+        log: bool = False,
+    ) -> BeaconNet:
+        """Every agent beacons its sensed state (plus `extra(rows)`, (n, k) for the k
+        `extra_fields`) every `period_s` on `channel` (core/beacons.py)."""
+        from skyswarm.uav.group import beacon_source
+
+        if self.sim.dispatcher is None:
+            raise RuntimeError("beacons need the simulator's dispatcher (core.comms.attach_comms)")
+        return BeaconNet(
+            self.sim.dispatcher,
+            self.agents,
+            beacon_source(self, extra),
+            period_s,
+            channel=channel,
+            extra_fields=extra_fields,
+            timeout_s=timeout_s,
+            phase_s=phase_s,
+            log=log,
+        )
+
+    def behave(
+        self,
+        period_s: float,
+        fn: Callable[[GroupInputs], Commands | None],
+        *,
+        beacons: BeaconNet | None = None,
+        members: Sequence[int] | None = None,
+        phase_s: float = 0.0,
+        name: str = "group",
+    ) -> GroupBehaviour:
+        """Run the swarm-level behaviour `fn` every `period_s` for the alive agents (of
+        `members`, swarm indices; default all) with the neighbours heard on `beacons`."""
+        from skyswarm.uav.group import GroupBehaviour
+
+        rows = None if members is None else np.asarray(members, dtype=np.intp)
+        behaviour = GroupBehaviour(self, fn, period_s, beacons, rows)
+        behaviour.task = self.sim.every(period_s, behaviour, phase_s, owner=behaviour, name=name)
+        return behaviour
 
     def mode_of(self, index: int) -> ControlMode:
         return MODES[self.setpoints.mode[index]]

@@ -23,16 +23,21 @@ Usage (a backend by name, one body dropped onto the ground):
 from __future__ import annotations
 
 import math
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numba
 import numpy as np
 
 from skyswarm.core.schema import ticks_exact
 from skyswarm.core.state import BodyState
+
+if TYPE_CHECKING:
+    from skyswarm.core.backends.terrain import Heightfield
 
 GROUND = -1  # scenery id of the ground plane in contact reports
 BACKENDS = ("bullet", "fast")
@@ -151,6 +156,16 @@ class World(ABC):
         """Static triangle-mesh scenery (terrain, building) from an OBJ file; returns its id."""
 
     @abstractmethod
+    def add_heightfield(self, heightfield: Heightfield) -> int:
+        """Static terrain from a height grid (core/backends/terrain.py, the same triangulated
+        surface on both backends); returns its id."""
+
+    def add_terrain(self, path: str | Path, cell_m: float) -> int:
+        """Triangle-mesh terrain from an OBJ file: the mesh itself where the backend has
+        meshes (Bullet); the fast backend samples it to a height grid of spacing `cell_m`."""
+        return self.add_mesh(path)
+
+    @abstractmethod
     def apply_wrenches(self, slots: np.ndarray, force_body: np.ndarray, torque_world: np.ndarray):
         """For the next step: (n, 3) forces N in each body's frame, at its centre of mass, and
         (n, 3) torques N m in the world frame, on the bodies `slots` (n,)."""
@@ -184,6 +199,25 @@ class World(ABC):
     def close(self) -> None:
         """Release the backend's resources (none by default)."""
         self.has_ground = self.has_ground  # nothing to release
+
+
+# numba's OpenMP threads wait for work asleep, not spinning: on a machine shared with other jobs
+# (batch workers, other users) a spinning thread steals the core the work needs (measured at
+# load average 9 on 2 cores: the threaded kernels 4-10x slower than one thread with spinning
+# waits, about as fast with passive ones). Read once, when numba starts its threads; a user's
+# own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# Below this many bodies (or agents) a compiled pass runs on one thread: starting numba's
+# threads costs more than the work. Above it the parallel variant runs, bit-identical to the
+# serial one (each body's arithmetic is its own), so the choice never changes a result.
+PARALLEL_MIN = 2048
+
+
+def threaded(n: int) -> bool:
+    """Whether a compiled pass over `n` bodies should use numba's threads (more than one
+    configured, see `numba.set_num_threads` and NUMBA_NUM_THREADS, and n >= PARALLEL_MIN)."""
+    return n >= PARALLEL_MIN and numba.get_num_threads() > 1
 
 
 def make_world(physics: str = "bullet", tick_s: float = 0.0025, gravity: float = 9.81) -> World:

@@ -12,12 +12,15 @@ from collections import deque
 from collections.abc import Sequence
 from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from skyswarm.core._quiet import import_pybullet
 from skyswarm.core.backends import GROUND, BodyShape, ContactReport, World
+
+if TYPE_CHECKING:
+    from skyswarm.core.backends.terrain import Heightfield
 
 pb = import_pybullet()
 _drain = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
@@ -247,6 +250,19 @@ class BulletWorld(World):
         self, path: str | Path, position: Sequence[float] = (0, 0, 0), scale: float = 1.0
     ) -> int:
         vertices, indices = load_mesh(path, scale)
+        return self._scenery_body(self._mesh_body(vertices, indices, position), "mesh")
+
+    def add_heightfield(self, heightfield: Heightfield, friction: float = 1.0) -> int:
+        """The height grid's triangles (Heightfield.triangles) as a static concave mesh, with
+        the ground's friction."""
+        body = self._mesh_body(*heightfield.triangles(), (0.0, 0.0, 0.0))
+        pb.changeDynamics(body, -1, lateralFriction=friction, **self._cid)
+        return self._scenery_body(body, "terrain")
+
+    def _mesh_body(
+        self, vertices: np.ndarray, indices: np.ndarray, position: Sequence[float]
+    ) -> int:
+        """A static concave triangle mesh; returns its Bullet body id."""
         shape = pb.createCollisionShape(
             pb.GEOM_MESH,
             vertices=vertices.tolist(),
@@ -254,8 +270,7 @@ class BulletWorld(World):
             flags=pb.GEOM_FORCE_CONCAVE_TRIMESH,
             **self._cid,
         )
-        body = pb.createMultiBody(0.0, shape, -1, list(map(float, position)), **self._cid)
-        return self._scenery_body(body, "mesh")
+        return pb.createMultiBody(0.0, shape, -1, list(map(float, position)), **self._cid)
 
     def _scenery_body(self, body: int, what: str) -> int:
         sid = self._new_scenery(what)

@@ -1,18 +1,27 @@
 """The fast backend: every body integrated over arrays by one compiled call per tick.
 
 No per-body Python at all in the tick: wrenches are added into (capacity, 3) arrays, one numba
-call integrates every live body with its ground and box contacts (core/backends/fast_kernel.py
-states the integrator), a second finds body-body contacts through a spatial hash. The state
-arrays are integrated in place, so `read_state` costs nothing. The scale path for
+call integrates every live body with its ground, terrain and box contacts
+(core/backends/fast_kernel.py states the integrator and the contacts), then the body-body
+contacts come from a Verlet list kept by a spatial hash (core/backends/spatial_hash.py). The
+state arrays are integrated in place, so `read_state` costs nothing. The scale path for
 1,000-10,000 UAVs (bench/backends.py).
 
+Threads: from PARALLEL_MIN bodies on (core.backends.threaded) the integration and the hash
+run on numba's threads (`numba.set_num_threads`, NUMBA_NUM_THREADS), split into fixed chunks of
+bodies that each touch only their own rows, so every result is bit-identical to one thread's.
+
 Scope, each stated rather than approximated silently:
-- scenery: the ground plane and static boxes. Triangle meshes (terrain, mesh obstacles) are
-  not supported: `add_mesh` raises, and a scenario that asks for one with
-  `simulation.physics = "fast"` is a configuration error naming the key (core/config.py).
-- dynamic bodies collide as boxes: a box shape as given, a mesh by its bounding box.
-- body-body contacts are detected and reported, not resolved: touching bodies pass through
-  each other (crashable agents die on contact by the collision monitor's rules anyway).
+- scenery: the ground plane, static boxes and one terrain: a height grid, or a terrain mesh
+  sampled to a height grid of `world.terrain_cell_m` (core/backends/terrain.py). Mesh
+  obstacles are not supported: `add_mesh` raises, and a scenario that asks for one with
+  `simulation.physics = "fast"` is a configuration error naming the key (core/checks.py).
+- dynamic bodies collide as boxes: a box shape as given, a mesh by its bounding box; against
+  the terrain at the box's corners (a crest narrower than the box can poke into its face).
+- body-body contacts are resolved simply: a central inelastic impulse along the boxes' axis
+  of least overlap and a push apart by the overlap (momentum conserved; no friction, no
+  torque between bodies), so bodies stack and do not pass through each other; crashable
+  agents die on contact by the collision monitor's rules anyway.
 - shapes closer than CONTACT_MARGIN_M touch: Bullet reports a pair once the shapes meet, so
   both backends see a touch at the same tick (two UAVs flown head-on at 1 m/s each collide at
   the same tick on both, tests/core/test_backends_uav.py).
@@ -26,11 +35,14 @@ from pathlib import Path
 
 import numpy as np
 
-from skyswarm.core.backends import GROUND, BodyShape, ContactReport, World, spatial_hash
+from skyswarm.core.backends import GROUND, BodyShape, ContactReport, World, spatial_hash, threaded
 from skyswarm.core.backends import fast_kernel as fk
+from skyswarm.core.backends.terrain import Heightfield, sample_mesh
 from skyswarm.core.state import rows_of_slots
 
 CONTACT_MARGIN_M = 0.001  # m: shapes closer than this touch (Bullet reports contact at ~0)
+SKIN_M = 0.5  # m: body pairs within their radii + margin + this are the Verlet candidates
+MESH_FRICTION = 0.25  # Coulomb coefficient on a terrain mesh: Bullet's 0.5 x 0.5 default
 
 
 @lru_cache(maxsize=16)
@@ -52,9 +64,16 @@ class FastWorld(World):
         super().__init__(tick_s, gravity)
         self._live = np.zeros(0, dtype=np.int64)  # live slots, ascending
         self._alloc(self.state.position.shape[0])
-        self._boxes = np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2))  # centre, half, cos/sin
+        # boxes: centre, half size, cos/sin of the yaw, scenery id
+        self._boxes = np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros(0, np.int64)
+        self._hf = np.zeros((0, 0))  # terrain heights (ny, nx), none yet
+        self._hf_par = np.zeros(6)  # x0, y0, cell, top, id, friction (fast_kernel.step_bodies)
         self._report = ContactReport()
         self._pair_cap = 64
+        # The Verlet list of body-body candidates: pairs, the live slots and positions it is for
+        self._cand = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        self._cand_key: np.ndarray | None = None
+        self._cand_ref = np.zeros((0, 3))
         self._rows_key: object = None
         self._rows_val: slice | np.ndarray = slice(0, 0)
 
@@ -143,52 +162,84 @@ class FastWorld(World):
         return GROUND
 
     def add_box(self, center: Sequence[float], size: Sequence[float], yaw_rad: float = 0.0) -> int:
-        c, h, cs = self._boxes
+        c, h, cs, ids = self._boxes
+        sid = self._new_scenery("obstacle")
         self._boxes = (
             np.vstack([c, np.asarray(center, dtype=float)]),
             np.vstack([h, np.asarray(size, dtype=float) / 2]),
             np.vstack([cs, [np.cos(yaw_rad), np.sin(yaw_rad)]]),
+            np.append(ids, sid).astype(np.int64),
         )
-        return self._new_scenery("obstacle")
+        return sid
 
     def add_mesh(
         self, path: str | Path, position: Sequence[float] = (0, 0, 0), scale: float = 1.0
     ) -> int:
         raise ValueError(
-            f"the fast physics backend has no triangle-mesh scenery ({path}): use "
-            "simulation.physics = 'bullet', or boxes"
+            f"the fast physics backend has no triangle-mesh obstacles ({path}): use "
+            "simulation.physics = 'bullet', or boxes (a terrain mesh: add_terrain)"
         )
+
+    def add_heightfield(self, heightfield: Heightfield) -> int:
+        """Friction as on the ground (Bullet's terrain body gets the ground's 1.0 x 0.5)."""
+        return self._add_heightfield(heightfield, "terrain", fk.FRICTION)
+
+    def add_terrain(self, path: str | Path, cell_m: float) -> int:
+        """The OBJ terrain's top surface sampled on a grid of `cell_m` (terrain.sample_mesh);
+        named 'mesh k' and with the friction of a Bullet mesh (0.5 x 0.5), as on Bullet."""
+        from skyswarm.core.backends.bullet import load_mesh  # trimesh only, no pybullet call
+
+        return self._add_heightfield(sample_mesh(*load_mesh(path), cell_m), "mesh", MESH_FRICTION)
+
+    def _add_heightfield(self, hf: Heightfield, what: str, friction: float) -> int:
+        if self._hf.shape[0]:
+            raise ValueError("the fast physics backend has one terrain per world")
+        sid = self._new_scenery(what)
+        self._hf = np.ascontiguousarray(hf.heights, dtype=float)
+        self._hf_par = np.array([*hf.origin, hf.cell_m, hf.top, sid, friction], dtype=float)
+        return sid
 
     # -- the tick -------------------------------------------------------------------------
     def step_physics(self) -> None:
         st, live = self.state, self._live
-        c_slot, c_other, c_force, c_pos = self._contact_buffers(
-            len(live) * (1 + len(self._boxes[0]))
-        )
-        nc = fk.step_bodies(
+        per_body = fk.BOX_ROW + len(self._boxes[0])
+        c_count, c_other, c_force, c_pos = self._contact_buffers(len(live), per_body)
+        step = fk.step_bodies_parallel if threaded(len(live)) else fk.step_bodies
+        step(
             live, st.position, st.orientation, st.linear_velocity, st.angular_velocity,
             self._inv_m, self._inertia, self._half, self._offset, self._radius,
             self._fb, self._tw, self._fw, self.gravity, self.tick_s, self.has_ground,
-            CONTACT_MARGIN_M, *self._boxes, fk._SIGNS, c_slot, c_other, c_force, c_pos,
+            CONTACT_MARGIN_M, *self._boxes, self._hf, self._hf_par, fk._SIGNS,
+            c_count, c_other, c_force, c_pos,
         )  # fmt: skip
-        pairs = self._body_pairs()
+        sa, sb, sf, sp = fk.compact_contacts(live, per_body, c_count, c_other, c_force, c_pos)
+        pa, pb, pp = self._body_pairs()
+        pf = np.zeros(len(pa))
+        if len(pa):  # resolved in the order of their slots
+            order = np.lexsort((pb, pa))
+            pa, pb, pp = pa[order], pb[order], pp[order]
+            spatial_hash.resolve(
+                pa, pb, st.position, st.orientation, st.linear_velocity, self._inv_m,
+                self._half, self._offset, self._radius, CONTACT_MARGIN_M, self.tick_s, pf,
+            )  # fmt: skip
         self.tick += 1
-        a = np.concatenate([pairs[0], c_slot[:nc]])
-        b = np.concatenate([pairs[1], c_other[:nc]])
-        f = np.concatenate([np.zeros(len(pairs[0])), c_force[:nc]])
-        p = np.concatenate([pairs[2], c_pos[:nc]])
+        a = np.concatenate([pa, sa])
+        b = np.concatenate([pb, sb])
+        f = np.concatenate([pf, sf])
+        p = np.concatenate([pp, sp])
         if len(a) > 1:  # one deterministic order: by the pair's two ids
             order = np.lexsort((b, a))
             a, b, f, p = a[order], b[order], f[order], p[order]
         self._report = ContactReport(a, b, f, p)
 
-    def _contact_buffers(self, cap: int) -> tuple[np.ndarray, ...]:
-        """Arrays for the body-scenery contacts: at most one per body and scenery item."""
+    def _contact_buffers(self, n: int, per_body: int) -> tuple[np.ndarray, ...]:
+        """Arrays for the body-scenery contacts: `per_body` rows per body (ground, terrain,
+        each box), and a count per body."""
+        cap = max(n * per_body, 1)
         bufs = getattr(self, "_bufs", None)
-        if bufs is None or len(bufs[0]) < cap:
-            cap = max(cap, 1)
+        if bufs is None or len(bufs[1]) < cap or len(bufs[0]) < n:
             self._bufs = bufs = (
-                np.empty(cap, dtype=np.int64),
+                np.zeros(max(n, 1), dtype=np.int64),
                 np.empty(cap, dtype=np.int64),
                 np.empty(cap),
                 np.empty((cap, 3)),
@@ -196,18 +247,38 @@ class FastWorld(World):
         return bufs
 
     def _body_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        st = self.state
+        """This tick's body-body contacts: the candidates of the Verlet list (rebuilt when a
+        body has moved more than 0.45 SKIN_M since, or the live set changed), then the
+        oriented-box test of each candidate (core/backends/spatial_hash.py)."""
+        st, live = self.state, self._live
+        if self._cand_key is not live or spatial_hash.moved(
+            live, st.position, self._cand_ref, 0.45 * SKIN_M
+        ):
+            self._rebuild_candidates()
+        ca, cb = self._cand
+        out_a, out_b, out_p = np.empty_like(ca), np.empty_like(cb), np.empty((len(ca), 3))
+        k = spatial_hash.touching(
+            ca, cb, st.position, st.orientation, self._half, self._offset, self._radius,
+            CONTACT_MARGIN_M, out_a, out_b, out_p,
+        )  # fmt: skip
+        return out_a[:k], out_b[:k], out_p[:k]
+
+    def _rebuild_candidates(self) -> None:
+        st, live = self.state, self._live
+        find = spatial_hash.body_pairs_parallel if threaded(len(live)) else spatial_hash.body_pairs
         while True:
             cap = self._pair_cap
             out_a, out_b = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
-            out_p = np.empty((cap, 3))
-            k = spatial_hash.body_pairs(
-                self._live, st.position, st.orientation, self._half, self._offset,
-                self._radius, CONTACT_MARGIN_M, out_a, out_b, out_p,
+            k = find(
+                live, st.position, st.orientation, self._half, self._offset, self._radius,
+                CONTACT_MARGIN_M, SKIN_M, out_a, out_b, np.empty((cap, 3)),
             )  # fmt: skip
             if k <= cap:
-                return out_a[:k], out_b[:k], out_p[:k]
+                break
             self._pair_cap = 2 * k
+        self._cand = out_a[:k].copy(), out_b[:k].copy()
+        self._cand_key = live
+        self._cand_ref = st.position[live]
 
     def read_state(self) -> None:
         """Nothing to copy: the kernel integrates the state arrays in place."""

@@ -1,5 +1,7 @@
-"""Compiled kernels of the fast backend (numba): rigid-body integration with ground and box
-contact (the spatial hash of body-body contacts is core/backends/spatial_hash.py).
+"""Compiled kernels of the fast backend (numba): rigid-body integration with ground, terrain
+and box contact (the spatial hash of body-body contacts is core/backends/spatial_hash.py).
+`step_bodies` runs on one thread, `step_bodies_parallel` on numba's threads in fixed chunks
+of bodies, with bit-identical results (each body reads and writes only its own rows).
 
 Integrator, per body and tick (semi-implicit Euler for translation, as Bullet's: free fall
 after n ticks is z0 - g dt^2 n (n + 1) / 2 exactly):
@@ -19,6 +21,10 @@ centre of mass, so a body at rest stays at rest without creeping), with Coulomb 
 same point (effective mass of the point, normal and tangent); then the penetration is removed
 by moving the centre of mass along the normal. A body at rest sinks g dt^2 (0.06 mm at 2.5 ms)
 per tick and is lifted back.
+Terrain (a height grid, `terrain_height`): every corner within the contact margin of the
+terrain's local plane is a contact point, solved by sequential impulses (normal and Coulomb
+friction, accumulated and clamped, a few sweeps as Bullet's solver), then the body is lifted
+straight up out of the terrain, so a body rests on a slope without creeping.
 """
 
 from __future__ import annotations
@@ -68,7 +74,7 @@ def _cross(a, b, out):
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@nb.njit(**_opts)
+@nb.njit(inline="always", **_opts)
 def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, scratch):
     """One semi-implicit Euler step of body `s` (see the module docstring)."""
     _rot(quat[s], R)
@@ -90,16 +96,26 @@ def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, s
     _rotate_by(lb, wb, -0.5 * dt, tmp3)
     for k in range(3):
         wb[k] = tmp3[k] / inertia[s, k]
-    # The body turns by w dt and L_b by -w dt: R L_b, the world momentum, is unchanged.
-    _rotate_by(lb, wb, -dt, tmp3)
     for k in range(3):
         pos[s, k] += vel[s, k] * dt
-    # q <- q (x) [sin(|w| dt / 2) w / |w|, cos(|w| dt / 2)]
+    # The body turns by w dt and L_b by -w dt: R L_b, the world momentum, is unchanged. One
+    # sine and cosine of half the angle serve both (the double-angle formulas for L_b).
     wn = math.sqrt(wb[0] * wb[0] + wb[1] * wb[1] + wb[2] * wb[2])
     if wn > 0.0:
         h = 0.5 * wn * dt
-        sh = math.sin(h) / wn
-        bx, by, bz, bw = wb[0] * sh, wb[1] * sh, wb[2] * sh, math.cos(h)
+        sin_h, cos_h = math.sin(h), math.cos(h)
+        # L_b rotated by -wn dt about u = wb / wn (Rodrigues): cos = 1 - 2 sin_h^2,
+        # sin = -2 sin_h cos_h
+        c, sn = 1.0 - 2.0 * sin_h * sin_h, -2.0 * sin_h * cos_h
+        ux, uy, uz = wb[0] / wn, wb[1] / wn, wb[2] / wn
+        d = (ux * lb[0] + uy * lb[1] + uz * lb[2]) * (1.0 - c)
+        cx, cy, cz = uy * lb[2] - uz * lb[1], uz * lb[0] - ux * lb[2], ux * lb[1] - uy * lb[0]
+        tmp3[0] = lb[0] * c + cx * sn + ux * d
+        tmp3[1] = lb[1] * c + cy * sn + uy * d
+        tmp3[2] = lb[2] * c + cz * sn + uz * d
+        # q <- q (x) [sin(|w| dt / 2) w / |w|, cos(|w| dt / 2)]
+        sh = sin_h / wn
+        bx, by, bz, bw = wb[0] * sh, wb[1] * sh, wb[2] * sh, cos_h
         x, y, z, w = quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3]
         nx = w * bx + x * bw + y * bz - z * by
         ny = w * by - x * bz + y * bw + z * bx
@@ -107,6 +123,8 @@ def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, s
         nw = w * bw - x * bx - y * by - z * bz
         inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
         quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3] = nx * inv, ny * inv, nz * inv, nw * inv
+    else:
+        tmp3[0], tmp3[1], tmp3[2] = lb[0], lb[1], lb[2]
     for k in range(3):
         wb[k] = tmp3[k] / inertia[s, k]  # the rate at the end of the step
     _rot(quat[s], R)
@@ -168,88 +186,297 @@ def _impulse(s, r, n, vel, omega, inv_m, inv_i, R, tmp, tmp2):
     return jn
 
 
+# A body's contact rows (see `step_bodies`): up to one for the ground, one for the terrain,
+# then one per box.
+BOX_ROW = 2
+
+
 @nb.njit(**_opts)
-def step_bodies(
-    slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw,
-    g, dt, ground, margin, box_c, box_h, box_cs, signs, c_slot, c_other, c_force, c_pos,
+def _step_range(
+    lo, hi, slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw,
+    g, dt, ground, margin, box_c, box_h, box_cs, box_id, hf, hf_par, signs, c_count, c_other,
+    c_force, c_pos,
 ):  # fmt: skip
-    """Integrate every body of `slots` one tick with its contacts; report body-scenery contacts
-    (within `margin` m) into the c_* arrays; returns their count (may exceed their length:
-    then call again with larger arrays from a saved state - the caller never needs to, the
-    arrays hold 8 per body)."""
+    """Body by body from lo to hi - 1 (the i-th live body is slots[i]): integrate, then its
+    ground, terrain and box contacts, recorded from row i * (BOX_ROW + boxes) on; c_count[i]
+    = how many."""
     R = np.empty((3, 3))
-    inv_i = np.empty(3)
-    r = np.empty(3)
-    n = np.empty(3)
-    tmp = np.empty(3)
-    tmp2 = np.empty(3)
+    inv_i, r, n, tmp, tmp2 = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     scratch = np.empty((4, 3))
-    box_scratch = np.empty((3, 8, 3))
-    nc = 0
-    for i in range(len(slots)):
+    box_scratch = np.empty((4, 8, 3))
+    for i in range(lo, hi):
         s = slots[i]
+        k0 = i * (BOX_ROW + len(box_c))
+        nc = k0
         _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, scratch)
-        for k in range(3):
-            inv_i[k] = 1.0 / inertia[s, k]
+        near_terrain = hf.shape[0] >= 2 and pos[s, 2] - radius[s] < hf_par[3] + margin
+        near_ground = ground and pos[s, 2] - radius[s] < margin
+        if near_ground or near_terrain or len(box_c):  # only bodies that may touch need it
+            for k in range(3):
+                inv_i[k] = 1.0 / inertia[s, k]
         # ground: one impulse at the centroid of the corners below z = 0
-        if ground:
-            low = pos[s, 2] - radius[s]
-            if low < margin:
-                n[0], n[1], n[2] = 0.0, 0.0, 1.0
-                _rot(quat[s], R)
-                deepest, count = 0.0, 0
-                r[0], r[1], r[2] = 0.0, 0.0, 0.0
-                for c in range(8):
+        if near_ground:
+            n[0], n[1], n[2] = 0.0, 0.0, 1.0
+            _rot(quat[s], R)
+            deepest, count = 0.0, 0
+            r[0], r[1], r[2] = 0.0, 0.0, 0.0
+            for c in range(8):
+                for k in range(3):
+                    tmp[k] = offset[s, k] + signs[c, k] * half[s, k]
+                rz = R[2, 0] * tmp[0] + R[2, 1] * tmp[1] + R[2, 2] * tmp[2]
+                if pos[s, 2] + rz < 0.0:
                     for k in range(3):
-                        tmp[k] = offset[s, k] + signs[c, k] * half[s, k]
-                    rz = R[2, 0] * tmp[0] + R[2, 1] * tmp[1] + R[2, 2] * tmp[2]
-                    if pos[s, 2] + rz < 0.0:
-                        for k in range(3):
-                            r[k] += R[k, 0] * tmp[0] + R[k, 1] * tmp[1] + R[k, 2] * tmp[2]
-                        count += 1
-                        deepest = min(deepest, pos[s, 2] + rz)
-                jsum = 0.0
-                if count:
-                    for k in range(3):
-                        r[k] /= count
-                    jsum = _impulse(s, r, n, vel, omega, inv_m, inv_i, R, tmp, tmp2)
-                    pos[s, 2] -= deepest
-                lowest = 1e300
-                for c in range(8):
-                    rz = 0.0
-                    for k in range(3):
-                        rz += R[2, k] * (offset[s, k] + signs[c, k] * half[s, k])
-                    lowest = min(lowest, pos[s, 2] + rz)
-                if lowest < margin:
-                    if nc < len(c_slot):
-                        c_slot[nc], c_other[nc], c_force[nc] = s, -1, jsum / dt
-                        c_pos[nc, 0], c_pos[nc, 1], c_pos[nc, 2] = pos[s, 0], pos[s, 1], lowest
-                    nc += 1
+                        r[k] += R[k, 0] * tmp[0] + R[k, 1] * tmp[1] + R[k, 2] * tmp[2]
+                    count += 1
+                    deepest = min(deepest, pos[s, 2] + rz)
+            jsum = 0.0
+            if count:
+                for k in range(3):
+                    r[k] /= count
+                jsum = _impulse(s, r, n, vel, omega, inv_m, inv_i, R, tmp, tmp2)
+                pos[s, 2] -= deepest
+            lowest = 1e300
+            for c in range(8):
+                rz = 0.0
+                for k in range(3):
+                    rz += R[2, k] * (offset[s, k] + signs[c, k] * half[s, k])
+                lowest = min(lowest, pos[s, 2] + rz)
+            if lowest < margin:
+                c_other[nc], c_force[nc] = -1, jsum / dt
+                c_pos[nc, 0], c_pos[nc, 1], c_pos[nc, 2] = pos[s, 0], pos[s, 1], lowest
+                nc += 1
+        if near_terrain:
+            if _terrain_contact(
+                s, pos, quat, vel, omega, inv_m, inv_i, half, offset, radius, margin, hf, hf_par,
+                signs, dt, R, r, n, tmp, tmp2, box_scratch, c_force, c_pos, nc,
+            ):  # fmt: skip
+                c_other[nc] = int(hf_par[4])
+                nc += 1
         for b in range(len(box_c)):
-            nc = _box_contact(
+            if _box_contact(
                 s, b, pos, quat, vel, omega, inv_m, inv_i, half, offset, radius, margin,
-                box_c, box_h, box_cs, signs, dt, R, r, n, tmp, tmp2, box_scratch,
-                c_slot, c_other, c_force, c_pos, nc,
-            )  # fmt: skip
+                box_c, box_h, box_cs, signs, dt, R, r, n, tmp, tmp2, box_scratch, c_force, c_pos,
+                nc,
+            ):  # fmt: skip
+                c_other[nc] = box_id[b]
+                nc += 1
         for k in range(3):
             fb[s, k] = 0.0
             tw[s, k] = 0.0
             fw[s, k] = 0.0
-    return nc
+        c_count[i] = nc - k0
+
+
+@nb.njit(**_opts)
+def step_bodies(
+    slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw,
+    g, dt, ground, margin, box_c, box_h, box_cs, box_id, hf, hf_par, signs, c_count, c_other,
+    c_force, c_pos,
+):  # fmt: skip
+    """Integrate every body of `slots` one tick with its contacts. The i-th body's contacts
+    within `margin` m go to rows i * (BOX_ROW + boxes) ... of c_other (scenery id), c_force
+    (N) and c_pos (m), c_count[i] of them; `compact_contacts` gathers them. Boxes: centre,
+    half size, (cos, sin) of the yaw, scenery id. `hf` (ny, nx) terrain heights (fewer than 2
+    rows: none) and `hf_par` its x0, y0, cell, top, scenery id, friction coefficient (see
+    `terrain_height`)."""
+    _step_range(
+        0, len(slots), slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb,
+        tw, fw, g, dt, ground, margin, box_c, box_h, box_cs, box_id, hf, hf_par, signs, c_count,
+        c_other, c_force, c_pos,
+    )  # fmt: skip
+
+
+# Bodies per work item of `step_bodies_parallel` (a fixed split: the work never depends on the
+# number of threads).
+CHUNK = 256
+
+
+@nb.njit(parallel=True, **_opts)
+def step_bodies_parallel(
+    slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw,
+    g, dt, ground, margin, box_c, box_h, box_cs, box_id, hf, hf_par, signs, c_count, c_other,
+    c_force, c_pos,
+):  # fmt: skip
+    """`step_bodies` on numba's threads, CHUNK bodies per work item. Each body reads and
+    writes only its own rows (static scenery is read-only), with the same operations in the
+    same order, so the result is bit-identical to `step_bodies` with any number of threads."""
+    nb_ = len(slots)
+    for ch in nb.prange((nb_ + CHUNK - 1) // CHUNK):
+        _step_range(
+            ch * CHUNK, min(nb_, (ch + 1) * CHUNK), slots, pos, quat, vel, omega, inv_m,
+            inertia, half, offset, radius, fb, tw, fw, g, dt, ground, margin, box_c, box_h,
+            box_cs, box_id, hf, hf_par, signs, c_count, c_other, c_force, c_pos,
+        )  # fmt: skip
+
+
+@nb.njit(**_opts)
+def compact_contacts(slots, per_body, c_count, c_other, c_force, c_pos):
+    """The body-scenery contacts recorded by `step_bodies` as (a, b, force, position) arrays,
+    in body order (per body: ground, terrain, boxes)."""
+    total = 0
+    for i in range(len(slots)):
+        total += c_count[i]
+    a = np.empty(total, dtype=np.int64)
+    b = np.empty(total, dtype=np.int64)
+    f = np.empty(total)
+    p = np.empty((total, 3))
+    k = 0
+    for i in range(len(slots)):
+        for j in range(i * per_body, i * per_body + c_count[i]):
+            a[k], b[k], f[k] = slots[i], c_other[j], c_force[j]
+            p[k, 0], p[k, 1], p[k, 2] = c_pos[j, 0], c_pos[j, 1], c_pos[j, 2]
+            k += 1
+    return a, b, f, p
+
+
+@nb.njit(**_opts)
+def terrain_height(hf, x0, y0, cell, x, y, normal):
+    """Height m of the heightfield `hf` (ny, nx; row j at y0 + j cell, column i at x0 + i cell)
+    at (x, y), and its unit upward `normal` (3,): each grid cell is two triangles split along
+    the diagonal from (i, j) to (i + 1, j + 1), heights linear on each. NaN outside the grid or
+    where a corner height is NaN (no terrain there)."""
+    u = (x - x0) / cell
+    v = (y - y0) / cell
+    ny, nx = hf.shape
+    if not (u >= 0.0 and v >= 0.0 and u <= nx - 1 and v <= ny - 1):
+        return np.nan
+    i = min(int(u), nx - 2)
+    j = min(int(v), ny - 2)
+    fx, fy = u - i, v - j
+    h00, h11 = hf[j, i], hf[j + 1, i + 1]
+    if fx >= fy:  # the triangle (i, j), (i + 1, j), (i + 1, j + 1)
+        h10 = hf[j, i + 1]
+        gx, gy = h10 - h00, h11 - h10
+    else:  # (i, j), (i, j + 1), (i + 1, j + 1)
+        h01 = hf[j + 1, i]
+        gx, gy = h11 - h01, h01 - h00
+    h = h00 + fx * gx + fy * gy
+    gx, gy = gx / cell, gy / cell
+    inv = 1.0 / math.sqrt(gx * gx + gy * gy + 1.0)
+    normal[0], normal[1], normal[2] = -gx * inv, -gy * inv, inv
+    return h
+
+
+TERRAIN_ITERATIONS = 4  # sequential-impulse sweeps over a body's terrain contact corners
+
+
+@nb.njit(**_opts)
+def _terrain_contact(
+    s, pos, quat, vel, omega, inv_m, inv_i, half, offset, radius, margin, hf, hf_par,
+    signs, dt, R, r, n, tmp, tmp2, scratch, c_force, c_pos, nc,
+):  # fmt: skip
+    """Body s against the heightfield terrain. Each box corner's distance to the terrain's
+    local plane under it is (z - h) n_z; the corners closer than `margin` are contact points.
+    Sequential impulses (TERRAIN_ITERATIONS sweeps, as Bullet's solver does): at each point an
+    inelastic normal impulse (accumulated, never pulling) and Coulomb friction (accumulated,
+    within hf_par[5] times the normal impulse), so a body rests on a slope flatter than the
+    friction angle. Then the body moves up by the deepest corner's height below the terrain
+    (straight up, as gravity sank it: a body at rest on a slope does not creep). Reported
+    (returns True) when a point is within `margin`: the summed normal force and the lowest
+    corner's position."""
+    x0, y0, cell = hf_par[0], hf_par[1], hf_par[2]
+    _rot(quat[s], R)
+    corner, normal, acc, jt = scratch[0], scratch[1], scratch[2], scratch[3]
+    count, deepest, lowest, low_c = 0, 0.0, 1e300, -1
+    for c in range(8):
+        for k in range(3):
+            tmp[k] = offset[s, k] + signs[c, k] * half[s, k]
+        for k in range(3):
+            r[k] = R[k, 0] * tmp[0] + R[k, 1] * tmp[1] + R[k, 2] * tmp[2]
+        h = terrain_height(hf, x0, y0, cell, pos[s, 0] + r[0], pos[s, 1] + r[1], tmp2)
+        if h != h:  # no terrain under this corner
+            continue
+        gap = (pos[s, 2] + r[2] - h) * tmp2[2]
+        if pos[s, 2] + r[2] - h < deepest:
+            deepest = pos[s, 2] + r[2] - h
+        if gap < lowest:
+            lowest, low_c = gap, count
+        if gap < margin:
+            for k in range(3):
+                corner[count, k] = r[k]
+                normal[count, k] = tmp2[k]
+                jt[count, k] = 0.0
+            acc[count, 0] = 0.0
+            count += 1
+    if count == 0:
+        return False
+    for _ in range(TERRAIN_ITERATIONS):
+        for c in range(count):
+            _corner_impulse(
+                s, corner[c], normal[c], acc[c], jt[c], hf_par[5], vel, omega, inv_m, inv_i, R,
+                tmp, tmp2,
+            )  # fmt: skip
+    jsum = 0.0
+    for c in range(count):
+        jsum += acc[c, 0]
+    pos[s, 2] -= deepest
+    c_force[nc] = jsum / dt
+    for k in range(3):
+        c_pos[nc, k] = pos[s, k] + corner[low_c, k]
+    return True
+
+
+@nb.njit(**_opts)
+def _corner_impulse(s, r, n, acc, jt, mu, vel, omega, inv_m, inv_i, R, tmp, tmp2):
+    """One sequential-impulse step at the contact point r (world, from the centre of mass) of
+    normal n: the normal impulse accumulated in acc[0] (>= 0) and the friction impulse vector
+    in jt (|jt| <= mu acc[0]) change by what brings the point's velocity to zero."""
+    _cross(omega[s], r, tmp)
+    vn = (vel[s, 0] + tmp[0]) * n[0] + (vel[s, 1] + tmp[1]) * n[1] + (vel[s, 2] + tmp[2]) * n[2]
+    _cross(r, n, tmp)
+    _inv_inertia_times(R, inv_i, tmp, tmp2)
+    kn = inv_m[s] + tmp2[0] * tmp[0] + tmp2[1] * tmp[1] + tmp2[2] * tmp[2]
+    new = max(acc[0] - vn / kn, 0.0)
+    d = new - acc[0]
+    acc[0] = new
+    for k in range(3):
+        vel[s, k] += d * n[k] * inv_m[s]
+        omega[s, k] += d * tmp2[k]
+    # friction: the tangential slip at the point, removed within the cone
+    _cross(omega[s], r, tmp)
+    t0, t1, t2 = vel[s, 0] + tmp[0], vel[s, 1] + tmp[1], vel[s, 2] + tmp[2]
+    vn = t0 * n[0] + t1 * n[1] + t2 * n[2]
+    t0, t1, t2 = t0 - vn * n[0], t1 - vn * n[1], t2 - vn * n[2]
+    vt = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    if vt <= 1e-12:
+        return
+    t0, t1, t2 = t0 / vt, t1 / vt, t2 / vt
+    tmp[0] = r[1] * t2 - r[2] * t1
+    tmp[1] = r[2] * t0 - r[0] * t2
+    tmp[2] = r[0] * t1 - r[1] * t0
+    _inv_inertia_times(R, inv_i, tmp, tmp2)
+    kt = inv_m[s] + tmp2[0] * tmp[0] + tmp2[1] * tmp[1] + tmp2[2] * tmp[2]
+    step = vt / kt  # impulse along -t that stops the slip
+    o0, o1, o2 = jt[0], jt[1], jt[2]
+    j0, j1, j2 = o0 - step * t0, o1 - step * t1, o2 - step * t2
+    jn = math.sqrt(j0 * j0 + j1 * j1 + j2 * j2)
+    cap = mu * acc[0]
+    if jn > cap:
+        j0, j1, j2 = j0 * cap / jn, j1 * cap / jn, j2 * cap / jn
+    jt[0], jt[1], jt[2] = j0, j1, j2
+    d0, d1, d2 = j0 - o0, j1 - o1, j2 - o2
+    vel[s, 0] += d0 * inv_m[s]
+    vel[s, 1] += d1 * inv_m[s]
+    vel[s, 2] += d2 * inv_m[s]
+    tmp[0], tmp[1], tmp[2] = d0, d1, d2
+    _cross(r, tmp, tmp2)
+    _inv_inertia_times(R, inv_i, tmp2, tmp)
+    for k in range(3):
+        omega[s, k] += tmp[k]
 
 
 @nb.njit(**_opts)
 def _box_contact(
     s, b, pos, quat, vel, omega, inv_m, inv_i, half, offset, radius, margin,
-    box_c, box_h, box_cs, signs, dt, R, r, n, tmp, tmp2, scratch,
-    c_slot, c_other, c_force, c_pos, nc,
+    box_c, box_h, box_cs, signs, dt, R, r, n, tmp, tmp2, scratch, c_force, c_pos, nc,
 ):  # fmt: skip
     """Body s against static box b (yawed about z): one impulse along the face the deepest
-    corner leaves through; a corner within `margin` of the box is a reported contact."""
+    corner leaves through; a corner within `margin` of the box is a reported contact (its
+    force and position written to row nc; returns whether)."""
     dx, dy, dz = pos[s, 0] - box_c[b, 0], pos[s, 1] - box_c[b, 1], pos[s, 2] - box_c[b, 2]
     reach = radius[s] + margin + math.sqrt(box_h[b, 0] ** 2 + box_h[b, 1] ** 2 + box_h[b, 2] ** 2)
     if dx * dx + dy * dy + dz * dz > reach * reach:
-        return nc
+        return False
     cy, sy = box_cs[b, 0], box_cs[b, 1]
     touching = False
     _rot(quat[s], R)
@@ -301,8 +528,6 @@ def _box_contact(
         for k in range(3):
             pos[s, k] += best * n[k]
     if touching:
-        if nc < len(c_slot):
-            c_slot[nc], c_other[nc], c_force[nc] = s, -2 - b, jsum / dt
-            c_pos[nc, 0], c_pos[nc, 1], c_pos[nc, 2] = pos[s, 0], pos[s, 1], pos[s, 2]
-        nc += 1
-    return nc
+        c_force[nc] = jsum / dt
+        c_pos[nc, 0], c_pos[nc, 1], c_pos[nc, 2] = pos[s, 0], pos[s, 1], pos[s, 2]
+    return touching

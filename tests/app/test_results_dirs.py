@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from skyswarm.app.cli import main
+from skyswarm.app.cli import EXIT_TIME_LIMIT, main
 from skyswarm.app.plot import read_timeseries
 from skyswarm.core.recorder import TRAJECTORY_DTYPE, read_header, read_trajectory
 from skyswarm.core.schema import ConfigError
 
-RUN = ["run", "drop_test", "--quiet", "--duration", "0.2"]
+RUN = ["run", "drop_test", "--quiet", "--duration", "0.2"]  # boxes still falling: time limit
 
 
 def test_a_non_empty_out_needs_overwrite_which_empties_it(tmp_path, capsys):
@@ -20,7 +20,7 @@ def test_a_non_empty_out_needs_overwrite_which_empties_it(tmp_path, capsys):
     assert main([*RUN, "--out", str(out)]) == 2
     assert "--overwrite" in capsys.readouterr().err
     assert (out / "coverage.npz").exists()  # refused: untouched
-    assert main([*RUN, "--out", str(out), "--overwrite"]) == 0
+    assert main([*RUN, "--out", str(out), "--overwrite"]) == EXIT_TIME_LIMIT
     assert not (out / "coverage.npz").exists()  # the old layer never mixes with the new run
     # 0.2 s at 40 Hz (drop_test.toml) from t = 0: ticks 0, 10, ..., 80 -> 9 samples of 9 agents
     assert len(read_trajectory(out)) == 9 * 9
@@ -28,7 +28,7 @@ def test_a_non_empty_out_needs_overwrite_which_empties_it(tmp_path, capsys):
 
 def test_readers_drop_a_torn_last_record_and_row(tmp_path):
     out = tmp_path / "run"
-    assert main([*RUN, "--out", str(out)]) == 0
+    assert main([*RUN, "--out", str(out)]) == EXIT_TIME_LIMIT
     whole = read_trajectory(out)
     traj = out / "trajectory.bin"
     traj.write_bytes(traj.read_bytes()[: -TRAJECTORY_DTYPE.itemsize // 2])  # half a record cut

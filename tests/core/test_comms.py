@@ -143,8 +143,18 @@ def test_broadcast_reaches_exactly_the_alive_agents_in_range(layout_seed: int, r
     assert len(expected) > 500  # the layout is dense enough to be a real check
     assert got == expected
     t = d.totals()["radio"]
-    assert t["delivered"] == t["addressed"] == len(expected)
+    # every other alive agent is addressed; those beyond range are counted out of range
+    live = n - len(dead)
+    assert t["addressed"] == live * (live - 1)
+    assert t["delivered"] == len(expected)
+    assert t["out_of_range"] == live * (live - 1) - len(expected)
     assert t["sender_dead"] == len(dead) and t["sent"] == n - len(dead)
+    # and by receiver: agent j missed every live broadcaster beyond range
+    for j in range(0, n, 37):
+        if j in dead:
+            continue
+        far = sum(1 for i in range(n) if i != j and i not in dead and (i, j) not in expected)
+        assert d.agent_counts(agents[j])["radio"]["rx"]["out_of_range"] == far
 
 
 def test_messages_to_a_killed_agent_are_receiver_dead():

@@ -135,8 +135,11 @@ def test_run_writes_comms_counts_to_summary_and_time_series(tmp_path: Path):
     assert radio == summary["comms"]["channels"]["radio"]
     assert radio["sent"] == 9 * 10  # 9 boxes x 10 beacons in 1 s (ticks 0, 40, ..., 360)
     # 3 x 3 grid at 40 m, pairs within 100 m: 12 at 40 m, 8 at 56.6 m, 6 at 80 m, 8 at 89.4 m
-    # (the 2 at 113 m are out of range): 2 x 34 = 68 copies a round, 10 rounds
-    assert radio["addressed"] == 10 * 68
+    # (the 2 at 113 m are out of range): 2 x 34 = 68 copies a round, 10 rounds. Every
+    # broadcast addresses the 9 other alive agents (8 boxes and the base station 500 m
+    # away): the 81 - 68 = 13 copies a round not reached are out of range.
+    assert radio["addressed"] == 10 * 81
+    assert radio["out_of_range"] == 10 * 13
     assert radio["lost_on_air"] > 0 and radio["delivered"] > 0
     assert on_disk["comms"]["channels"]["long_range"]["sent"] == 9
     assert on_disk["comms"]["per_agent"]["0"]["long_range"]["rx"]["addressed"] == 9

@@ -110,6 +110,53 @@ def test_crash_into_ground_kills_but_landing_and_resting_survive():
     assert all(r.alive for r in rest)
 
 
+def test_resting_swarm_is_judged_in_one_vectorised_pass(monkeypatch):
+    # 50 bodies resting on the ground (gravity on): 50 ground contacts every tick, no death;
+    # the monitor computes tilts once per tick for all of them, never once per agent, and
+    # calls the kill path (owner lookups) for no contact at all.
+    from skyswarm.core import collisions
+
+    calls = {"tilt": 0, "owner": 0}
+    real_tilt = collisions.tilt_deg
+
+    def tilt(q):
+        calls["tilt"] += 1
+        return real_tilt(q)
+
+    monkeypatch.setattr(collisions, "tilt_deg", tilt)
+    sim, agents = sim_with([(i % 10, i // 10, 0.1) for i in range(50)])
+    real_owner = sim.world.owner_of_slot
+
+    def owner(slot):
+        calls["owner"] += 1
+        return real_owner(slot)
+
+    monkeypatch.setattr(sim.world, "owner_of_slot", owner)
+    run_for(sim, 0.5)  # 200 ticks
+    assert len(sim.world.contacts) == 50
+    assert all(a.alive for a in agents)
+    assert calls["tilt"] <= 200 and calls["owner"] == 0
+
+
+def test_vectorised_judgement_kills_in_report_order_with_the_right_causes():
+    # Two boxes hit the ground in the same tick at 4 m/s (from 0.4 m: tick 41), a third at
+    # 2 m/s 0.1 s later; a fourth comes down at 0.5 m/s and lands. Deaths in slot order within
+    # the tick (the report's order), each with its own speed.
+    sim, (a, b, c, d) = sim_with(
+        [(0, 0, 0.5), (0.25, 0, 0.5), (5, 0, 0.5), (8, 0, 0.3)],
+        [(0, 0, -4.0), (0, 0, -4.0), (0, 0, -2.0), (0, 0, -0.5)],
+        gravity=0.0,
+    )
+    run_for(sim, 0.5)
+    got = [(e.tick, e.agent_id, e.cause.split(",")[0]) for e in sim.deaths]
+    assert got == [
+        (41, 1, "crash: into ground at 4.00 m/s"),
+        (41, 2, "crash: into ground at 4.00 m/s"),
+        (81, 3, "crash: into ground at 2.00 m/s"),
+    ]
+    assert d.alive and sim.collision_monitor is not None
+
+
 def test_fast_landing_threshold_is_configurable():
     slow = FaultsConfig(collisions=CollisionConfig(landing_speed_mps=0.2))
     sim, (lander,) = sim_with([(0, 0, 0.3)], [(0, 0, -0.3)], gravity=0.0, faults=slow)

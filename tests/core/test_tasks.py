@@ -77,3 +77,20 @@ def test_cancelled_task_stops():
     task.cancel()
     sim.step()
     assert ran == [0, 1]
+
+
+def test_task_started_inside_a_task_on_its_own_grid_runs_that_tick_and_after():
+    """`agent.land()` called from a 10 Hz behaviour at tick 40 starts a 10 Hz touchdown check:
+    tick 40 is on the new task's grid, so it runs at 40 (its first tick >= now), then every 40
+    ticks — it must not be dropped into the bucket already popped for tick 40."""
+    sim = bare_sim()
+    inner: list[int] = []
+
+    def outer() -> None:
+        if sim.tick == 40:
+            sim.every(0.1, lambda: inner.append(sim.tick))
+
+    sim.every(0.1, outer)
+    for _ in range(130):
+        sim.step()
+    assert inner == [40, 80, 120]

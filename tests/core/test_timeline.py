@@ -28,6 +28,8 @@ def test_samples_every_half_second_with_hud_modes_and_changed_overlays(tmp_path:
     last = samples[-1]
     assert last["hud"] == live_hud and last["hud"][0].startswith("coverage")
     assert set(last["modes"]) == {str(a.id) for a in sim.agents.values()}
+    # The flock's acting leader, as the live view colours it (one leader, a UAV of the flock).
+    assert last["leaders"] == sim.mission.role_members("leader") and len(last["leaders"]) == 1
     assert len(last["overlays"]) == len(live_overlays) == 2  # area outline, covered cells
     for got, want in zip(last["overlays"], live_overlays):
         key = "segments" if "segments" in want else "corners"

@@ -13,6 +13,7 @@ import pytest
 from tests.gui.conftest import ROOT, near_color, shade_match
 
 DROP = ROOT / "configs" / "drop_test.toml"
+EXIT_TIME_LIMIT = 5  # app/cli.py: the run hit its duration short of the mission's target
 
 
 def _no_display_env() -> dict[str, str]:
@@ -30,7 +31,7 @@ import skyswarm.app.cli, skyswarm.core.simulator, skyswarm.core.recorder
 import skyswarm.missions.drop_test
 out = {str(tmp_path / "r")!r}
 rc = skyswarm.app.cli.main(["run", {str(DROP)!r}, "--duration", "0.1", "--quiet", "--out", out])
-assert rc == 0, rc
+assert rc in (0, 5), rc  # 5: the shortened run ends at its time limit (app/cli.py)
 bad = sorted(m for m in sys.modules if m.split(".")[0] in ("pyglet", "moderngl"))
 print("GUI modules:", bad)
 sys.exit(1 if bad else 0)
@@ -88,7 +89,7 @@ def test_run_with_video_and_frames_without_display(tmp_path: Path) -> None:
         [*cmd, "--out", str(tmp_path / "with"), "--video", str(video), "--frames", str(frames)],
         env=_no_display_env(), capture_output=True, text=True, cwd=ROOT, timeout=300,
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == EXIT_TIME_LIMIT, out.stderr  # cut at 2 s, boxes still falling
     reader = imageio_ffmpeg.read_frames(str(video))
     meta = next(reader)
     decoded = [np.frombuffer(f, np.uint8).reshape(720, 1280, 3) for f in reader]
@@ -106,7 +107,7 @@ def test_run_with_video_and_frames_without_display(tmp_path: Path) -> None:
     plain = subprocess.run(
         [*cmd, "--out", str(tmp_path / "plain")], capture_output=True, text=True, cwd=ROOT
     )
-    assert plain.returncode == 0, plain.stderr
+    assert plain.returncode == EXIT_TIME_LIMIT, plain.stderr
     a = (tmp_path / "with" / "trajectory.bin").read_bytes()
     b = (tmp_path / "plain" / "trajectory.bin").read_bytes()
     assert len(a) > 0 and a == b
@@ -116,8 +117,32 @@ def test_replay_export_frame_count(tmp_path: Path) -> None:
     from skyswarm.app.cli import main
     from skyswarm.gui.replay import ReplaySource, export_video
 
-    assert main(["run", str(DROP), "--duration", "1", "--quiet", "--out", str(tmp_path / "r")]) == 0
+    rc = main(["run", str(DROP), "--duration", "1", "--quiet", "--out", str(tmp_path / "r")])
+    assert rc == EXIT_TIME_LIMIT  # 1 s: the boxes have not all landed
     src = ReplaySource(tmp_path / "r")
     assert src.duration_s == pytest.approx(1.0)
     n = export_video(tmp_path / "r", None, tmp_path / "f", fps=10, size=(320, 240))
     assert n == 10 and len(list((tmp_path / "f").glob("*.png"))) == 10
+
+
+def test_render_process_writes_the_same_frames_as_rendering_in_process(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.offscreen import Capture
+
+    flock = ROOT / "configs" / "flocking_coverage.toml"
+    images = {}
+    for process in (False, True):
+        sim = Simulator.from_scenario(load_scenario(flock, ["simulation.duration_s=3.0"]))
+        out = tmp_path / f"p{process}"
+        cap = Capture(sim, frames=out, fps=4.0, size=(320, 180), process=process)
+        sim.run()
+        cap.close()
+        sim.close()
+        images[process] = [np.asarray(Image.open(f)) for f in sorted(out.glob("*.png"))]
+    # 3 s at 4 fps: 12 frames; overlays travel with the first frame, then only when changed.
+    assert len(images[False]) == len(images[True]) == 12
+    for a, b in zip(images[False], images[True]):
+        assert np.array_equal(a, b)

@@ -46,7 +46,7 @@ def test_every_alive_drone_covers_9_pixels_of_its_role_colour_at_the_default_cam
     from skyswarm.core.simulator import Simulator
     from skyswarm.gui.framing import default_camera, scene_extent, shown_points
     from skyswarm.gui.offscreen import OffscreenCanvas
-    from skyswarm.gui.renderer import role_color
+    from skyswarm.gui.renderer import LEADER, legend_entries, role_color
     from skyswarm.gui.scene import LiveSource
 
     sim = Simulator.from_scenario(load_scenario(FLOCK))
@@ -64,12 +64,21 @@ def test_every_alive_drone_covers_9_pixels_of_its_role_colour_at_the_default_cam
     px = cam.project(frame.positions, 1280, 720)
     drones = np.flatnonzero(frame.alive & frame.mobile)
     assert len(drones) >= 10  # the reference swarm
-    counts = []
+    # The mission names its leader (Mission.role_members): exactly one at 2 s, drawn in LEADER.
+    assert frame.leaders.sum() == 1
+    counts, other = [], []
     for i in drones:
         role = frame.roles[frame.role_index[i]]
-        counts.append(_role_pixels(img, *px[i], role_color(role, int(frame.role_index[i]))))
-    # At this camera a drone's mesh is ~1-2 px: the role-colour dot gives each one >= 9 px.
+        rgb = LEADER if frame.leaders[i] else role_color(role, int(frame.role_index[i]))
+        counts.append(_role_pixels(img, *px[i], rgb))
+        wrong = role_color(role) if frame.leaders[i] else LEADER
+        other.append(_role_pixels(img, *px[i], wrong, r=0))  # the drone's own centre pixel
+    # At this camera a drone's mesh is ~1-2 px: the role-colour dot gives each one >= 9 px,
+    # and no drone's centre shows the other class's colour (leader vs followers).
     assert min(counts) >= 9, counts
+    assert max(other) == 0, other
+    labels = [label for label, _ in legend_entries(frame)]
+    assert labels[:2] == ["base_station", "uav (follower)"] and "leader" in labels
 
 
 @pytest.mark.parametrize("azimuth", [0.0, 90.0, 180.0, 270.0])

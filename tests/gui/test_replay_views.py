@@ -182,3 +182,41 @@ def test_live_panel_shows_mode_names_and_the_base_station(xvfb: str) -> None:
         for win in list(app.windows):
             win.close()
         sim.close()
+
+
+def test_replay_follow_key_keeps_the_3d_camera_on_the_selected_drone_as_it_plays(replay) -> None:
+    from pyglet.window import key
+
+    replay.seek(SHOW_S - 1.0)
+    replay.select(5)
+    replay.main.on_key_press(key.F, 0)
+    replay.paused = True
+    for _ in range(40):  # 2 s of wall time paused: the camera settles on the drone
+        replay.update(0.05)
+    frame = replay.frame()
+    assert np.linalg.norm(replay.main.camera.target - frame.positions[frame.index_of(5)]) < 0.01
+    replay.paused = False
+    before = frame.positions[frame.index_of(5)].copy()
+    replay.update(0.5)  # 0.5 s of playing, one frame: the camera trails the moving drone
+    frame = replay.frame()
+    now = frame.positions[frame.index_of(5)]
+    gap = np.linalg.norm(replay.main.camera.target - now)
+    moved = np.linalg.norm(now - before)
+    assert moved > 0.5  # the flock is flying
+    # One easing step of 0.5 s with a 0.12 s time constant leaves e^(-0.5 / 0.12) of the move.
+    assert gap == pytest.approx(moved * np.exp(-0.5 / 0.12), rel=1e-6)
+
+
+def test_replay_colours_the_recorded_leader_as_live_did(recorded: Path) -> None:
+    """The timeline records the mission's "leader" role; a replay frame marks exactly that agent
+    (the live view colours it cyan), and the frame at t = 0 (before any sample) marks none."""
+    from skyswarm.core.timeline import read_timeline
+    from skyswarm.gui.replay import ReplaySource
+
+    src = ReplaySource(recorded)
+    last = read_timeline(recorded)[-1]
+    t = last["tick"] * 0.0025
+    frame = src.frame_at(t)
+    assert len(last["leaders"]) == 1
+    assert frame.ids[frame.leaders].tolist() == last["leaders"]
+    assert not src.frame_at(0.0).leaders.any()

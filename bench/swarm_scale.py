@@ -1,0 +1,192 @@
+"""Benchmark: swarm-scale behaviour (issue 14) — the boids full stack against the hover stack,
+side by side in one process, and the fast backend's boids curve with a per-phase profile.
+
+Every variant is a scenario run as `skyswarm run` builds it (`Simulator.from_scenario` with a
+results directory: mission, collision monitor, fault injector, recorder, timeline):
+- hover:  configs/hover.toml with N agents (5 m grid): 400 Hz control, the hover metrics;
+- boids:  configs/boids.toml with N agents: 10 Hz state beacons (core/beacons.py), the 10 Hz
+          swarm-level steering (uav/group.py), 20 Hz flock metrics.
+Ratios compare boids and hover at the same N and backend, measured in interleaved rounds (one
+chunk of each in turn, median per variant), so both see the same machine load. For N >= 1,000
+the radio range is 30 m (boids perceive 25 m): with the shipped 100 m over a 5 m grid every
+UAV would hear ~1,000 others, 1 M beacon copies per beacon tick.
+
+The profile splits the wall time of a fast-backend run by phase (docs/architecture.md, The
+tick) and, inside phase 2, by task name.
+
+    python bench/swarm_scale.py [--quick]
+
+Prints tables and writes bench/results/swarm_scale.json. Not a test: numbers depend on the host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from skyswarm.core.config import load_scenario
+from skyswarm.core.simulator import Simulator
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "results" / "swarm_scale.json"
+
+
+def build(kind: str, n: int, physics: str, tmp: Path) -> Simulator:
+    over = [
+        f"agents.count={n}",
+        "agents.spacing_m=5.0",
+        f'simulation.physics="{physics}"',
+        "simulation.duration_s=3600.0",
+    ]
+    if kind == "boids" and n >= 1000:
+        over.append("comms.channels.radio.range_m=30.0")
+    sc = load_scenario(ROOT / "configs" / f"{kind}.toml", over)
+    return Simulator.from_scenario(sc, results_dir=tmp / f"{kind}-{physics}-{n}")
+
+
+def chunk(sim: Simulator, ticks: int) -> float:
+    """Wall seconds per tick of `ticks` more ticks."""
+    step = sim.step
+    t0 = time.perf_counter()
+    for _ in range(ticks):
+        step()
+    return (time.perf_counter() - t0) / ticks
+
+
+def side_by_side(n: int, physics: str, seconds: float, rounds: int, tmp: Path) -> dict:
+    sims = {k: build(k, n, physics, tmp) for k in ("hover", "boids")}
+    ticks = max(20, round(seconds / 0.0025))
+    for sim in sims.values():
+        chunk(sim, 80)  # warm-up: compiled kernels, first beacon and behaviour ticks
+    times: dict[str, list[float]] = {k: [] for k in sims}
+    for _ in range(rounds):
+        for k, sim in sims.items():
+            times[k].append(chunk(sim, ticks))
+    row: dict = {"n": n, "physics": physics, "ticks_per_round": ticks, "rounds": rounds}
+    for k, ts in times.items():
+        per_tick = float(np.median(ts))
+        row[k] = {
+            "s_per_tick": per_tick,
+            "agent_steps_per_s": n / per_tick,
+            "real_time_factor": 0.0025 / per_tick,
+            "deaths": len(sims[k].deaths),
+        }
+    row["ratio"] = row["boids"]["agent_steps_per_s"] / row["hover"]["agent_steps_per_s"]
+    row["boids_polarisation"] = float(sims["boids"].mission.polarisation)
+    for sim in sims.values():
+        sim.close()
+    return row
+
+
+def profiled(sim: Simulator, ticks: int) -> dict[str, float]:
+    """Run `ticks` ticks phase by phase (Simulator.step's order) with a clock on each phase;
+    seconds per tick by phase, the behaviour phase split by task name."""
+    acc: dict[str, float] = defaultdict(float)
+    clock = time.perf_counter
+    world = sim.world
+    names = {}
+    for hook in sim.post_tick_listeners:
+        owner = getattr(hook, "__self__", hook)
+        names[id(hook)] = f"6 monitors: {type(owner).__name__}"
+    before = {name: st["runs"] * st["mean_ms"] for name, st in sim.tasks.summary().items()}
+    for _ in range(ticks):
+        t0 = clock()
+        sim.dispatcher.deliver(world.tick)
+        t1 = clock()
+        sim.tasks.run_due(world.tick)
+        for hook in sim.pre_tick_listeners:
+            hook(world)
+        t2 = clock()
+        for hook in sim.controllers:
+            hook(sim)
+        t3 = clock()
+        for hook in sim.environment_forces:
+            hook(sim)
+        world.step_physics()
+        t4 = clock()
+        world.read_state()
+        t5 = clock()
+        acc["1 comms: beacon and message delivery"] += t1 - t0
+        acc["2 behaviour (tasks, pre-tick)"] += t2 - t1
+        acc["3 control: compiled flight kernel"] += t3 - t2
+        acc["4 environment + physics step"] += t4 - t3
+        acc["5 state read"] += t5 - t4
+        for hook in sim.post_tick_listeners:
+            t = clock()
+            hook(world)
+            acc[names.get(id(hook), "6 monitors: other")] += clock() - t
+    after = sim.tasks.summary()
+    for name, st in after.items():
+        spent = (st["runs"] * st["mean_ms"] - before.get(name, 0.0)) / 1e3
+        acc[f"  2 task {name}"] += spent
+    return {k: v / ticks for k, v in acc.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer rounds, no N = 10,000")
+    args = ap.parse_args()
+    rounds = 3 if args.quick else 5
+    load0 = os.getloadavg()
+    out: dict = {
+        "meta": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "load_average_start": load0,
+        },
+        "side_by_side": [],
+        "fast_curve": [],
+    }
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        print("boids full stack vs hover stack, same N and backend (agent-steps/s, ratio)")
+        print(f"{'N':>6} {'physics':>7} {'hover':>10} {'boids':>10} {'ratio':>6} {'polar.':>6}")
+        for n, physics, secs in ((100, "bullet", 0.5), (1000, "bullet", 0.25)):
+            row = side_by_side(n, physics, secs, rounds, tmp)
+            out["side_by_side"].append(row)
+            print(
+                f"{n:>6} {physics:>7} {row['hover']['agent_steps_per_s']:>10.0f} "
+                f"{row['boids']['agent_steps_per_s']:>10.0f} {row['ratio']:>6.2f} "
+                f"{row['boids_polarisation']:>6.2f}"
+            )
+        print("\nfast backend, boids full stack: real-time factor (x real time)")
+        print(f"{'N':>6} {'boids RTF':>10} {'hover RTF':>10} {'ratio':>6}")
+        sizes = (100, 1000, 3000) if args.quick else (100, 1000, 3000, 10000)
+        for n in sizes:
+            secs = 0.5 if n <= 1000 else 0.25
+            row = side_by_side(n, "fast", secs, 3 if n >= 3000 else rounds, tmp)
+            out["fast_curve"].append(row)
+            print(
+                f"{n:>6} {row['boids']['real_time_factor']:>10.2f} "
+                f"{row['hover']['real_time_factor']:>10.2f} {row['ratio']:>6.2f}"
+            )
+        n_prof = 3000 if args.quick else 10000
+        sim = build("boids", n_prof, "fast", tmp)
+        chunk(sim, 80)
+        prof = profiled(sim, 200)
+        sim.close()
+        total = sum(v for k, v in prof.items() if not k.startswith("  "))
+        out["profile"] = {"n": n_prof, "physics": "fast", "s_per_tick": prof, "total": total}
+        print(f"\nwhere the time goes: boids N = {n_prof:,}, fast backend, ms per tick")
+        for k, v in sorted(prof.items(), key=lambda kv: kv[0].lstrip()):
+            print(f"{k:<46} {v * 1e3:>8.3f} {100 * v / total:>5.1f} %")
+        print(f"{'total':<46} {total * 1e3:>8.3f}  ({0.0025 / total:.2f}x real time)")
+    out["meta"]["load_average_end"] = os.getloadavg()
+    print(f"\nload average: start {load0[0]:.2f}, end {out['meta']['load_average_end'][0]:.2f}")
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(out, indent=2))
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

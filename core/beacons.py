@@ -1,0 +1,350 @@
+"""State beacons: every member of a group broadcasts a fixed record periodically; each beacon
+tick is resolved in one vectorised pass and delivered as arrays (docs/architecture.md,
+Communication).
+
+A `BeaconNet` is the swarm-scale counterpart of `transceiver.broadcast` for the one message
+swarm algorithms send most: "here I am". It uses the dispatcher's channel models and counters:
+
+- At each beacon tick (a periodic task, phase 2) every alive member sends one frame on the
+  net's channel, its record (`FIELDS`: position, velocity, heading, plus the net's extra
+  float fields) taken from `source(rows)`, e.g. what each UAV senses of itself.
+- The frames are resolved at once, from the true positions at the start of the tick (the
+  instant the records describe): bandwidth cap, one delay per frame (latency + jitter, all
+  receivers hear a frame at the same tick), receivers = the other alive members within range
+  (KD-tree pairs, ordered by a compiled pass; the rest are counted out of range), one loss
+  draw per copy in range (constant or Rayleigh loss at the pair's distance). Draws come from
+  `sim.rng.comms`, delays first (by member row) then losses (by receiver row, then sender
+  row).
+- At phase 1 of a copy's delivery tick it is delivered if its receiver is still alive
+  (otherwise counted `receiver_dead`) into the receiver's neighbour table, where it replaces
+  an older beacon of the same sender (a beacon older than the one held is dropped as
+  delivered-but-stale; nothing overflows: a table keeps one entry per neighbour).
+- `table()` gives, for every member, the latest beacon of each neighbour heard within
+  `timeout_s`, with its age, as CSR arrays (`NeighbourTable`).
+
+Fates go into the dispatcher's per-channel counters (`MessageDispatcher.totals`), so the
+identity addressed = delivered + lost_on_air + out_of_range + receiver_dead + queue_overflow +
+in_flight holds with beacons as with messages; `counts()` gives the net's own share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from skyswarm.core._beacon_kernels import merge_into, ordered_pairs
+from skyswarm.core.fates import (
+    ADDRESSED,
+    DELIVERED,
+    FATES,
+    LOST,
+    OUT_OF_RANGE,
+    OVER_BW,
+    RX_DEAD,
+    SENT,
+)
+
+if TYPE_CHECKING:
+    from skyswarm.core.agent import Agent
+    from skyswarm.core.comms import MessageDispatcher
+
+FIELDS = ("x", "y", "z", "vx", "vy", "vz", "yaw")  # m, m/s (world ENU), rad (ENU yaw)
+BEACON_BYTES = 8 * (1 + len(FIELDS))  # id + the fixed fields, as float64; extras add 8 each
+
+
+@dataclass(frozen=True)
+class NeighbourTable:
+    """Latest beacon heard by each member from each neighbour, CSR by receiver row.
+
+    Entries of receiver row r are `indptr[r]:indptr[r + 1]`, sorted by sender row. `record`
+    holds the sender's fields (`BeaconNet.fields`) as sent; `age_s` is now - send time.
+    """
+
+    indptr: np.ndarray  # (M + 1,) int
+    receiver: np.ndarray  # (E,) int member row
+    sender: np.ndarray  # (E,) int member row
+    sender_id: np.ndarray  # (E,) int64 agent id
+    age_s: np.ndarray  # (E,) s
+    record: np.ndarray  # (E, F) float
+
+    def row(self, r: int) -> slice:
+        """The entries of receiver row `r`."""
+        return slice(int(self.indptr[r]), int(self.indptr[r + 1]))
+
+    @property
+    def counts(self) -> np.ndarray:
+        """(M,) neighbours heard by each member."""
+        return np.diff(self.indptr)
+
+
+@dataclass(eq=False)
+class _Send:
+    """The copies of one beacon tick that survived the air, sorted by receiver then sender;
+    they arrive over a few ticks (one delay per frame) and are merged into the table on read."""
+
+    receiver: np.ndarray  # (K,) member rows
+    sender: np.ndarray  # (K,) member rows
+    send_tick: int
+    snapshot: np.ndarray  # (M, F) every member's record as sent at send_tick
+    delivered: np.ndarray  # (K,) bool, arrived at an alive receiver
+    merged: np.ndarray  # (K,) bool, already in the table
+
+
+class BeaconNet:
+    """Periodic state beacons of a group of agents on one channel (see the module doc).
+
+    `members`: the group, in row order (row k is members[k]); `source(rows)` returns the
+    (len(rows), F) records of those member rows, F = len(FIELDS) + len(extra_fields).
+    """
+
+    def __init__(
+        self,
+        dispatcher: MessageDispatcher,
+        members: Sequence[Agent],
+        source: Callable[[np.ndarray], np.ndarray],
+        period_s: float,
+        *,
+        channel: str = "radio",
+        extra_fields: Sequence[str] = (),
+        timeout_s: float | None = None,
+        phase_s: float = 0.0,
+        log: bool = False,
+        name: str = "beacons",
+    ) -> None:
+        sim = dispatcher.sim
+        self.dispatcher, self.sim = dispatcher, sim
+        self.members = list(members)
+        self.source = source
+        self.fields = FIELDS + tuple(extra_fields)
+        self.size_bytes = BEACON_BYTES + 8 * len(extra_fields)
+        self.channel = dispatcher.channels[dispatcher.channel_index(channel)]
+        self.period_ticks = sim.world.ticks_for(period_s, f"{name} period")
+        timeout = 3.0 * period_s if timeout_s is None else timeout_s
+        self.timeout_ticks = round(timeout / sim.world.tick_s)
+        dispatcher.sync()
+        self.rows = np.array([dispatcher.index_of[int(a.id)] for a in self.members], dtype=np.intp)
+        self.ids = np.array([a.id for a in self.members], dtype=np.int64)
+        m, f = len(self.members), len(self.fields)
+        self._counts = np.zeros(len(FATES), dtype=np.int64)
+        self._due: dict[int, list[tuple[_Send, np.ndarray]]] = {}  # tick -> (send, entries)
+        # the table: entries sorted by key = receiver * M + sender; deliveries merged on read
+        self._key = np.zeros(0, dtype=np.int64)
+        self._tick = np.zeros(0, dtype=np.int64)
+        self._rec = np.zeros((0, f))
+        self._recv = np.zeros(0, dtype=np.int64)
+        self._send = np.zeros(0, dtype=np.int64)
+        empty = (self._key, self._tick, self._rec, self._recv, self._send)
+        self._buffers = [empty, empty]  # ping-pong: the table lives in one, merges fill the other
+        self._current = 0
+        self._fresh: list[_Send] = []  # sends with deliveries not merged yet
+        self._m = m
+        self._log: list[np.ndarray] | None = [] if log else None
+        dispatcher.beacon_nets.append(self)
+        self.task = sim.every(period_s, self.send, phase_s, owner=self, name=name)
+
+    # -- sending (phase 2) -----------------------------------------------------------------
+    def send(self) -> None:
+        """Every alive member sends its beacon now; fates decided at once (module doc)."""
+        d, c, sim = self.dispatcher, self.channel, self.sim
+        d._grow()
+        d._refresh_alive()
+        now = sim.tick
+        m = self._m
+        alive = d.alive[self.rows]
+        senders = np.flatnonzero(alive)
+        if not len(senders):
+            return
+        drow = self.rows[senders]
+        self._add(c.index, drow, None, SENT)
+        if c.bucket_bytes > 0:
+            ok = c.bandwidth_ok(now, drow, np.full(len(senders), self.size_bytes))
+            self._add(c.index, drow[~ok], None, OVER_BW)
+            senders, drow = senders[ok], drow[ok]
+            if not len(senders):
+                return
+        snap = np.zeros((m, len(self.fields)))  # records by member row, as sent now
+        snap[senders] = np.asarray(self.source(senders), dtype=float).reshape(len(senders), -1)
+        delay = np.zeros(m, dtype=np.int64)
+        delay[senders] = c.delays(d.rng, len(senders))  # one per frame, by member row
+        pos = d.positions()[self.rows]
+        receivers = np.flatnonzero(alive)  # candidates: alive members, increasing rows
+        pa, ps, dist = self._pairs(pos, receivers, c.range_m)
+        is_sender = np.zeros(m, dtype=bool)
+        is_sender[senders] = True
+        keep = is_sender[ps]
+        if c.cfg.link == "base_station":
+            base = d.is_base[self.rows]
+            keep &= base[pa] | base[ps]
+        if not keep.all():
+            pa, ps, dist = pa[keep], ps[keep], dist[keep]
+        # addressed: every other alive member; those not reached are out of range
+        n_cand = len(receivers)
+        self._add_per(c.index, drow, np.full(len(senders), n_cand - 1), ADDRESSED)
+        reached = np.bincount(ps, minlength=m)[senders]
+        self._add_per(c.index, drow, n_cand - 1 - reached, OUT_OF_RANGE)
+        heard = np.bincount(pa, minlength=m)[receivers]
+        addressed_rx = len(senders) - is_sender[receivers]
+        self._add_per(c.index, None, addressed_rx, ADDRESSED, rx_rows=self.rows[receivers])
+        self._add_per(c.index, None, addressed_rx - heard, OUT_OF_RANGE, self.rows[receivers])
+        lost = d.rng.random(len(pa)) < c.loss_model.probability(dist)  # by receiver, sender
+        self._add(c.index, self.rows[ps[lost]], self.rows[pa[lost]], LOST)
+        go = ~lost
+        pa, ps = pa[go], ps[go]
+        k = len(pa)
+        sent = _Send(pa, ps, now, snap, np.zeros(k, dtype=bool), np.zeros(k, dtype=bool))
+        dl = delay[ps]
+        for t in np.unique(delay[senders]).tolist():  # a few distinct delays
+            idx = np.flatnonzero(dl == t)
+            if len(idx):
+                self._due.setdefault(now + t, []).append((sent, idx))
+                d._in_flight[c.index] += len(idx)
+
+    @staticmethod
+    def _pairs(
+        pos: np.ndarray, candidates: np.ndarray, range_m: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(receiver, sender) member rows of every ordered pair of candidates within range
+        (inclusive), sorted by receiver then sender, and their distances, m. A KD-tree finds
+        the unordered pairs in C (`query_pairs`), a compiled pass orders them."""
+        from scipy.spatial import cKDTree
+
+        if np.isinf(range_m):  # unlimited: every pair, agents without a position included
+            cp = pos[candidates]
+            i, j = np.triu_indices(len(candidates), 1)
+            pairs = np.column_stack([i, j]).astype(np.int64)
+            r, s, dist = ordered_pairs(pairs, len(candidates), np.nan_to_num(cp))
+            return candidates[r], candidates[s], dist
+        located = candidates[np.isfinite(pos[candidates]).all(axis=1)]
+        if len(located) < 2:
+            empty = np.zeros(0, dtype=np.intp)
+            return empty, empty, np.zeros(0)
+        cp = np.ascontiguousarray(pos[located])
+        tree = cKDTree(cp, balanced_tree=False, compact_nodes=False)
+        pairs = tree.query_pairs(range_m, output_type="ndarray").astype(np.int64)
+        r, s, dist = ordered_pairs(pairs, len(located), cp)
+        return located[r], located[s], dist
+
+    # -- delivery (phase 1) ----------------------------------------------------------------
+    def deliver(self, tick: int) -> None:
+        """Phase 1 (called by the dispatcher): copies due now reach their alive receivers."""
+        batches = self._due.pop(tick, None)
+        if not batches:
+            return
+        d, ch = self.dispatcher, self.channel.index
+        d._refresh_alive()
+        alive = d.alive[self.rows]
+        for sent, idx in batches:
+            d._in_flight[ch] -= len(idx)
+            rcv, snd = sent.receiver[idx], sent.sender[idx]
+            ok = alive[rcv]
+            if not ok.all():
+                self._add(ch, self.rows[snd[~ok]], self.rows[rcv[~ok]], RX_DEAD)
+                idx, rcv, snd = idx[ok], rcv[ok], snd[ok]
+            self._add(ch, self.rows[snd], self.rows[rcv], DELIVERED)
+            sent.delivered[idx] = True
+            if not self._fresh or self._fresh[-1] is not sent:
+                self._fresh.append(sent)
+            if self._log is not None and len(idx):
+                k = len(idx)
+                self._log.append(
+                    np.column_stack([np.full(k, sent.send_tick), np.full(k, tick), snd, rcv])
+                )
+
+    # -- reading ---------------------------------------------------------------------------
+    def table(self) -> NeighbourTable:
+        """Every member's latest beacon from each neighbour heard within the timeout (CSR).
+
+        The arrays are views of the net's buffers: valid until the next call (read them in
+        the behaviour tick that asked; copy what must be kept)."""
+        now = self.sim.tick
+        oldest = now - self.timeout_ticks
+        fresh = [s for s in self._fresh if (s.delivered & ~s.merged).any()]
+        self._fresh = []
+        if not fresh and len(self._tick) and self._tick.min() < oldest:
+            fresh = [None]  # nothing new, but entries expired: compact
+        for sent in fresh:
+            self._merge(sent, oldest)
+        recv, send = self._recv, self._send
+        indptr = np.searchsorted(recv, np.arange(self._m + 1)).astype(np.intp)
+        age = (now - self._tick) * self.sim.world.tick_s
+        return NeighbourTable(indptr, recv, send, self.ids[send], age, self._rec)
+
+    def _merge(self, sent: _Send | None, oldest: int) -> None:
+        """Fold a send's deliveries not merged yet into the table (per pair, the latest sent),
+        dropping entries sent before `oldest`; written into the spare buffers (ping-pong)."""
+        if sent is None:
+            key, snd, tick, snap = np.zeros(0, dtype=np.int64), self._send[:0], 0, self._rec
+        else:
+            new = sent.delivered & ~sent.merged
+            sent.merged |= new
+            rcv, snd = sent.receiver[new], sent.sender[new]  # still sorted
+            key, tick, snap = rcv.astype(np.int64) * self._m + snd, sent.send_tick, sent.snapshot
+        need = len(self._key) + len(key)
+        spare = self._buffers[self._current ^ 1]
+        if len(spare[0]) < need:  # grow by half again: few reallocations as the swarm forms
+            cap = max(need, len(spare[0]) * 3 // 2, 64)
+            spare = (
+                np.empty(cap, dtype=np.int64),
+                np.empty(cap, dtype=np.int64),
+                np.empty((cap, len(self.fields))),
+                np.empty(cap, dtype=np.int64),
+                np.empty(cap, dtype=np.int64),
+            )
+            self._buffers[self._current ^ 1] = spare
+        n = merge_into(
+            self._key,
+            self._tick,
+            self._rec,
+            key,
+            tick,
+            snap,
+            snd.astype(np.int64),
+            oldest,
+            self._m,
+            spare,
+        )
+        self._current ^= 1
+        self._key, self._tick, self._rec, self._recv, self._send = (b[:n] for b in spare)
+
+    # -- counting --------------------------------------------------------------------------
+    def _add(self, ch: int, sender: np.ndarray, receiver: np.ndarray | None, fate: int) -> None:
+        """One count per copy, for each sender (and receiver) given."""
+        if not len(sender):
+            return
+        d = self.dispatcher
+        n = d._tx.shape[1]
+        d._tx[ch, :, fate] += np.bincount(sender, minlength=n)
+        if receiver is not None:
+            d._rx[ch, :, fate] += np.bincount(receiver, minlength=n)
+        self._counts[fate] += len(sender)
+
+    def _add_per(
+        self,
+        ch: int,
+        tx_rows: np.ndarray | None,
+        k: np.ndarray,
+        fate: int,
+        rx_rows: np.ndarray | None = None,
+    ) -> None:
+        """Add `k[i]` copies to the sender counter of `tx_rows[i]` (or receiver `rx_rows[i]`)."""
+        d = self.dispatcher
+        if tx_rows is not None:
+            np.add.at(d._tx[ch, :, fate], tx_rows, k)
+            self._counts[fate] += int(k.sum())
+        if rx_rows is not None:
+            np.add.at(d._rx[ch, :, fate], rx_rows, k)
+
+    def counts(self) -> dict[str, int]:
+        """This net's fate totals (copies), with copies in flight."""
+        out = {f: int(v) for f, v in zip(FATES, self._counts)}
+        out["in_flight"] = sum(len(idx) for due in self._due.values() for _, idx in due)
+        return out
+
+    def delivery_log(self) -> np.ndarray:
+        """(K, 4) int rows (send tick, delivery tick, sender row, receiver row); needs `log`."""
+        if self._log is None:
+            raise RuntimeError("the beacon log is off: BeaconNet(..., log=True)")
+        return np.concatenate(self._log) if self._log else np.zeros((0, 4), dtype=np.int64)

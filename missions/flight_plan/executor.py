@@ -1,0 +1,405 @@
+"""The executor of one UAV: a window of legs ahead of the autopilot, path following, commands.
+
+Every `period_s` (a whole number of ticks) the executor reads the UAV's estimated position,
+advances along its path, and commands the existing GroundSpeedAltitudeAndHeading mode (heading
+held at the start heading, horizontal velocity along the track plus a correction towards it,
+altitude from the track). The path is the geometry of the current leg and of the legs the
+sequencer predicts after it (`window`), fly-by turns filleted; it is rebuilt when a leg ends,
+when a condition changes (so a condition set at t changes the path at the next period), and on
+Goto / Skip / Resume or an emergency plan. Takeoff climbs in Position mode; the land leg
+descends at the airframe's land speed (GroundSpeedAndVertSpeed, as the agent's land() does, but
+checked by this period) and cuts the motors once still on the ground. Pause brakes to a
+Position hold. Cross-track error (horizontal, m) is sampled every period per leg.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from skyswarm.missions.flight_plan import geometry as geo
+from skyswarm.missions.flight_plan import program as pg
+from skyswarm.missions.flight_plan.paths import join, join_fly_over, leg_geometry
+from skyswarm.missions.flight_plan.plan import HOLDS, Leg, Plan
+from skyswarm.missions.flight_plan.records import LegRecord
+from skyswarm.uav.agents import AutonomousUavAgent
+
+STOP_DECEL_M_S2 = 1.5  # m/s^2, deceleration towards a point where the path stops
+LANDED_S = 0.5  # s stopped after descending: on the ground
+ARRIVED_M = 0.3  # m: a stopping point counts as reached; takeoff altitude tolerance
+
+
+@dataclass(frozen=True)
+class Tuning:
+    period_s: float = 0.05  # s, executor period
+    window: int = 3  # legs resolved ahead (current included)
+    bank_deg: float = 30.0  # deg, bank for fly-by and fly-over turns
+    lookahead_s: float = 0.8  # s: cross-track correction reaches the track over v * this
+    lead_s: float = 0.25  # s: arcs are steered by the tangent this far ahead
+    g: float = 9.81
+
+
+@dataclass
+class Executor:
+    agent: AutonomousUavAgent
+    plan: Plan
+    prog: pg.Program
+    conds: dict[str, int]
+    tuning: Tuning
+    clock: Any  # () -> simulation time, s
+    on_leg_end: Any = None  # (executor, leg) -> None: conditions a leg sets
+    state: str = "idle"  # idle, takeoff, fly, landing, waiting, paused, done
+    cursor: pg.Cursor = field(default_factory=pg.Cursor)
+    path: list[geo.Segment] = field(default_factory=list)
+    idx: int = 0
+    win: list[pg.Cursor] = field(default_factory=list)
+    ends: list[np.ndarray] = field(default_factory=list)
+    leg_start: np.ndarray | None = None
+    inbound: tuple[np.ndarray, bool] | None = None
+    dirty: bool = False
+    stop_at_end: bool = True  # the path ends where the UAV must stop (plan end, land, wait)
+    emergency: str = ""
+    emergency_at: tuple[float, float] | None = None  # (time s, endurance s) when it switched
+    heading_deg: float = 0.0
+    records: list[LegRecord] = field(default_factory=list)
+    stage_s: dict[str, float] = field(default_factory=dict)
+    waypoints_passed: int = 0
+    crossings: list[tuple[float, float, float]] = field(default_factory=list)  # fly-over misses
+    leg_ends: list[tuple[float, str, str, np.ndarray]] = field(default_factory=list)
+    flown: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # legs' geometry
+    _stage: str = ""
+    _stage_t0: float = 0.0
+    _before_pause: str = ""
+    _touch: list = field(default_factory=lambda: [False, 0.0])  # descended, seconds still
+
+    # -- commands -----------------------------------------------------------------------------
+    def start(self) -> None:
+        self.heading_deg = self.agent.heading_deg
+        self.cursor = pg.settle(self.prog, pg.Cursor(), self.conds)
+        self._activate(self._position())
+
+    def set_condition(self, name: str, value: int) -> bool:
+        """True if the UAV's plan knows the condition; the path is rebuilt at the next period."""
+        if name not in self.conds:
+            return False
+        if self.conds[name] != int(value):
+            self.conds[name] = int(value)
+            self.dirty = True
+        return True
+
+    def goto(self, leg_id: str) -> bool:
+        """Fly the leg named `leg_id` next, from where the UAV is."""
+        if leg_id not in self.prog.ids or self.state in ("done", "landing"):
+            return False
+        self._goto_pc(self.prog.ids[leg_id])
+        return True
+
+    def goto_next_stage(self) -> None:
+        """Leave the current stage: fly the first leg of the next one (or finish)."""
+        if self.state in ("done", "landing") or pg.finished(self.prog, self.cursor):
+            return
+        stage = self.prog.instrs[self.cursor.pc].stage
+        later = [
+            i for i in range(self.cursor.pc, len(self.prog)) if self.prog.instrs[i].stage != stage
+        ]
+        self._goto_pc(later[0] if later else len(self.prog))
+
+    def _goto_pc(self, pc: int) -> None:
+        self._close_record()
+        self.state = "fly" if self.state == "paused" else self.state
+        self.cursor = pg.settle(self.prog, replace(self.cursor, pc=pc, lap=0), self.conds)
+        self._activate(self._position())
+
+    def skip(self) -> None:
+        """End the current leg now (without its condition actions) and go on from here."""
+        if self.state in ("fly", "takeoff", "waiting"):
+            self._close_record()
+            if not self.cursor.waiting and not pg.finished(self.prog, self.cursor):
+                self.cursor = pg.after(self.prog, self.cursor, self.conds, interrupted=True)
+            self._activate(self._position())
+
+    def pause(self) -> None:
+        if self.state in ("fly", "takeoff", "waiting"):
+            self._before_pause, self.state = self.state, "paused"
+            self._brake()
+
+    def _brake(self) -> None:
+        """Hold where a smooth stop ends: the Position target ahead by v / k_p, so the position
+        loop's first command is the present velocity (no jerk, no overshoot back)."""
+        p, v = self._position(), self.agent.sensed_velocity
+        kp = float(self.agent.swarm.config.control.position.kp) or 1.0
+        self.agent.goto(
+            float(p[0] + v[0] / kp), float(p[1] + v[1] / kp), float(p[2]), self.heading_deg
+        )
+
+    def resume(self) -> None:
+        if self.state == "paused":
+            self.state = self._before_pause
+            if self.state == "takeoff":
+                self._begin_takeoff()
+
+    def switch_program(self, prog: pg.Program, name: str) -> None:
+        """Fly another program (an emergency plan) from where the UAV is."""
+        if self.state == "done":
+            return
+        self._close_record()
+        self.prog, self.emergency = prog, name
+        self.cursor = pg.settle(prog, pg.Cursor(), self.conds)
+        self._activate(self._position())
+
+    # -- the period ---------------------------------------------------------------------------
+    def step(self) -> None:
+        if self.state in ("done", "paused", "idle") or not self.agent.alive:
+            return
+        if self.state == "landing":
+            self._landing()
+            return
+        p = self._position()
+        if self.dirty:
+            self.dirty = False
+            self._on_conditions(p)
+        if self.state == "takeoff":
+            if abs(p[2] - self._fix_alt(self._leg(), None)) < ARRIVED_M:
+                self._complete(p)
+        elif self.state == "fly":  # (a condition may have ended the plan or made it wait)
+            self._follow(p)
+
+    def _on_conditions(self, p: np.ndarray) -> None:
+        if self.state == "waiting":
+            self.cursor = pg.settle(self.prog, self.cursor, self.conds)
+            if not self.cursor.waiting:
+                self._activate(p)
+            return
+        leg = self._leg()
+        if leg.kind == "HC" and pg.hold_done(leg, self.conds):
+            self._complete(p, interrupted=True)
+        elif self.state == "fly":
+            self._rebuild()
+
+    def _follow(self, p: np.ndarray) -> None:
+        while True:
+            if self.idx >= len(self.path):
+                self._path_end(p)
+                return
+            seg = self.path[self.idx]
+            pr = seg.project(p)
+            if pr.s < seg.length - 1e-6:
+                break
+            self.idx += 1
+            if self.idx >= len(self.path) or self.path[self.idx].leg != seg.leg:
+                if seg.leg == 0:
+                    self._complete(p)
+                    if self.state != "fly":
+                        return
+        seg = self.path[self.idx]
+        if seg.leg == 0:
+            self.records[-1].add(pr.cross, isinstance(seg, geo.Line))
+        self._command(seg, pr, p)
+
+    def _command(self, seg: geo.Segment, pr: geo.Projection, p: np.ndarray) -> None:
+        t = pr.tangent
+        if isinstance(seg, geo.Arc):
+            turn = seg.sense * seg.speed * self.tuning.lead_s / seg.radius
+            c, s = math.cos(turn), math.sin(turn)
+            t = np.array([c * t[0] - s * t[1], s * t[0] + c * t[1]])
+        left = np.array([-t[1], t[0]])
+        reach = max(1.0, seg.speed * self.tuning.lookahead_s)
+        d = t - left * (pr.cross / reach)
+        d /= float(np.hypot(*d))
+        remaining = seg.length - pr.s + sum(x.length for x in self.path[self.idx + 1 :])
+        if self.stop_at_end:
+            if remaining < ARRIVED_M:
+                end = self.path[-1].point(self.path[-1].length)
+                self.agent.goto(float(end[0]), float(end[1]), float(end[2]), self.heading_deg)
+                v = self.agent.sensed_velocity
+                if math.hypot(v[0], v[1]) < 0.2:  # stopped at the end: the path is flown
+                    self.idx = len(self.path)
+                return
+            speed = min(seg.speed, max(0.3, math.sqrt(2 * STOP_DECEL_M_S2 * remaining)))
+        else:
+            speed = seg.speed
+        yaw = self.agent.sensed_yaw
+        ex, ey = d * speed
+        vx = math.cos(yaw) * ex + math.sin(yaw) * ey
+        vy = -math.sin(yaw) * ex + math.cos(yaw) * ey
+        self.agent.fly(vx, vy, pr.z, self.heading_deg)
+
+    def _path_end(self, p: np.ndarray) -> None:
+        """Past the last segment: the current leg (only it is left) ends."""
+        if self.path and self.path[-1].leg == 0 or not self.path:
+            self._complete(p)
+
+    # -- legs ---------------------------------------------------------------------------------
+    def current_leg(self) -> Leg | None:
+        """The leg being flown (None when done or waiting at an intersection)."""
+        if self.state in ("done", "idle", "waiting") or pg.finished(self.prog, self.cursor):
+            return None
+        return self.prog.instrs[self.cursor.pc].leg
+
+    def _leg(self) -> Leg:
+        leg = self.prog.instrs[self.cursor.pc].leg
+        assert leg is not None
+        return leg
+
+    def _complete(self, p: np.ndarray, interrupted: bool = False) -> None:
+        leg = self._leg()
+        if leg.kind == "land" and self.state == "fly":
+            self.state = "landing"  # over the fix: descend; the leg ends on the ground
+            self._touch = [False, 0.0]
+            self.agent.fly_velocity(0.0, 0.0, -self._land_speed())
+            return
+        self._close_record()
+        self.leg_ends.append((self.clock(), leg.id, leg.kind, p.copy()))
+        own = [seg for seg in self.path if seg.leg == 0]
+        if own:
+            self.flown.append((leg.id, leg.kind, geo.polyline(own, 2.0)))
+        if leg.to and leg.kind not in HOLDS or leg.kind == "HF":
+            self.waypoints_passed += 1
+        if leg.fly_over and leg.to:
+            fix = self._fix(leg)
+            self.crossings.append((self.clock(), *self._miss(fix)))
+        if self.on_leg_end is not None and not interrupted:
+            self.on_leg_end(self, leg)
+        if self.state == "landing":
+            self.state = "done"
+            self._close_stage()
+            return
+        end = self.ends[0] if self.ends and not interrupted else p
+        seg = [s for s in self.path if s.leg == 0]
+        self.inbound = (seg[-1].tangent_end, leg.fly_over) if seg and not interrupted else None
+        self.cursor = pg.after(self.prog, self.cursor, self.conds, interrupted)
+        self._activate(np.asarray(end, float))
+
+    def _land_speed(self) -> float:
+        return float(self.agent.swarm.config.control.land_speed_m_s)
+
+    def _landing(self) -> None:
+        """Descend at the airframe's land speed (as the agent's land() does, but run by this
+        period); stopped for `LANDED_S` after descending: on the ground, motors off."""
+        vz = float(self.agent.sensed_velocity[2])
+        self._touch[0] = self._touch[0] or vz < -0.5 * self._land_speed()
+        still = self._touch[0] and abs(vz) < 0.05
+        self._touch[1] = self._touch[1] + self.tuning.period_s if still else 0.0
+        if self._touch[1] >= LANDED_S - 1e-9:
+            self.agent.command_manual(0.0, 0.0, 0.0, 0.0)
+            self.agent.landed = True
+            self._complete(self._position())
+
+    def _miss(self, fix: np.ndarray) -> tuple[float, float]:
+        """(horizontal, 3-D) distance of the UAV from a fix, m."""
+        d = self._position() - fix
+        return float(np.hypot(d[0], d[1])), float(np.linalg.norm(d))
+
+    def _activate(self, start: np.ndarray) -> None:
+        """Make the cursor's leg current, starting from `start` (x, y, z)."""
+        if pg.finished(self.prog, self.cursor):
+            self._finish()
+            return
+        if self.cursor.waiting:
+            self.state = "waiting"
+            self.agent.hold()
+            return
+        ins = self.prog.instrs[self.cursor.pc]
+        leg = ins.leg
+        assert leg is not None
+        if ins.stage != self._stage:
+            self._close_stage()
+            self._stage, self._stage_t0 = ins.stage, self.clock()
+        self.records.append(LegRecord(leg.id, leg.kind, ins.stage, self.clock()))
+        if leg.kind == "takeoff":
+            self.state = "takeoff"
+            self._begin_takeoff()
+            return
+        if leg.kind in ("DF", "IF"):
+            start, self.inbound = self._position(), None
+        self.leg_start = np.asarray(start, float)
+        self.state = "fly"
+        self._rebuild(reset=True)
+
+    def _begin_takeoff(self) -> None:
+        p = self._position()
+        alt = self._fix_alt(self._leg(), None)
+        self.agent.goto(float(p[0]), float(p[1]), alt, self.heading_deg)
+        self.ends = [np.array([p[0], p[1], alt])]
+
+    def _finish(self) -> None:
+        self._close_stage()
+        self.state = "done"
+        self.path, self.win = [], []
+        self.agent.hold()
+
+    def _close_record(self) -> None:
+        if self.records and math.isnan(self.records[-1].end_s):
+            self.records[-1].end_s = self.clock()
+
+    def _close_stage(self) -> None:
+        if self._stage:
+            t = self.clock() - self._stage_t0
+            self.stage_s[self._stage] = self.stage_s.get(self._stage, 0.0) + t
+            self._stage = ""
+
+    # -- geometry -----------------------------------------------------------------------------
+    def _position(self) -> np.ndarray:
+        return np.asarray(self.agent.sensed_position, float).copy()
+
+    def _fix_alt(self, leg: Leg, start: np.ndarray | None) -> float:
+        if leg.kind in ("takeoff", "HA") or leg.altitude_m is not None and len(leg.to) < 3:
+            return float(leg.altitude_m if leg.altitude_m is not None else self.plan.altitude_m)
+        if len(leg.to) == 3:
+            return float(leg.to[2])
+        return float(self.plan.altitude_m)
+
+    def _fix(self, leg: Leg) -> np.ndarray:
+        return np.array([leg.to[0], leg.to[1], self._fix_alt(leg, None)])
+
+    def _speed(self, leg: Leg) -> float:
+        return float(leg.speed_m_s or self.plan.speed_m_s)
+
+    def _radius(self, speed: float) -> float:
+        t = self.tuning
+        return geo.turn_radius(speed, t.bank_deg, t.g)
+
+    def leg_segments(self, cur: pg.Cursor, start: np.ndarray, tag: int) -> list[geo.Segment]:
+        """Raw geometry of the leg at `cur` flown from `start` (before fly-by fillets)."""
+        leg = self.prog.instrs[cur.pc].leg
+        assert leg is not None
+        return leg_geometry(leg, cur.lap, start, self, tag)
+
+    def _rebuild(self, reset: bool = False) -> None:
+        """Path = the current leg from its start + the predicted legs, junctions smoothed."""
+        before = sum(1 for s in self.path[: self.idx] if s.leg == 0)
+        self.win = pg.window(self.prog, self.cursor, self.conds, self.tuning.window)
+        path: list[geo.Segment] = []
+        self.ends = []
+        start = self.leg_start
+        inbound = self.inbound
+        stop = False
+        for tag, cur in enumerate(self.win):
+            kind = self.prog.instrs[cur.pc].kind
+            if tag > 0 and kind in ("takeoff",):
+                stop = True
+                break
+            segs = self.leg_segments(cur, start, tag)
+            if path and segs:
+                path, segs = join(path, segs, self.prog.instrs[self.win[tag - 1].pc].leg, self)
+            elif tag == 0 and inbound is not None and inbound[1] and segs:
+                segs = join_fly_over(inbound[0], segs, self)
+            path += segs
+            start = segs[-1].point(segs[-1].length) if segs else start
+            self.ends.append(np.asarray(start, float))
+            if kind == "land":
+                stop = True
+                break
+        self.path = path
+        self.stop_at_end = stop or len(self.win) < self.tuning.window
+        if not self.stop_at_end:
+            nxt = pg.after(self.prog, self.win[-1], self.conds)
+            self.stop_at_end = pg.finished(self.prog, nxt) or nxt.waiting
+        if reset:
+            self.idx = 0
+        else:
+            own = [i for i, s in enumerate(path) if s.leg == 0]
+            self.idx = own[min(before, len(own) - 1)] if own else 0

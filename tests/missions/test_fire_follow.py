@@ -1,0 +1,106 @@
+"""Front following, segments and the thermal camera (missions/wildfire/follow.py, base.py,
+thermal.py): geometry with hand-computed answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from skyswarm.missions.wildfire.base import FireMap, plan_arcs, report_of
+from skyswarm.missions.wildfire.fire import FireConfig, FireGrid
+from skyswarm.missions.wildfire.follow import (
+    fit_line_ols,
+    fit_line_tls,
+    least_turn,
+    next_waypoint,
+    window_exits,
+)
+from skyswarm.missions.wildfire.thermal import ThermalCamera, ThermalConfig, footprint_half_m
+
+
+def test_seed_fit_fails_on_a_north_south_front_and_the_principal_axis_does_not():
+    # a front along x = 10 m, cells every 5 m north; one cell a cell-width off the line
+    xy = np.array([[10.0, y] for y in range(-20, 25, 5)] + [[15.0, 0.0]])
+    ols = fit_line_ols(xy)
+    point, d = fit_line_tls(xy)
+    assert abs(d[0]) < 0.05  # the principal axis runs north-south (within 3 degrees)
+    assert point[0] == pytest.approx(10.5)  # through the centroid
+    assert ols is not None and abs(ols[1][1]) < 0.05  # the seed's y(x) fit: east-west, 90 deg off
+    assert fit_line_ols(xy[:-1]) is None  # a perfectly straight north-south front: no fit at all
+    # the waypoint: the seed's rule from (10, 0) heading north, window half-size 20 m
+    wp = next_waypoint(xy, np.array([10.0, 0.0, 40.0]), np.array([0.0, 1.0]), 20.0)
+    assert wp[1] == pytest.approx(20.0) and abs(wp[0] - 10.0) < 1.5
+    wp_seed = next_waypoint(xy, np.array([10.0, 0.0, 40.0]), np.array([0.0, 1.0]), 20.0, "ols")
+    assert abs(wp_seed[1]) < 2.0  # the seed's rule sends it sideways, off the front
+
+
+def test_window_exits_and_least_turn():
+    line = (np.array([0.0, 0.0]), np.array([1.0, 1.0]) / math.sqrt(2))
+    ex = window_exits(line, np.array([0.0, 0.0]), 10.0)
+    assert np.allclose(ex, [[-10, -10], [10, 10]])
+    assert window_exits(line, np.array([50.0, 0.0]), 10.0) is None
+    pick = least_turn(ex, np.zeros(2), np.array([0.0, 1.0]))  # heading north: the NE corner
+    assert np.allclose(pick, [10, 10])
+    pick = least_turn(ex, np.zeros(2), np.array([-1.0, 0.0]))  # heading west: the SW corner
+    assert np.allclose(pick, [-10, -10])
+
+
+def test_arcs_hold_equal_shares_and_match_uavs_by_angle():
+    # 36 perimeter points on a circle of 50 m, 3 UAVs at angles 100, 220, 340 degrees
+    ang = np.radians(np.arange(0, 360, 10))
+    per = 50.0 * np.c_[np.cos(ang), np.sin(ang)]
+    uavs = {
+        i: 60.0 * np.array([math.cos(math.radians(a)), math.sin(math.radians(a))])
+        for i, a in ((7, 100.0), (8, 220.0), (9, 340.0))
+    }
+    arcs = plan_arcs(per, np.zeros(2), uavs, 0.0)
+    assert [round(math.degrees(a.width)) for a in arcs] == [120, 120, 120]  # 12 points each
+    assert sum(a.width for a in arcs) == pytest.approx(2 * math.pi)
+    for a in arcs:  # every UAV gets the arc it stands in
+        assert 0.0 <= a.offset(math.atan2(uavs[a.uav][1], uavs[a.uav][0])) < a.width
+    lost = plan_arcs(per, np.zeros(2), {7: uavs[7]}, 0.0)  # one UAV left: the whole ring
+    assert len(lost) == 1 and lost[0].width == pytest.approx(2 * math.pi)
+
+
+def test_camera_footprint_and_false_negative_rate():
+    assert footprint_half_m(50.0, 90.0) == pytest.approx(50.0)
+    cfg = FireConfig(size=(200.0, 200.0), cell_m=5.0)
+    g = FireGrid(cfg, np.random.default_rng(0))
+    g.state[:] = 1  # everything burning
+    cam = ThermalCamera(
+        ThermalConfig(fov_deg=90.0, false_negative=0.2), g, np.random.default_rng(1)
+    )
+    f = cam.frame(np.array([100.0, 100.0, 20.0]), 0.0)  # half 20 m: centres 80.5..117.5 -> 8
+    assert f.window == (16, 24, 16, 24)
+    hits = [cam.frame(np.array([100.0, 100.0, 20.0]), 0.0).hot.mean() for _ in range(200)]
+    se = math.sqrt(0.8 * 0.2 / (64 * 200))
+    assert abs(np.mean(hits) - 0.8) < 2.576 * se  # 1 - false negative, within 99 %
+    assert cam.frame(np.array([100.0, 100.0, 1.0]), 0.0).empty  # below min altitude
+
+
+def test_base_map_learns_hot_cells_and_their_perimeter():
+    cfg = FireConfig(size=(50.0, 50.0), cell_m=5.0)
+    g = FireGrid(cfg, np.random.default_rng(0))
+    jj, ii = np.mgrid[0:10, 0:10]
+    fm = FireMap(g.shape, g.fuel, g.centres(jj, ii))
+    g.state[4:7, 4:7] = 1  # a 3 x 3 fire
+    cam = ThermalCamera(
+        ThermalConfig(fov_deg=90.0, false_negative=0.0), g, np.random.default_rng(0)
+    )
+    frame = cam.frame(np.array([25.0, 25.0, 30.0]), 2.0)
+    fm.add(report_of(1, np.array([25.0, 25.0]), frame), 2.5)
+    assert fm.ever_hot.sum() == 9 and fm.perimeter().sum() == 8  # the ring around the middle
+    assert np.nanmax(fm.first_hot_s) == 2.5 and fm.last_seen.max() == 2.0
+    # a ring whose middle burnt out before anyone looked: the hole is burnt area, and only the
+    # ring's outer edge is perimeter (16 of its 16 cells border the unburnt outside; the
+    # middle 3 x 3 are not perimeter although never seen hot)
+    g.state[:] = 0
+    g.state[3:8, 3:8] = 1
+    g.state[4:7, 4:7] = 2
+    fm2 = FireMap(g.shape, g.fuel, g.centres(jj, ii))
+    fm2.add(report_of(1, np.array([25.0, 25.0]), cam.frame(np.array([25.0, 25.0, 30.0]), 3.0)), 3.0)
+    assert fm2.ever_hot.sum() == 16 and fm2.burnt_area().sum() == 25
+    assert fm2.perimeter().sum() == 16 and not fm2.perimeter()[4:7, 4:7].any()
+    assert np.allclose(fm2.centroid(), [27.5, 27.5])

@@ -1,0 +1,135 @@
+"""The fire-tracking mission flown (configs/wildfire_flat.toml): the swarm of 5 finds the fire,
+keeps its front in view, keeps the base station's map fresh, and recovers from losing 2 UAVs by
+re-balancing its segments. About a minute of wall time in all (three runs of 240-300 s)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skyswarm.core.config import load_scenario
+from skyswarm.core.resources import CONFIGS_DIR
+from skyswarm.core.simulator import Simulator
+from skyswarm.missions.wildfire.tracking import IgniteAction
+
+FLAT = CONFIGS_DIR / "wildfire_flat.toml"
+MAP_AGE_BOUND_S = 2.0  # frame report 0.5 s + base poll 0.5 s + latency 0.06 s + one lost report
+
+
+@pytest.fixture(scope="module")
+def flat(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wildfire_flat")
+    sim = Simulator.from_scenario(load_scenario(FLAT), out)
+    sim.run()
+    summary = sim.finish()
+    sim.close()
+    return sim, summary, out
+
+
+def test_flat_case_keeps_the_front_in_view_and_the_map_fresh(flat):
+    sim, summary, out = flat
+    m = sim.mission.metrics()
+    # the strip search finds the fire (a 60 m patch at (250, 240)) within 90 s: measured 58 s
+    assert m["first_detection_s"] is not None and m["first_detection_s"] < 90.0
+    assert m["detection_delays_s"] == [m["first_detection_s"]]
+    # from 30 s after detection to the end (300 s): measured mean 0.989, lowest sample 0.857
+    assert m["front_in_view_mean"] >= 0.8
+    assert m["front_in_view_min"] >= 0.6
+    # the oldest piece of the known perimeter: measured 0.995 s at most
+    assert m["map_age_max_s"] <= MAP_AGE_BOUND_S
+    assert m["uavs_lost"] == 0 and summary["outcome"] == "target reached"
+    assert m["burnt_cells"] > 400  # the fire grew: 36 cells lit, over 600 burnt at the end
+
+
+def test_flat_case_records_the_fire_for_plots_and_replay(flat):
+    sim, _, out = flat
+    rec = np.load(out / "fire.npz")
+    grid = sim.mission.grid
+    assert rec["ignited_s"].shape == grid.shape == (80, 80)
+    assert np.array_equal(np.isfinite(rec["ignited_s"]), grid.state != 0)
+    known = np.isfinite(rec["known_s"])
+    # the base saw most of what burnt: measured 521 of 703 cells (the 36 first burnt out
+    # before the search found the fire; the rest burnt outside every footprint)
+    assert known.sum() > 0.7 * (grid.state != 0).sum()
+    assert not (known & (grid.state == 0)).any()  # and nothing that did not
+    overlays = sim.mission.overlays()
+    kinds = [next(k for k in ("segments", "corners") if k in o) for o in overlays]
+    assert kinds == ["segments", "corners", "corners", "segments"]
+    assert overlays[1]["corners"].shape[1:] == (4, 3) and len(overlays[2]["corners"]) > 0
+    assert len(overlays[3]["segments"]) > 20  # the known perimeter
+    assert (out / "timeline.jsonl").stat().st_size > 0
+    from skyswarm.app.plot import plot_results
+
+    assert out / "fire.png" in plot_results(out)
+
+
+def _lose_two(rebalance: bool):
+    sc = load_scenario(
+        FLAT, ["simulation.duration_s=240", f"tracking.rebalance={str(rebalance).lower()}"]
+    )
+    sim = Simulator.from_scenario(sc)
+    sim.run(until_s=120.0)
+    for uav in sim.mission.uavs[:2]:
+        sim.kill(uav, "test")
+    sim.run()
+    series = np.array(sim.mission.series)  # (t, front fraction, map age)
+    return sim.mission, series[series[:, 0] >= 150.0]
+
+
+def test_losing_two_uavs_is_recovered_by_rebalancing():
+    mission, after = _lose_two(True)
+    # the base notices the silence (timeout 3 s) and re-balances onto the 3 survivors
+    changes = [(t, n) for t, why, n in mission.rebalances if why == "members changed"]
+    assert changes and 120.0 < changes[0][0] <= 124.5 and changes[0][1] == 3
+    assert mission.metrics()["uavs_lost"] == 2
+    # from 30 s after the loss: measured front mean 0.956, map age at most 20.5 s (3 UAVs on
+    # arcs of ~150 m sweep ~50 m each way at 3 m/s: a piece is seen again within ~35 s)
+    assert np.nanmean(after[:, 1]) >= 0.8
+    assert np.nanmax(after[:, 2]) <= 35.0
+    # without re-balancing the dead UAVs' arcs are only glimpsed at their ends by the
+    # neighbours: measured front 0.894, map age up to 43 s
+    _, stuck = _lose_two(False)
+    assert np.nanmean(stuck[:, 1]) < np.nanmean(after[:, 1])
+    assert np.nanmax(stuck[:, 2]) > 1.5 * np.nanmax(after[:, 2])
+
+
+def test_ignite_event_starts_a_spot_fire_whose_detection_is_timed():
+    sim = Simulator.from_scenario(load_scenario(FLAT, ["simulation.duration_s=2"]))
+    sim.run()
+    mission = sim.mission
+    assert "ignite" in mission.event_actions
+    before = int((mission.grid.state == 1).sum())
+    mission.on_event("ignite", IgniteAction(center=(50.0, 350.0), size=(10.0, 10.0)), [])
+    assert int((mission.grid.state == 1).sum()) == before + 4  # 2 x 2 cells of 5 m
+    spot = mission.spots[-1]
+    assert spot.at_s == 2.0 and spot.source == 1 and spot.detected_s is None
+    assert mission.outcome() is None  # nothing found yet: the search is still on
+
+
+def test_fire_follows_the_live_wind_of_the_swarm():
+    # configs/wildfire_hill.toml: 5 m/s from the west; a `wind` event calls set_mean on the
+    # swarm's field, and the next grid step takes it up (a north wind of 8 m/s blows south)
+    sc = load_scenario(CONFIGS_DIR / "wildfire_hill.toml", ["simulation.duration_s=0.1"])
+    sim = Simulator.from_scenario(sc)
+    sim.run()
+    mission = sim.mission
+    mission._fire_step()
+    assert np.allclose(mission.grid.wind, [5.0, 0.0])
+    mission.swarm.wind_field.set_mean(8.0, 0.0)
+    mission._fire_step()
+    assert np.allclose(mission.grid.wind, [0.0, -8.0])
+
+
+def test_same_seed_same_fire_and_flight():
+    def run():
+        sim = Simulator.from_scenario(load_scenario(FLAT, ["simulation.duration_s=70"]))
+        sim.run()
+        return sim.mission.grid.ignited_s.copy(), sim.world.state.position.copy(), sim.mission
+
+    a_fire, a_pos, a = run()
+    b_fire, b_pos, b = run()
+    assert a.detected_s is not None  # past the first detection and assignment
+    assert np.array_equal(a_fire, b_fire, equal_nan=True) and np.array_equal(
+        a_pos, b_pos, equal_nan=True
+    )
+    assert a.rebalances == b.rebalances
