@@ -78,7 +78,8 @@ def test_replay_select_by_list_and_top_view_shows_recorded_positions(replay, rec
     from pyglet.window import key
 
     from skyswarm.core.recorder import read_trajectory
-    from skyswarm.gui.renderer import ROLE_COLORS, SELECTED
+    from skyswarm.core.timeline import read_timeline
+    from skyswarm.gui.renderer import LEADER, ROLE_COLORS, SELECTED
 
     app = replay
     app.seek(SHOW_S)
@@ -100,10 +101,15 @@ def test_replay_select_by_list_and_top_view_shows_recorded_positions(replay, rec
     img = top.screenshot()
     _, _, w, h = top.scene_viewport
     px = top.camera.project(at["position"], w, h)
+    # The flock's leader at SHOW_S (recorded by the timeline) is drawn in the leader colour.
+    sample = [row for row in read_timeline(recorded) if row["tick"] * 0.0025 <= SHOW_S][-1]
+    leaders = set(sample["leaders"])
+    assert len(leaders) == 1 and 5 not in leaders
     assert top.camera.half_height < 25.0  # at least 14 px per m
     for (x, y), r in zip(px, at):
         assert 0 <= x < w and 0 <= y < h
-        rgb = SELECTED if r["agent_id"] == 5 else UAV_ORANGE
+        rgb = UAV_ORANGE if r["agent_id"] not in leaders else LEADER
+        rgb = SELECTED if r["agent_id"] == 5 else rgb
         assert shade_match(img[int(y), int(x)], rgb), (r["agent_id"], x, y, img[int(y), int(x)])
     # The replay draws exactly the recorded positions.
     frame = app.frame()
