@@ -145,7 +145,34 @@ class Glide:
         return done
 
 
-class OrbitCamera(Camera):
+class _GuidedCamera(Camera):
+    """A camera that glides to goals (`Glide`) and can keep a point centred (`follow`: a
+    callable giving the point, eased in with FOLLOW_TAU_S); `_pull` says how it moves there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.glide: Glide | None = None
+        self.follow: Callable[[], np.ndarray | None] | None = None  # point to keep centred
+
+    def _glide(self, **goal: object) -> None:
+        """Start a glide to the given attribute values (None: leave that one); input cancels."""
+        wanted = {name: value for name, value in goal.items() if value is not None}
+        self.glide = Glide(self, wanted) if wanted else None
+
+    def animate(self, dt_s: float) -> None:
+        if self.glide is not None and self.glide.step(dt_s):
+            self.glide = None
+        point = self.follow() if self.follow is not None else None
+        if point is not None and np.all(np.isfinite(point)):
+            k = 1.0 - math.exp(-max(dt_s, 0.0) / FOLLOW_TAU_S)
+            self._pull(np.asarray(point, dtype=float), k)
+
+    def _pull(self, point: np.ndarray, k: float) -> None:
+        """Move the fraction `k` of the way toward centring `point` (m, world)."""
+        raise NotImplementedError
+
+
+class OrbitCamera(_GuidedCamera):
     """Perspective camera orbiting `target` at `distance` m, `azimuth_deg` from +x counter-
     clockwise and `elevation_deg` above the horizon."""
 
@@ -163,25 +190,16 @@ class OrbitCamera(Camera):
         self.azimuth_deg = float(azimuth_deg)
         self.elevation_deg = float(elevation_deg)
         self.fov_y_deg = fov_y_deg
-        self.glide: Glide | None = None
-        self.follow: Callable[[], np.ndarray | None] | None = None  # point to keep centred
 
     def glide_to(self, target: np.ndarray | None = None, distance: float | None = None) -> None:
         """Move smoothly (GLIDE_TAU_S) to a new target and/or distance; input cancels it."""
-        goal: dict[str, object] = {}
-        if target is not None:
-            goal["target"] = np.asarray(target, dtype=float)
-        if distance is not None:
-            goal["distance"] = float(distance)
-        self.glide = Glide(self, goal) if goal else None
+        self._glide(
+            target=None if target is None else np.asarray(target, dtype=float),
+            distance=None if distance is None else float(distance),
+        )
 
-    def animate(self, dt_s: float) -> None:
-        if self.glide is not None and self.glide.step(dt_s):
-            self.glide = None
-        point = self.follow() if self.follow is not None else None
-        if point is not None and np.all(np.isfinite(point)):
-            k = 1.0 - math.exp(-max(dt_s, 0.0) / FOLLOW_TAU_S)
-            self.target = self.target + k * (np.asarray(point, dtype=float) - self.target)
+    def _pull(self, point: np.ndarray, k: float) -> None:
+        self.target = self.target + k * (point - self.target)
 
     def zoom_at(self, notches: float, px: float, py: float, width: int, height: int) -> None:
         """Zoom toward the ground point under the cursor (the plane through the target): the
@@ -231,7 +249,7 @@ class OrbitCamera(Camera):
         self.distance = float(np.clip(self.distance * ZOOM_PER_NOTCH**notches, 0.2, 1e5))
 
 
-class TopCamera(Camera):
+class TopCamera(_GuidedCamera):
     """Orthographic view straight down, north (+y) up; `half_height` m visible above centre."""
 
     def __init__(self, center: tuple[float, float] = (0.0, 0.0), half_height: float = 20.0) -> None:
@@ -239,25 +257,16 @@ class TopCamera(Camera):
         self.center = np.asarray(center, dtype=float)
         self.half_height = float(half_height)
         self.viewport_height = 720  # px, for converting drags to metres
-        self.glide: Glide | None = None
-        self.follow: Callable[[], np.ndarray | None] | None = None
 
     def glide_to(self, center: np.ndarray | None = None, half_height: float | None = None) -> None:
         """Move smoothly (GLIDE_TAU_S) to a new centre and/or half-height."""
-        goal: dict[str, object] = {}
-        if center is not None:
-            goal["center"] = np.asarray(center, dtype=float)[:2]
-        if half_height is not None:
-            goal["half_height"] = float(half_height)
-        self.glide = Glide(self, goal) if goal else None
+        self._glide(
+            center=None if center is None else np.asarray(center, dtype=float)[:2],
+            half_height=None if half_height is None else float(half_height),
+        )
 
-    def animate(self, dt_s: float) -> None:
-        if self.glide is not None and self.glide.step(dt_s):
-            self.glide = None
-        point = self.follow() if self.follow is not None else None
-        if point is not None and np.all(np.isfinite(point)):
-            k = 1.0 - math.exp(-max(dt_s, 0.0) / FOLLOW_TAU_S)
-            self.center = self.center + k * (np.asarray(point, dtype=float)[:2] - self.center)
+    def _pull(self, point: np.ndarray, k: float) -> None:
+        self.center = self.center + k * (point[:2] - self.center)
 
     def zoom_at(self, notches: float, px: float, py: float, width: int, height: int) -> None:
         """Zoom keeping the ground point under the cursor fixed (about the centre if following)."""
