@@ -277,13 +277,21 @@ def run_batch(
     except KeyboardInterrupt:
         interrupted = True
         executor.abort(list(inflight))
-        for spec, _ in inflight.values():  # finished after the last poll: keep them
-            if (found := load_complete(spec)) is not None:
-                table.add(_row(spec, found[0], "ok", "", found[1]))
+        _keep_finished(todo, table)
     finally:
         bar.close()
         _write_outputs(sweep, table, out, plots=plots and not interrupted)
     return BatchResult(out, counts, interrupted, table.rows)
+
+
+def _keep_finished(specs: Iterable[RunSpec], table: SweepTable) -> None:
+    """After Ctrl-C: the results on disk are the record. A run that finished after the last
+    poll, or whose result was taken from its future just before the interrupt but not yet
+    written to the table, is complete on disk: give it its row."""
+    recorded = {row["run"] for row in table.rows}
+    for spec in specs:
+        if spec.run not in recorded and (found := load_complete(spec)) is not None:
+            table.add(_row(spec, found[0], "ok", "", found[1]))
 
 
 def _drive(

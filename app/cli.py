@@ -55,17 +55,57 @@ from skyswarm.app.scenarios import add_scenario_parsers, load_args, scenario_arg
 from skyswarm.core.schema import ConfigError  # noqa: E402
 
 
+class _Interrupt:
+    """Ctrl-C as the CLI sees it. The handler raises KeyboardInterrupt and remembers that it
+    did: a KeyboardInterrupt raised inside a C callback (numba's LLVM calls back into Python
+    while it compiles) is swallowed by ctypes as "unraisable", so the run would go on as if
+    Ctrl-C had never been pressed. The remembered flag is checked again once set-up is over and
+    at every progress report of the run (`check`)."""
+
+    pending = False
+
+    @classmethod
+    def handler(cls, signum, frame) -> None:
+        cls.pending = True
+        raise KeyboardInterrupt
+
+    @classmethod
+    def check(cls) -> None:
+        if cls.pending:
+            raise KeyboardInterrupt
+
+
+def _quiet_unraisable(hook):
+    def quiet(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and _Interrupt.pending:
+            return  # a Ctrl-C swallowed by a C callback: acted on at the next `check`
+        hook(unraisable)
+
+    return quiet
+
+
+def _forget_unhandled_interrupt() -> None:
+    """CPython marks a KeyboardInterrupt that escapes code run by exec() of a string (the
+    dataclasses module builds __init__ and __hash__ that way while our modules import) as
+    unhandled, and at exit the interpreter then kills itself with SIGINT (exit -2) although the
+    exception was caught and 130 returned. Any exec() of a string clears that mark."""
+    exec("")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Exit codes: 0 done, 1 I/O error (full disk, permissions), 2 bad input, 130 interrupted,
     and for `run` the outcome's code (`OUTCOME_EXIT`: 4 plan exhausted, 5 time limit, 6 all
     agents lost); every failure is one line on stderr, never a traceback."""
     if signal.getsignal(signal.SIGINT) is _interrupted_early:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _Interrupt.pending = False
+        signal.signal(signal.SIGINT, _Interrupt.handler)
+        sys.unraisablehook = _quiet_unraisable(sys.unraisablehook)
     try:
         return _main(argv)
     finally:
         if _CLI_PROCESS:  # a Ctrl-C during interpreter shutdown: the exit code stands
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            _forget_unhandled_interrupt()
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -266,9 +306,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise
     capture = gui_commands.start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
+
+    def progress(sim: Simulator) -> None:
+        _Interrupt.check()
+        if bar:
+            bar.update(sim)
+
     interrupted = False
     try:
-        sim.run(progress=bar.update if bar else None)
+        _Interrupt.check()
+        sim.run(progress=progress)
     except KeyboardInterrupt:
         interrupted = True
         sim.stop_reason = "interrupted"

@@ -30,6 +30,25 @@ _RNG = random.Random(17)
 MOMENTS = [0.1, 0.6, *sorted(round(_RNG.uniform(0.05, 4.0), 3) for _ in range(3))]
 
 
+@pytest.mark.parametrize(
+    ("mission", "stderr"),
+    [
+        ("CtrlCInExec", "skyswarm: interrupted"),
+        ("CtrlCInCallback", "skyswarm: interrupted; results kept"),
+    ],
+)
+def test_sigint_inside_exec_or_a_c_callback_still_exits_130(tmp_path, mission, stderr):
+    """Two places where CPython bends Ctrl-C: a KeyboardInterrupt out of exec() makes the
+    interpreter kill itself with SIGINT at exit (-2) although it was caught; one inside a ctypes
+    callback is printed as 'Exception ignored' and dropped, so the run would go on to its end."""
+    out = tmp_path / "run"
+    args = ["run", "drop_test", "--quiet", "--duration", "60", "--out", str(out)]
+    proc = _start([*args, "--set", f'mission.type="batch_missions:{mission}"'], tmp_path)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.splitlines() == [stderr], err
+
+
 def _terminal_sigint() -> None:
     """In the child: Ctrl-C as a terminal delivers it (a test runner may have it ignored, and an
     ignored disposition is inherited across exec)."""

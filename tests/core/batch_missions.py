@@ -31,3 +31,29 @@ class FragileDropTest(DropTest):
         limit = self.config.section("fragile").break_above_m
         if world.tick == 20 and self.cfg.height_m > limit:
             raise RuntimeError(f"box shattered: dropped from {self.cfg.height_m} m > {limit} m")
+
+
+class CtrlCInExec(DropTest):
+    """Ctrl-C lands in code run by exec() of a string, as it does when it hits the dataclasses
+    module building an __init__ while a mission imports."""
+
+    def setup(self) -> None:
+        super().setup()
+        exec("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nfor _ in range(10**8): pass")
+
+
+class CtrlCInCallback(DropTest):
+    """Ctrl-C lands in Python called back from C (ctypes), as it does while numba's LLVM
+    compiles a kernel: ctypes swallows the KeyboardInterrupt as 'unraisable'."""
+
+    def setup(self) -> None:
+        super().setup()
+        import ctypes
+        import signal
+
+        def callback() -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10**8):  # the handler runs here, inside the callback
+                pass
+
+        ctypes.CFUNCTYPE(None)(callback)()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from skyswarm.app.batch import is_complete
+from skyswarm.app.batch import execute_run, is_complete, run_batch
 from skyswarm.app.cli import main
 from skyswarm.app.sweep import load_sweep
 
@@ -174,6 +174,52 @@ def test_killed_client_then_resume_runs_only_the_missing_runs(tmp_path: Path) ->
     rows = read_rows(out / "sweep.csv")
     assert len(rows) == 20 and {r["status"] for r in rows} == {"ok"}
     assert all(is_complete(s) for s in specs)
+
+
+class _Done:
+    """A finished future; `interrupt` makes reading its result raise KeyboardInterrupt, as a
+    Ctrl-C landing just after the coordinator took it off the in-flight list."""
+
+    def __init__(self, result: dict, interrupt: bool) -> None:
+        self._result, self._interrupt = result, interrupt
+
+    def result(self) -> dict:
+        if self._interrupt:
+            raise KeyboardInterrupt
+        return self._result
+
+
+class _InlineExecutor:
+    """Runs each run in this process when submitted; Ctrl-C hits while the 2nd result is read."""
+
+    capacity = 1
+
+    def __init__(self) -> None:
+        self.submitted = 0
+
+    def submit(self, spec, attempt):
+        self.submitted += 1
+        return _Done(execute_run(spec, attempt), interrupt=self.submitted == 2)
+
+    def wait(self, futures, timeout):
+        return list(futures)
+
+    def abort(self, futures) -> None:
+        pass
+
+
+def test_ctrl_c_between_a_finished_run_and_its_row_keeps_the_row(tmp_path: Path) -> None:
+    """The run finished and its result was taken off the in-flight list when Ctrl-C came, before
+    its row was written: the row is written from the run's files (it was once lost)."""
+    out = tmp_path / "out"
+    result = run_batch(
+        load_sweep(write_sweep(tmp_path, GRID_2X2)), out, _InlineExecutor(), quiet=True, plots=False
+    )
+    assert result.interrupted
+    rows = read_rows(out / "sweep.csv")
+    assert [(r["run"], r["status"]) for r in rows] == [
+        (s.run, "ok") for s in load_sweep(write_sweep(tmp_path, GRID_2X2)).runs(out)[:2]
+    ]
 
 
 def test_out_folder_with_a_sweep_needs_resume(tmp_path: Path, capsys) -> None:
