@@ -1,10 +1,11 @@
-"""`skyswarm batch`: run a sweep over a local process pool or a Dask cluster.
+"""`skyswarm batch`: the coordinator of a sweep, and the command.
 
-The coordinator (this process) validates the sweep, submits runs (at most as many as the
-executor has slots, so "running" means running), retries failures, appends each finished run to
-`sweep.csv`, and at the end writes the sorted table, `aggregate.csv` and plots. Workers only run
-`execute_run()`: one simulation into its own results folder, whose `batch.json` holds the
-config hash and whose `summary.json` (written last by the recorder) marks it complete.
+The coordinator (this process) validates the sweep, submits runs to an executor (a local process
+pool or a Dask cluster, app/batch_executors.py) at most as many as it has slots, so "running"
+means running, retries failures, appends each finished run to `sweep.csv`, and at the end
+writes the sorted table, `aggregate.csv` and plots. Workers only run one simulation each
+(app/batch_worker.py, `execute_run`); a run's results folder says whether it is complete, which
+is what `--resume` and an interrupted sweep rely on.
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import sys
-import time
-import traceback
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from skyswarm.app.batch_executors import DaskCluster, Executor, LocalPool
+from skyswarm.app.batch_worker import load_complete, one_line
+from skyswarm.app.exits import EXIT_INTERRUPTED
 from skyswarm.app.sweep import RunSpec, Sweep, load_sweep
 from skyswarm.app.sweep_report import (
     SweepTable,
@@ -34,198 +35,6 @@ from skyswarm.core.schema import ConfigError
 
 HEAD = ("run", "point", "replicate", "seed")
 STATUS = ("status", "attempts", "error")
-EXIT_INTERRUPTED = 130
-
-
-# -- the worker side ---------------------------------------------------------------------------
-def execute_run(spec: RunSpec, attempt: int) -> dict[str, Any]:
-    """Run one simulation (in a worker). Returns {"status", "error", "summary"}; a run that
-    raises is returned as failed with its one-line error (traceback in the run's error.txt)."""
-    from skyswarm.core.config import load_scenario
-    from skyswarm.core.simulator import Simulator
-
-    run_dir = Path(spec.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "summary.json").unlink(missing_ok=True)
-    (run_dir / "error.txt").unlink(missing_ok=True)
-    info = {"config_hash": spec.config_hash, "attempt": attempt, "pid": os.getpid()}
-    info.update(host=socket.gethostname(), **asdict(spec))
-    (run_dir / "batch.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
-    sim = None
-    try:
-        sim = Simulator.from_scenario(load_scenario(spec.scenario, spec.overrides), run_dir)
-        sim.run()
-        sim.finish()
-    except Exception as exc:
-        (run_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
-        return {"status": "failed", "error": one_line(exc), "summary": None}
-    finally:
-        if sim is not None:
-            sim.close()
-    return {"status": "ok", "error": "", "summary": read_summary(run_dir)}
-
-
-def one_line(exc: BaseException) -> str:
-    return " ".join(f"{type(exc).__name__}: {exc}".split())
-
-
-def read_summary(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-
-
-def load_complete(spec: RunSpec) -> tuple[int, dict[str, Any]] | None:
-    """(attempt, summary) of a run complete on disk, else None. Complete: batch.json holds the
-    spec's config hash and summary.json reads whole (a run killed mid-write is not complete)."""
-    run_dir = Path(spec.run_dir)
-    try:
-        info = json.loads((run_dir / "batch.json").read_text(encoding="utf-8"))
-        if info.get("config_hash") != spec.config_hash:
-            return None
-        return int(info["attempt"]), read_summary(run_dir)
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def is_complete(spec: RunSpec) -> bool:
-    return load_complete(spec) is not None
-
-
-def _init_worker(coordinator: int, numba_threads: int = 1) -> None:
-    """Worker initializer: Ctrl-C is the coordinator's to handle, and a worker whose
-    coordinator died (kill -9) exits within a second instead of finishing its run. (Its
-    parent is the forkserver, which itself lives as long as any worker does: watch the
-    coordinator's pid.) The compiled kernels get `numba_threads` threads, so the workers
-    together use the cores once over (results do not depend on it: core.backends.threaded)."""
-    import signal
-    import threading
-
-    import numba
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
-
-    def watch() -> None:
-        while _alive(coordinator):
-            time.sleep(0.5)
-        os._exit(EXIT_ORPHANED)
-
-    threading.Thread(target=watch, name="skyswarm-orphan-watch", daemon=True).start()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - a reused pid of another user
-        return False
-    try:  # a zombie (dead, not yet reaped) is dead
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat[stat.rindex(")") + 2] != "Z"
-    except (OSError, ValueError, IndexError):
-        return True
-
-
-EXIT_ORPHANED = 3  # a worker whose parent (forkserver or coordinator) is gone
-
-
-# -- executors ---------------------------------------------------------------------------------
-class Executor(Protocol):
-    capacity: int  # runs to keep in flight
-
-    def submit(self, spec: RunSpec, attempt: int) -> Any: ...
-    def wait(self, futures: list[Any], timeout: float) -> list[Any]: ...
-    def abort(self, futures: list[Any]) -> None: ...
-    def close(self) -> None: ...
-
-
-class LocalPool:
-    """concurrent.futures process pool; forkserver (or spawn) children, never a fork of a
-    process that may hold a pybullet client. Workers ignore SIGINT."""
-
-    def __init__(self, workers: int) -> None:
-        self.capacity = workers
-        self._pool = self._new_pool()
-
-    def _new_pool(self) -> Any:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
-        if "forkserver" in mp.get_all_start_methods():
-            ctx = mp.get_context("forkserver")
-            ctx.set_forkserver_preload(["core.batch", "core.simulator"])  # imports, no client
-        else:  # pragma: no cover - Windows / macOS without forkserver
-            ctx = mp.get_context("spawn")
-        threads = max(1, (os.cpu_count() or 1) // self.capacity)  # no over-subscription
-        return ProcessPoolExecutor(
-            self.capacity,
-            mp_context=ctx,
-            initializer=_init_worker,
-            initargs=(os.getpid(), threads),
-        )
-
-    def submit(self, spec: RunSpec, attempt: int) -> Any:
-        from concurrent.futures.process import BrokenProcessPool
-
-        try:
-            return self._pool.submit(execute_run, spec, attempt)
-        except BrokenProcessPool:  # a worker died earlier: its futures failed, start afresh
-            self._pool.shutdown(wait=False)
-            self._pool = self._new_pool()
-            return self._pool.submit(execute_run, spec, attempt)
-
-    def wait(self, futures: list[Any], timeout: float) -> list[Any]:
-        from concurrent.futures import FIRST_COMPLETED, wait
-
-        return list(wait(futures, timeout, return_when=FIRST_COMPLETED).done)
-
-    def abort(self, futures: list[Any]) -> None:
-        # Python < 3.14 has no public way to stop running workers: terminate them by pid.
-        procs = list(getattr(self._pool, "_processes", {}).values())
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        for proc in procs:
-            proc.terminate()
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-class DaskCluster:
-    """A dask.distributed Client on a running scheduler; one slot per worker thread (start
-    workers with `--nthreads 1`: pybullet runs hold the GIL). The slot count is re-read every
-    few seconds, so workers that join later (dask-jobqueue, Kubernetes scaling) get work."""
-
-    def __init__(self, address: str, timeout_s: float = 30.0) -> None:
-        from distributed import Client
-
-        self.client = Client(address, timeout=timeout_s)
-        self.client.wait_for_workers(1, timeout=timeout_s)
-        self._slots, self._read_at = 1, -1e9
-
-    @property
-    def capacity(self) -> int:
-        if time.monotonic() - self._read_at > 2.0:
-            self._slots = max(1, sum(self.client.nthreads().values()))
-            self._read_at = time.monotonic()
-        return self._slots
-
-    def submit(self, spec: RunSpec, attempt: int) -> Any:
-        key = f"skyswarm-{spec.run}-a{attempt}-{time.time_ns()}"
-        return self.client.submit(execute_run, spec, attempt, key=key, pure=False)
-
-    def wait(self, futures: list[Any], timeout: float) -> list[Any]:
-        from distributed import wait
-
-        try:
-            return list(wait(futures, timeout, return_when="FIRST_COMPLETED").done)
-        except TimeoutError:
-            return []
-
-    def abort(self, futures: list[Any]) -> None:
-        self.client.cancel(futures)
-
-    def close(self) -> None:
-        self.client.close()
 
 
 # -- the coordinator ---------------------------------------------------------------------------

@@ -28,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skyswarm.app.batch import DaskCluster, Executor, LocalPool, run_batch  # noqa: E402
+from skyswarm.app.batch import run_batch  # noqa: E402
+from skyswarm.app.batch_executors import DaskCluster, Executor, LocalPool  # noqa: E402
 from skyswarm.app.sweep import load_sweep  # noqa: E402
 
 HEAVY = {"agents.count": 16, "drop_test.height_m": 150.0, "simulation.duration_s": 30.0}

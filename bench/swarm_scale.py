@@ -12,9 +12,12 @@ the radio range is 30 m (boids perceive 25 m): with the shipped 100 m over a 5 m
 UAV would hear ~1,000 others, 1 M beacon copies per beacon tick.
 
 The profile splits the wall time of a fast-backend run by phase (docs/architecture.md, The
-tick) and, inside phase 2, by task name.
+tick) and, inside phase 2, by task name. `--rows 1000:bullet` measures only those side-by-side
+rows (no fast curve, no profile; repeat it to see the noise); `--phases` adds, for each of those
+rows, the per-phase profile of both stacks in interleaved rounds, so the boids stack's extra
+time can be told apart (its own phases vs the physics step and state read).
 
-    python bench/swarm_scale.py [--quick]
+    python bench/swarm_scale.py [--quick] [--rows N:PHYSICS ...] [--phases] [--rounds R]
 
 Prints tables and writes bench/results/swarm_scale.json. Not a test: numbers depend on the host.
 """
@@ -130,11 +133,66 @@ def profiled(sim: Simulator, ticks: int) -> dict[str, float]:
     return {k: v / ticks for k, v in acc.items()}
 
 
+def phases_side_by_side(n: int, physics: str, rounds: int, tmp: Path) -> dict:
+    """Per-phase seconds per tick of both stacks (`profiled`), in interleaved rounds of 40
+    ticks (one behaviour period) after the same warm-up as `side_by_side`; medians by phase."""
+    sims = {k: build(k, n, physics, tmp) for k in ("hover", "boids")}
+    for sim in sims.values():
+        chunk(sim, 80)
+    runs: dict[str, list[dict[str, float]]] = {k: [] for k in sims}
+    for _ in range(rounds):
+        for k, sim in sims.items():
+            runs[k].append(profiled(sim, 40))
+    out = {}
+    for k, rs in runs.items():
+        names = sorted({name for r in rs for name in r})
+        out[k] = {name: float(np.median([r.get(name, 0.0) for r in rs])) for name in names}
+    for sim in sims.values():
+        sim.close()
+    return out
+
+
+def print_phases(n: int, physics: str, ph: dict) -> None:
+    print(f"\nphases, N = {n:,} on {physics}: ms per tick (medians of interleaved rounds)")
+    print(f"{'phase':<46} {'hover':>8} {'boids':>8} {'extra':>8}")
+    names = sorted(set(ph["hover"]) | set(ph["boids"]), key=lambda k: k.lstrip())
+    for name in names:
+        h, b = ph["hover"].get(name, 0.0), ph["boids"].get(name, 0.0)
+        print(f"{name:<46} {h * 1e3:>8.3f} {b * 1e3:>8.3f} {(b - h) * 1e3:>+8.3f}")
+    tot = {k: sum(v for name, v in ph[k].items() if not name.startswith("  ")) for k in ph}
+    print(
+        f"{'total':<46} {tot['hover'] * 1e3:>8.3f} {tot['boids'] * 1e3:>8.3f} "
+        f"{(tot['boids'] - tot['hover']) * 1e3:>+8.3f}  (ratio {tot['hover'] / tot['boids']:.2f})"
+    )
+
+
+def rows_only(args: argparse.Namespace, rounds: int, out: dict, tmp: Path) -> None:
+    """Only the side-by-side rows named by --rows (and their phase tables with --phases)."""
+    for spec in args.rows:
+        n_text, _, physics = spec.partition(":")
+        n, physics = int(n_text), physics or "bullet"
+        secs = 0.5 if n < 1000 else 0.25
+        row = side_by_side(n, physics, secs, rounds, tmp)
+        out["side_by_side"].append(row)
+        print(
+            f"{n:>6} {physics:>7} {row['hover']['agent_steps_per_s']:>10.0f} "
+            f"{row['boids']['agent_steps_per_s']:>10.0f} {row['ratio']:>6.2f} "
+            f"{row['boids_polarisation']:>6.2f}"
+        )
+        if args.phases:
+            ph = phases_side_by_side(n, physics, 2 * rounds, tmp)
+            out.setdefault("phases", []).append({"n": n, "physics": physics, "s_per_tick": ph})
+            print_phases(n, physics, ph)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds, no N = 10,000")
+    ap.add_argument("--rows", nargs="+", metavar="N:PHYSICS", help="only these side-by-side rows")
+    ap.add_argument("--phases", action="store_true", help="with --rows: per-phase tables")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds per row (default 5, 3 quick)")
     args = ap.parse_args()
-    rounds = 3 if args.quick else 5
+    rounds = args.rounds or (3 if args.quick else 5)
     load0 = os.getloadavg()
     out: dict = {
         "meta": {
@@ -151,6 +209,10 @@ def main() -> None:
         tmp = Path(d)
         print("boids full stack vs hover stack, same N and backend (agent-steps/s, ratio)")
         print(f"{'N':>6} {'physics':>7} {'hover':>10} {'boids':>10} {'ratio':>6} {'polar.':>6}")
+        if args.rows:
+            rows_only(args, rounds, out, tmp)
+            print(f"load average: start {load0[0]:.2f}, end {os.getloadavg()[0]:.2f}")
+            return  # a partial run: the JSON of the full run is kept
         for n, physics, secs in ((100, "bullet", 0.5), (1000, "bullet", 0.25)):
             row = side_by_side(n, physics, secs, rounds, tmp)
             out["side_by_side"].append(row)

@@ -2,13 +2,19 @@
 and with a 1280x720, 30 fps video, one after the other in the same invocation, as a ratio.
 
 The video renders only at the video rate (a post-tick listener that returns at once between
-frames) and hands each frame to a render process that draws it (EGL) and encodes H.264 at CRF
-26, preset superfast (gui/offscreen.py), while the simulation steps on; the ground grid fades out
-before it gets finer than a few pixels, so it does not shimmer (shimmer is noise the encoder
-pays bits for). A third run renders in the simulation's process with preset veryfast, as before
-the render process, for a ratio measured under the same load.
+frames) and hands each frame to a render process that draws it (EGL, Mesa llvmpipe here) and
+pipes its RGBA bytes to ffmpeg (x264 preset ultrafast with B-frames and CABAC, CRF 26;
+gui/video.py), while the simulation steps on. A third run is the same with the encoder settings
+used before (preset superfast), for the encoder's share under the same load.
+
+The CPU rows count every process (simulation, render process, ffmpeg); "render+encode CPU per
+frame" is (video CPU - headless CPU) / frames, which holds better than the wall time on a
+machine shared with other work.
 
     python bench/video.py [SCENARIO]     # table on stdout, JSON in bench/results/video.json
+    python bench/video.py [SCENARIO] --before-tree DIR
+        # the third run with an older source tree instead (DIR holds skyswarm/, e.g. from
+        # `mkdir -p DIR/skyswarm && git archive REV | tar -x -C DIR/skyswarm`)
 """
 
 from __future__ import annotations
@@ -32,24 +38,30 @@ import sys
 import skyswarm.app.gui_commands as g
 import skyswarm.gui.offscreen as o
 from skyswarm.app.cli import main
-o.VIDEO_PRESET = "veryfast"
+from skyswarm.gui.video import Encoder
 g.start_capture = lambda args, sim: o.Capture(
-    sim, args.video, None, args.fps, args.size, args.camera, process=False)
+    sim, args.video, None, args.fps, args.size, args.camera, process=True,
+    encoder=Encoder(26, "superfast", ""))
 sys.exit(main(sys.argv[1:]))
 """
 
 
 def timed_run(
-    scenario: str, out: Path, extra: list[str], before: bool = False
+    scenario: str, out: Path, extra: list[str], before: bool = False, tree: str | None = None
 ) -> tuple[float, float]:
-    """(wall s, CPU s) of one run; the CPU time includes ffmpeg (a waited-for descendant), and
-    holds better than the wall time on a machine shared with other work. `before`: render in
-    the simulation's process, preset veryfast."""
-    head = [sys.executable, "-c", BEFORE] if before else [sys.executable, "-m", "skyswarm.app.cli"]
+    """(wall s, CPU s) of one run; the CPU time includes the render process and ffmpeg
+    (waited-for descendants). `before`: the encoder settings used before (superfast), or with
+    `tree` the plain CLI of the source tree in that directory."""
+    env = dict(os.environ)
+    head = [sys.executable, "-m", "skyswarm.app.cli"]
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([tree, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    elif before:
+        head = [sys.executable, "-c", BEFORE]
     cmd = [*head, "run", scenario, "--out", str(out), "--quiet"]
     cpu0 = _children_cpu()
     start = time.perf_counter()
-    subprocess.run([*cmd, *extra], capture_output=True)  # exit 5 if the run is cut short
+    subprocess.run([*cmd, *extra], capture_output=True, env=env)  # exit 5: run cut short
     return time.perf_counter() - start, _children_cpu() - cpu0
 
 
@@ -59,35 +71,49 @@ def _children_cpu() -> float:
 
 
 def main() -> None:
-    scenario = sys.argv[1] if len(sys.argv) > 1 else "flocking_coverage"
+    args = sys.argv[1:]
+    tree = None
+    if "--before-tree" in args:
+        k = args.index("--before-tree")
+        tree = str(Path(args[k + 1]).resolve())
+        del args[k : k + 2]
+    scenario = args[0] if args else "flocking_coverage"
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         headless, headless_cpu = timed_run(scenario, d / "plain", [])
         video = d / "run.mp4"
         with_video, video_cpu = timed_run(scenario, d / "video", ["--video", str(video)])
         old = d / "before.mp4"
-        before, before_cpu = timed_run(scenario, d / "before", ["--video", str(old)], True)
+        before, before_cpu = timed_run(scenario, d / "before", ["--video", str(old)], True, tree)
         before_mb = old.stat().st_size / 1e6
         summary = json.loads((d / "video" / "summary.json").read_text(encoding="utf-8"))
         sim_s = summary["ticks"] * summary["tick_s"]
         size_mb = video.stat().st_size / 1e6
-        same = (d / "plain" / "trajectory.bin").read_bytes() == (
-            d / "video" / "trajectory.bin"
-        ).read_bytes()
+        plain = (d / "plain" / "trajectory.bin").read_bytes()
+        same = plain == (d / "video" / "trajectory.bin").read_bytes()
+        same_before = plain == (d / "before" / "trajectory.bin").read_bytes()
+    frames = int(sim_s * 30 + 1e-6)
+    per_frame = 1000 * (video_cpu - headless_cpu) / frames
+    per_frame_before = 1000 * (before_cpu - headless_cpu) / frames
+    label = f"before ({'tree ' + Path(tree).name if tree else 'superfast'})"
     result = {
         "scenario": scenario,
         "simulated_s": sim_s,
-        "frames": round(sim_s * 30),
+        "frames": frames,
         "headless_wall_s": headless,
         "video_wall_s": with_video,
         "ratio": with_video / headless,
         "headless_cpu_s": headless_cpu,
         "video_cpu_s": video_cpu,
         "cpu_ratio": video_cpu / headless_cpu,
+        "render_encode_cpu_ms_per_frame": per_frame,
+        "before": label,
         "before_wall_s": before,
         "before_cpu_s": before_cpu,
         "before_ratio": before / headless,
+        "before_render_encode_cpu_ms_per_frame": per_frame_before,
         "before_MB": before_mb,
+        "before_same_trajectory": same_before,
         "load_average": list(os.getloadavg()),
         "video_MB": size_mb,
         "video_Mbit_s": size_mb * 8 / sim_s,
@@ -95,16 +121,18 @@ def main() -> None:
         "targets": {"ratio_max": TARGET_RATIO, "MB_max": TARGET_MB},
         "machine": platform.platform(),
     }
-    print(f"{'run':<22}{'wall s':>10}{'CPU s':>10}")
-    print(f"{'headless':<22}{headless:>10.1f}{headless_cpu:>10.1f}")
-    print(f"{'--video 720p 30 fps':<22}{with_video:>10.1f}{video_cpu:>10.1f}")
-    print(f"{'before (in-process)':<22}{before:>10.1f}{before_cpu:>10.1f}")
+    print(f"{'run':<26}{'wall s':>9}{'CPU s':>9}{'x headless':>12}{'CPU ms/frame':>14}{'MB':>7}")
+    print(f"{'headless':<26}{headless:>9.1f}{headless_cpu:>9.1f}{1.0:>12.2f}")
+    for name, wall, cpu, ms, mb in (
+        ("--video 720p 30 fps", with_video, video_cpu, per_frame, size_mb),
+        (label, before, before_cpu, per_frame_before, before_mb),
+    ):
+        print(f"{name:<26}{wall:>9.1f}{cpu:>9.1f}{wall / headless:>12.2f}{ms:>14.1f}{mb:>7.1f}")
     print(
-        f"ratio wall {result['ratio']:.2f}, CPU {result['cpu_ratio']:.2f} "
-        f"(target <= {TARGET_RATIO:g}), video {size_mb:.1f} MB "
-        f"(target <= {TARGET_MB:g}), {result['video_Mbit_s']:.2f} Mbit/s over {sim_s:.1f} s, "
-        f"trajectory identical: {same}; before: ratio {before / headless:.2f}, {before_mb:.1f} MB; "
-        f"load average {os.getloadavg()[0]:.1f}"
+        f"{frames} frames over {sim_s:.1f} s; targets: <= {TARGET_RATIO:g}x headless wall, "
+        f"<= {TARGET_MB:g} MB; video {result['video_Mbit_s']:.2f} Mbit/s; trajectory identical "
+        f"to headless: {same} (before: {same_before}); render+encode CPU per frame "
+        f"after/before {per_frame / per_frame_before:.2f}; load average {os.getloadavg()[0]:.1f}"
     )
     out = Path(__file__).parent / "results" / "video.json"
     out.parent.mkdir(exist_ok=True)

@@ -14,42 +14,45 @@ _opts = {"cache": True, "fastmath": False, "nogil": True}
 @nb.njit(**_opts)
 def ordered_pairs(pairs, n, pos):
     """Both orders of the unordered pairs (K, 2) of n points (K, 2 ints < n) as (receiver,
-    sender) entries sorted by receiver then sender (two stable counting sorts: linear), with
-    their distances (pos (n, 3) m)."""
+    sender) entries sorted by receiver then sender, with their distances (pos (n, 3) m).
+
+    Linear, two scatter passes: the pairs become each point's neighbour list (any order), then
+    every sender, taken in increasing order, appends itself to the rows of its neighbours, so
+    each receiver's row fills sorted by sender (the relation is symmetric: a sender's
+    receivers are its neighbours)."""
     k = len(pairs)
-    r0 = np.empty(2 * k, dtype=np.int64)
-    s0 = np.empty(2 * k, dtype=np.int64)
+    start = np.zeros(n + 1, dtype=np.int64)  # row r of both lists: start[r]:start[r + 1]
     for e in range(k):
-        r0[2 * e], s0[2 * e] = pairs[e, 0], pairs[e, 1]
-        r0[2 * e + 1], s0[2 * e + 1] = pairs[e, 1], pairs[e, 0]
-    r1, s1 = _counting_sort(s0, r0, s0, n)  # by sender
-    recv, send = _counting_sort(r1, r1, s1, n)  # then, stably, by receiver
-    dist = np.empty(2 * k)
-    for e in range(2 * k):
-        a, b = recv[e], send[e]
-        dx = pos[a, 0] - pos[b, 0]
-        dy = pos[a, 1] - pos[b, 1]
-        dz = pos[a, 2] - pos[b, 2]
-        dist[e] = math.sqrt(dx * dx + dy * dy + dz * dz)
-    return recv, send, dist
-
-
-@nb.njit(**_opts)
-def _counting_sort(by, x, y, n):
-    """(x, y) reordered stably by `by` (ints in 0..n-1)."""
-    start = np.zeros(n + 1, dtype=np.int64)
-    for e in range(len(by)):
-        start[by[e] + 1] += 1
+        start[pairs[e, 0] + 1] += 1
+        start[pairs[e, 1] + 1] += 1
     for i in range(n):
         start[i + 1] += start[i]
-    ox = np.empty_like(x)
-    oy = np.empty_like(y)
-    for e in range(len(by)):
-        j = start[by[e]]
-        ox[j] = x[e]
-        oy[j] = y[e]
-        start[by[e]] = j + 1
-    return ox, oy
+    fill = start[:-1].copy()
+    neighbour = np.empty(2 * k, dtype=np.int64)
+    for e in range(k):
+        a, b = pairs[e, 0], pairs[e, 1]
+        neighbour[fill[a]] = b
+        fill[a] += 1
+        neighbour[fill[b]] = a
+        fill[b] += 1
+    fill[:] = start[:-1]
+    send = np.empty(2 * k, dtype=np.int64)
+    for s in range(n):
+        for j in range(start[s], start[s + 1]):
+            r = neighbour[j]
+            send[fill[r]] = s
+            fill[r] += 1
+    recv = np.empty(2 * k, dtype=np.int64)
+    dist = np.empty(2 * k)
+    for a in range(n):
+        for e in range(start[a], start[a + 1]):
+            b = send[e]
+            recv[e] = a
+            dx = pos[a, 0] - pos[b, 0]
+            dy = pos[a, 1] - pos[b, 1]
+            dz = pos[a, 2] - pos[b, 2]
+            dist[e] = math.sqrt(dx * dx + dy * dy + dz * dz)
+    return recv, send, dist
 
 
 @nb.njit(**_opts)

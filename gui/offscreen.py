@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,12 @@ from skyswarm.gui.camera import Camera
 from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
 from skyswarm.gui.renderer import Renderer
 from skyswarm.gui.scene import Frame, LiveSource, Scenery
+from skyswarm.gui.video import ENCODER, Encoder, FrameWriter, VideoWriter, draw_hud
+
+__all__ = [
+    "Capture", "FrameWriter", "OffscreenCanvas", "VideoWriter", "default_camera", "draw_hud",
+    "scene_extent", "standalone_context",
+]  # fmt: skip
 
 if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
@@ -55,6 +60,7 @@ class OffscreenCanvas:
         )
         self.renderer = Renderer(self.ctx, scenery, center, half_extent_m, agent_scale)
         self._pixels = bytearray(size[0] * size[1] * 3)  # reused by every read()
+        self._rgba = bytearray(size[0] * size[1] * 4)  # reused by every read_rgba()
 
     def render(
         self,
@@ -64,11 +70,28 @@ class OffscreenCanvas:
         overlay: Callable[[Renderer, tuple[int, int]], None] | None = None,
     ) -> np.ndarray:
         """(height, width, 3) uint8 image, top row first (valid until the next render)."""
+        self.draw(frame, camera, selected, overlay)
+        return self.read()
+
+    def draw(
+        self,
+        frame: Frame,
+        camera: Camera,
+        selected: int | None = None,
+        overlay: Callable[[Renderer, tuple[int, int]], None] | None = None,
+    ) -> None:
+        """Draw into the framebuffer, to be read with read() or read_rgba()."""
         self.fbo.use()
         self.renderer.render(frame, camera, (0, 0, *self.size), selected)
         if overlay is not None:
             overlay(self.renderer, self.size)
-        return self.read()
+
+    def read_rgba(self) -> memoryview:
+        """The framebuffer's RGBA bytes as OpenGL stores them, bottom row first, in a buffer the
+        next call overwrites: a plain copy (reading RGB makes the driver repack every pixel,
+        and flipping the rows would be a second copy), for VideoWriter(pix_fmt="rgba")."""
+        self.fbo.read_into(self._rgba, components=4, alignment=1)
+        return memoryview(self._rgba)
 
     def read(self) -> np.ndarray:
         """The framebuffer as (height, width, 3) uint8, top row first: a view of a buffer the
@@ -99,75 +122,6 @@ def _egl_release_thread() -> None:
             pass
 
 
-VIDEO_CRF = 26  # x264 constant rate factor: 23 is its default, +6 halves the bitrate
-VIDEO_PRESET = "superfast"  # x264 speed/size trade-off: encoding must not dominate a run
-
-
-class VideoWriter:
-    """MP4 (H.264, yuv420p, CRF VIDEO_CRF, preset VIDEO_PRESET) through imageio-ffmpeg's
-    bundled ffmpeg binary."""
-
-    def __init__(self, path: Path, size: tuple[int, int], fps: float) -> None:
-        import imageio_ffmpeg
-
-        if size[0] % 2 or size[1] % 2:
-            raise ValueError(f"video size must be even in both axes for yuv420p, got {size}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._gen = imageio_ffmpeg.write_frames(
-            str(path), size, fps=fps, codec="libx264", pix_fmt_out="yuv420p",
-            macro_block_size=1, quality=None, ffmpeg_log_level="error",
-            output_params=["-crf", str(VIDEO_CRF), "-preset", VIDEO_PRESET],
-        )  # fmt: skip
-        self._gen.send(None)
-        self.frames = 0
-
-    def write(self, image: np.ndarray) -> None:
-        self._gen.send(np.ascontiguousarray(image).tobytes())
-        self.frames += 1
-
-    def close(self) -> None:
-        self._gen.close()
-
-
-def draw_hud(renderer: Renderer, size: tuple[int, int], frame: Frame) -> None:
-    """The video overlay: time, alive agents and the mission's HUD lines top left, the colour
-    legend bottom left (its image made once per set of entries)."""
-    from skyswarm.gui.renderer import legend_entries
-    from skyswarm.gui.text import text_image
-
-    alive = frame.alive & frame.mobile
-    line = f"t = {frame.time_s:6.2f} s   alive {int(alive.sum())}/{int(frame.mobile.sum())}"
-    renderer.draw_image(text_image([line, *frame.hud]), 8, 8, size)
-    legend = _legend(tuple(legend_entries(frame)))
-    renderer.draw_image(legend, 8, size[1] - legend.shape[0] - 8, size)
-
-
-@lru_cache(maxsize=8)
-def _legend(entries: tuple[tuple[str, tuple[float, float, float]], ...]) -> np.ndarray:
-    from skyswarm.gui.text import legend_image
-
-    return legend_image(entries)
-
-
-class FrameWriter:
-    """Numbered PNG files `frame_00000.png`, ... in a directory."""
-
-    def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.dir = directory
-        self.frames = 0
-
-    def write(self, image: np.ndarray) -> None:
-        from PIL import Image
-
-        Image.fromarray(image).save(self.dir / f"frame_{self.frames:05d}.png", compress_level=1)
-        self.frames += 1
-
-    def close(self) -> None:
-        pass
-
-
 class Capture:
     """Renders a Simulator to video and/or PNG frames at `fps` frames per simulated second.
 
@@ -193,6 +147,7 @@ class Capture:
         hud: bool = True,
         follow: bool = True,
         process: bool = False,
+        encoder: Encoder = ENCODER,
     ) -> None:
         self.sim = sim
         self.source = LiveSource(sim)
@@ -202,7 +157,9 @@ class Capture:
         self.camera = default_camera(camera, shown)
         self.follower = SwarmFollower(self.camera, size[0] / size[1]) if follow else None
         self.fps = fps
-        spec = RenderSpec(self.source.scenery, size, tuple(center), half, video, frames, fps, hud)
+        spec = RenderSpec(
+            self.source.scenery, size, tuple(center), half, video, frames, fps, hud, encoder
+        )
         self.worker: RenderWorker | LocalRender = (
             RenderWorker(spec) if process else LocalRender(spec)
         )
@@ -235,29 +192,33 @@ class RenderSpec:
     frames: Path | None
     fps: float
     hud: bool
+    encoder: Encoder = ENCODER
 
 
 class LocalRender:
-    """Renders and encodes each submitted frame at once, in this process."""
+    """Renders and encodes each submitted frame at once, in this process. The video gets the
+    framebuffer's RGBA bytes as they are read (OffscreenCanvas.read_rgba)."""
 
     def __init__(self, spec: RenderSpec) -> None:
         self.canvas = OffscreenCanvas(spec.scenery, spec.size, spec.center, spec.half_extent_m)
         self.hud = spec.hud
-        self.sinks: list[Any] = []
+        self.video: VideoWriter | None = None
         if spec.video is not None:
-            self.sinks.append(VideoWriter(Path(spec.video), spec.size, spec.fps))
-        if spec.frames is not None:
-            self.sinks.append(FrameWriter(Path(spec.frames)))
+            self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, "rgba", spec.encoder)
+        self.frames = FrameWriter(Path(spec.frames)) if spec.frames is not None else None
 
     def submit(self, frame: Frame, camera: Camera) -> None:
         hud = (lambda r, size: draw_hud(r, size, frame)) if self.hud else None
-        image = self.canvas.render(frame, camera, overlay=hud)
-        for sink in self.sinks:
-            sink.write(image)
+        self.canvas.draw(frame, camera, overlay=hud)
+        if self.video is not None:
+            self.video.write(self.canvas.read_rgba())
+        if self.frames is not None:
+            self.frames.write(self.canvas.read())
 
     def close(self) -> None:
-        for sink in self.sinks:
-            sink.close()
+        for sink in (self.video, self.frames):
+            if sink is not None:
+                sink.close()
         self.canvas.release()
 
 

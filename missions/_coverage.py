@@ -214,6 +214,18 @@ def plan_holes(
     return lanes
 
 
+def carry_over(old: Area, grid: np.ndarray, new: Area, fill: bool | int) -> np.ndarray:
+    """A grid of `old` ((n_u, n_v), any dtype) resampled onto the cells of `new`: each new
+    cell takes the value of the old cell its centre lies in, `fill` outside the old area."""
+    uv = old.to_area(new.cell_xy)
+    iu = np.floor((uv[..., 0] + old.width / 2) / old.cell_u).astype(np.int64)
+    iv = np.floor((uv[..., 1] + old.length / 2) / old.cell_v).astype(np.int64)
+    inside = (iu >= 0) & (iu < old.n_u) & (iv >= 0) & (iv < old.n_v)
+    out = np.full(new.shape, fill, dtype=grid.dtype)
+    out[inside] = grid[iu[inside], iv[inside]]
+    return out
+
+
 def pack(grid: np.ndarray) -> bytes:
     """A bool grid as bytes, 8 cells a byte (what goes on the air)."""
     return np.packbits(grid.ravel()).tobytes()

@@ -26,17 +26,25 @@ applies this rule to its own view, so the survivors agree once their views agree
 agent that has never heard any member accepts only the pre-agreed leader (the lowest id of the
 roster) and hovers where it is once that leader falls silent; a leader that loses everyone goes
 on alone with the plan.
+
+Split flocks (`split_lanes = "partition"`, missions/_partition.py): heartbeats name the leader
+whose beacons the sender flies by and members note who was last heard far away, which tells a
+leader its own part from members alive in another; one that leads again resumes its own plan
+when it is newer than every beacon heard.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
 from skyswarm.core.schema import param
-from skyswarm.missions._coverage import Area, footprint_half_m, pack, unpack
+from skyswarm.missions._coverage import Area, carry_over, footprint_half_m, pack, unpack
+from skyswarm.missions._flock_msgs import BaseAck, Beacon, CoverageMsg, Heartbeat, SweepDone
 from skyswarm.missions._leader import (
     Leader,
     LeaderCommand,
@@ -44,6 +52,7 @@ from skyswarm.missions._leader import (
     PlanSnapshot,
     initial_plan,
 )
+from skyswarm.missions._partition import split_view
 from skyswarm.uav.agents import AutonomousUavAgent
 
 
@@ -78,6 +87,16 @@ class FlockConfig:
     mule: bool = param(
         False, "data mule: fly the flock's coverage to a base station it cannot reach by radio"
     )
+    split_lanes: Literal["partition", "shared"] = param(
+        "shared",
+        "split flock: each part works its own strips of the area (partition) or all work all",
+    )
+    split_range_frac: float = param(
+        0.75,
+        "a member last heard beyond this fraction of the radio range is presumed in another part",
+        gt=0.0,
+        le=1.0,
+    )
 
 
 @dataclass(frozen=True)
@@ -86,55 +105,6 @@ class CameraConfig:
 
     fov_deg: float = param(40.0, "full angle of the square field of view, deg", gt=0.0, lt=170.0)
     min_altitude_m: float = param(2.0, "below this height the camera records nothing, m", ge=0)
-
-
-@dataclass(frozen=True, slots=True)
-class Heartbeat:
-    """A follower's periodic "I am alive, here" (radio broadcast)."""
-
-    sender: int
-    time_s: float  # s, when sent
-    position: tuple[float, float, float]  # m, the sender's own estimate
-    velocity: tuple[float, float, float]  # m/s
-
-
-@dataclass(frozen=True, slots=True)
-class Beacon:
-    """The leader's periodic state and plan (radio broadcast); also its heartbeat."""
-
-    sender: int
-    time_s: float
-    position: tuple[float, float, float]
-    velocity: tuple[float, float, float]
-    heading_deg: float  # compass, the heading the flock should hold
-    intent: tuple[float, float]  # m/s, the horizontal velocity the leader commands itself
-    plan: PlanSnapshot
-
-
-@dataclass(frozen=True, slots=True)
-class CoverageMsg:
-    """Cells of one area the sender knows as seen (radio share or base-station report)."""
-
-    sender: int
-    area: int  # index of the area
-    bits: bytes  # `pack()`ed (n_u, n_v) grid of cells known to be seen
-
-
-@dataclass(frozen=True, slots=True)
-class SweepDone:
-    """The leader to the base stations: the plan is exhausted (long range)."""
-
-    sender: int
-    time_s: float
-
-
-@dataclass(frozen=True, slots=True)
-class BaseAck:
-    """A base station's acknowledgement: the cells it knows as seen, per area (long range)."""
-
-    sender: int
-    time_s: float
-    bits: tuple[bytes, ...]  # `pack()`ed grid per area
 
 
 @dataclass
@@ -150,6 +120,8 @@ class FlockContext:
     settings: LeaderSettings
     log: Callable[[str, int, str], None]  # (event kind, agent id, detail) for the results
     stations: Mapping[int, np.ndarray] | None = None  # base station id -> (2,) m (data mule)
+    radio_range_m: float = math.inf  # the radio's rated range (split flocks), m
+    versions: list[int] = field(default_factory=list)  # geometry version per area (move_area)
 
 
 class FlockUav(AutonomousUavAgent):
@@ -161,9 +133,12 @@ class FlockUav(AutonomousUavAgent):
         f = ctx.flock
         self.gain = float(self.swarm.config.control.position.kp)  # own autopilot, 1/s
         self.leader_id: int | None = None
+        self.flies_with: int | None = None  # the leader whose beacons this member follows
+        self._own_plan: tuple[float, PlanSnapshot] | None = None  # (time, plan) last led
         self.leader: Leader | None = None  # the plan, while this member leads
         self.last_heard: dict[int, float] = {i: 0.0 for i in ctx.starts if i != self.id}
         self.heard: dict[int, Heartbeat | Beacon] = {}
+        self.far: dict[int, bool] = {}  # last message from beyond the split distance
         self.ever_heard = False
         self.seen = [a.grid() for a in ctx.areas]  # what its own camera saw
         self.known = [a.grid() for a in ctx.areas]  # seen, by itself or by members it heard
@@ -194,17 +169,23 @@ class FlockUav(AutonomousUavAgent):
                 seen[su, sv] |= block
                 known[su, sv] |= block
 
-    def _listen(self, now: float) -> None:
+    def _version(self, area: int) -> int:
+        return self.ctx.versions[area] if self.ctx.versions else 0
+
+    def _listen(self, now: float, here: np.ndarray) -> None:
         if self.acked is not None:
             for m in self.transceiver.receive("long_range"):
                 if isinstance(m.payload, BaseAck):
-                    for k, bits in enumerate(m.payload.bits):
-                        self.acked[k] |= unpack(bits, self.ctx.areas[k].shape)
+                    ack = m.payload
+                    for k, bits in enumerate(ack.bits):
+                        if not ack.versions or ack.versions[k] == self._version(k):
+                            self.acked[k] |= unpack(bits, self.ctx.areas[k].shape)
+        split_m = self.ctx.flock.split_range_frac * self.ctx.radio_range_m
         for m in self.transceiver.receive("radio"):
             p = m.payload
             if isinstance(p, CoverageMsg):
-                area = self.ctx.areas[p.area]
-                self.known[p.area] |= unpack(p.bits, area.shape)
+                if p.version == self._version(p.area):
+                    self.known[p.area] |= unpack(p.bits, self.ctx.areas[p.area].shape)
                 continue
             if isinstance(p, Heartbeat | Beacon) and p.sender != self.id:
                 self.last_heard[p.sender] = now
@@ -212,6 +193,8 @@ class FlockUav(AutonomousUavAgent):
                 old = self.heard.get(p.sender)
                 if old is None or old.time_s <= p.time_s:
                     self.heard[p.sender] = p
+                    d = float(np.hypot(p.position[0] - here[0], p.position[1] - here[1]))
+                    self.far[p.sender] = d >= split_m
 
     # -- membership -------------------------------------------------------------------------
     def members(self, now: float) -> set[int]:
@@ -230,7 +213,7 @@ class FlockUav(AutonomousUavAgent):
     def _behave(self) -> None:
         now = self.sim.time_s
         pos, vel, yaw = self._own_state()
-        self._listen(now)
+        self._listen(now, pos)
         self._look(pos, yaw)
         members = self.members(now)
         leader = self._elect(now, members)
@@ -259,7 +242,19 @@ class FlockUav(AutonomousUavAgent):
             self.leader = Leader(self._takeover_plan(now), ctx.areas, ctx.settings)
             self.ctx.log("plan", self.id, f"stage {self.leader.plan.stage}")
         peers = self._peers(now, members)
-        cmd = self.leader.step(self.id, pos[:2], members, peers, self.known, now, float(pos[2]))
+        part, elsewhere = members, frozenset[int]()
+        if ctx.settings.partition:
+            follows = {i: b.leader for i, b in self.heard.items() if isinstance(b, Heartbeat)}
+            roster = [i for i, _ in self.leader.plan.offsets]
+            part, elsewhere = split_view(self.id, members, roster, self.far, follows)
+        lead, share = self.leader, self.leader.plan.share
+        cmd = lead.step(self.id, pos[:2], part, peers, self.known, now, float(pos[2]), elsewhere)
+        self._own_plan = (now, lead.plan)
+        if lead.plan.share != share:  # split / merged: into events.csv
+            s = lead.plan.share
+            ids = " ".join(map(str, lead.plan.part_ids))
+            what = f"split: u {s[0]:.1f} to {s[1]:.1f} m, part {ids}" if s else "merged"
+            ctx.log("lanes", self.id, what)
         if self.acked is not None and self.leader.plan.stage == "done":
             cmd = self._mule(pos[:2], cmd)
         target = cmd.target + self._push(pos[:2], peers)
@@ -303,17 +298,26 @@ class FlockUav(AutonomousUavAgent):
         return LeaderCommand(target, cmd.heading_deg)
 
     def _takeover_plan(self, now: float) -> PlanSnapshot:
-        """The plan of the last leader heard (its latest beacon), or a fresh one."""
+        """The plan of the last leader heard (its latest beacon), or a fresh one. Partitioning
+        on, a member that led more recently than that beacon resumes its own plan (a part's
+        interval, not the plan of a leader it left long ago)."""
         beacons = [b for b in self.heard.values() if isinstance(b, Beacon)]
+        own = self._own_plan if self.ctx.settings.partition else None
         if beacons:
-            return max(beacons, key=lambda b: b.time_s).plan
+            newest = max(beacons, key=lambda b: b.time_s)
+            if own is None or own[0] < newest.time_s:
+                return newest.plan
+        if own is not None:
+            return own[1]
         return initial_plan(self.ctx.areas, self.ctx.starts, self.ctx.settings, now)
 
     def _follow(self, now: float, pos: np.ndarray, leader: int | None) -> None:
         f = self.ctx.flock
         beacon = self.heard.get(leader) if leader is not None else None
+        fresh = isinstance(beacon, Beacon) and now - beacon.time_s <= f.timeout_s
+        self.flies_with = beacon.sender if fresh else None  # type: ignore[union-attr]
         climbing = pos[2] < 0.5 * f.altitude_m
-        if not isinstance(beacon, Beacon) or now - beacon.time_s > f.timeout_s or climbing:
+        if not fresh or climbing:
             self.formation = None
             if self._hold_xy is None:
                 self._hold_xy = pos[:2].copy()
@@ -357,12 +361,12 @@ class FlockUav(AutonomousUavAgent):
         if self.leader_id == self.id:
             return  # the leader's beacons are its heartbeats
         pos, vel, _ = self._own_state()
-        hb = Heartbeat(self.id, self.sim.time_s, _tup(pos), _tup(vel))
+        hb = Heartbeat(self.id, self.sim.time_s, _tup(pos), _tup(vel), self.flies_with)
         self.transceiver.broadcast(hb, channel="radio")
 
     def _coverage_msgs(self) -> list[CoverageMsg]:
         return [
-            CoverageMsg(self.id, k, pack(known))
+            CoverageMsg(self.id, k, pack(known), self._version(k))
             for k, known in enumerate(self.known)
             if known.any()
         ]
@@ -374,8 +378,20 @@ class FlockUav(AutonomousUavAgent):
     def _report(self) -> None:
         for msg in self._coverage_msgs():
             self.transceiver.broadcast(msg, channel="long_range", size_bytes=len(msg.bits) + 16)
-        if self.leader is not None and self.leader.plan.stage == "done":
+        plan = self.leader.plan if self.leader is not None else None
+        if plan is not None and plan.stage == "done" and plan.share is None:
+            # a part of a split flock that finished its interval says nothing: others may not
             self.transceiver.broadcast(SweepDone(self.id, self.sim.time_s), channel="long_range")
+
+    # -- events -----------------------------------------------------------------------------
+    def area_moved(self, index: int, old: Area, new: Area) -> None:
+        """Area `index` moved (`move_area` event): carry this member's maps over to the new
+        cells (seen if its centre lay in a seen cell); leading, re-plan the unseen ones."""
+        for grids in (self.seen, self.known, self.acked):
+            if grids is not None:
+                grids[index] = carry_over(old, grids[index], new, False)
+        if self.leader is not None:
+            self.leader.area_moved(index, self.sensed_position[:2], self.known, self.sim.time_s)
 
 
 def _tup(v: np.ndarray) -> tuple[float, float, float]:

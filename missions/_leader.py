@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from skyswarm.missions._coverage import Area, Lane, plan_holes, plan_lanes
+from skyswarm.missions._partition import SplitPlanning, area_share, within
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,13 @@ class PlanSnapshot:
     swath_m: float  # swath the lanes were planned for, m
     rounds: int  # re-scouting rounds done in this area
     stage_since_s: float  # time the stage began, s
+    # Split flock (missions/_partition.py): the `u` interval (m) of the area this part works,
+    # its fraction of the flock's width, and the part's members when it split (None/(): whole).
+    share: tuple[float, float] | None = None
+    part: tuple[float, float] | None = None
+    part_ids: tuple[int, ...] = ()
+    reopen: tuple[int, ...] = ()  # finished areas moved by an event, to sweep again
+    reached: int = 0  # the furthest area index the plan has started
 
     def offset_of(self, member: int) -> float | None:
         for i, off in self.offsets:
@@ -67,6 +75,8 @@ class LeaderSettings:
     max_rescout_rounds: int
     rescout_min_cells: int
     altitude_m: float
+    partition: bool = False  # split flocks divide the area (flocking.split_lanes)
+    order: tuple[int, ...] = ()  # member ids in take-off slot order (missions/_partition.py)
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,11 @@ def slot_offsets(order: Sequence[int], slot_m: float) -> tuple[tuple[int, float]
     return tuple((int(i), (k - (n - 1) / 2) * slot_m) for k, i in enumerate(order))
 
 
+def slot_order(area: Area, starts: Mapping[int, np.ndarray]) -> tuple[int, ...]:
+    """Member ids left to right across `area`'s sweep, from their positions (id -> (2,) m)."""
+    return tuple(sorted(starts, key=lambda i: (float(area.to_area(starts[i])[0]), i)))
+
+
 def initial_plan(
     areas: Sequence[Area],
     starts: Mapping[int, np.ndarray],
@@ -91,8 +106,7 @@ def initial_plan(
 ) -> PlanSnapshot:
     """The plan of a flock whose members start at `starts` (id -> (2,) m): slots ordered
     across the first area's sweep, lanes from the area corner nearest the flock."""
-    area = areas[0]
-    order = sorted(starts, key=lambda i: (float(area.to_area(starts[i])[0]), i))
+    order = slot_order(areas[0], starts)
     centroid = np.mean([starts[i] for i in order], axis=0)
     lanes = _area_lanes(areas, 0, len(order) * s.slot_m, centroid, s)
     return PlanSnapshot(
@@ -101,18 +115,23 @@ def initial_plan(
 
 
 def _area_lanes(
-    areas: Sequence[Area], index: int, swath: float, here: np.ndarray, s: LeaderSettings
+    areas: Sequence[Area],
+    index: int,
+    swath: float,
+    here: np.ndarray,
+    s: LeaderSettings,
+    band: tuple[float, float] | None = None,
 ) -> list[Lane]:
-    """Lanes over a whole area, starting at the corner nearest `here` ((2,) m world)."""
+    """Lanes over a whole area (or its `u` interval `band`, m), starting at the corner nearest
+    `here` ((2,) m world)."""
     area = areas[index]
     u, v = area.to_area(here)
+    lo, hi = band if band is not None else (-area.width / 2, area.width / 2)
     margin = area.length / 2 - 0.5 * s.half_m
-    return plan_lanes(
-        index, (-area.width / 2, area.width / 2), swath, (-margin, margin), u > 0, v < 0
-    )
+    return plan_lanes(index, (lo, hi), swath, (-margin, margin), u > 0.5 * (lo + hi), v < 0)
 
 
-class Leader:
+class Leader(SplitPlanning):
     """The plan and its execution, held by the member currently leading."""
 
     def __init__(self, plan: PlanSnapshot, areas: Sequence[Area], settings: LeaderSettings) -> None:
@@ -123,6 +142,7 @@ class Leader:
         self._me = -1  # the leading member's id, and its position and its peers' (step())
         self._where: tuple[np.ndarray | None, Mapping[int, np.ndarray]] = (None, {})
         self._anchor_key: tuple[str, float] | None = None
+        self._known: Sequence[np.ndarray] = ()  # the leader's coverage knowledge (step())
 
     # -- helpers ----------------------------------------------------------------------------
     def _stage(self, stage: str, now: float, **changes: object) -> None:
@@ -176,15 +196,22 @@ class Leader:
         known: Sequence[np.ndarray],
         now: float,
         altitude_m: float,
+        elsewhere: frozenset[int] = frozenset(),
     ) -> LeaderCommand:
         """Advance the plan and return the leader's command.
 
-        `here` (2,) m is the leader's own position; `members` the ids it considers alive
-        (itself included); `peers` the last positions heard from them (m); `known` its own
-        coverage knowledge per area.
+        `here` (2,) m is the leader's own position; `members` the ids of its part (itself
+        included); `peers` the last positions heard from them (m); `known` its own coverage
+        knowledge per area; `elsewhere` the members it presumes alive in other parts of a split
+        flock (missions/_partition.py).
         """
         self._me, self._where = me, (here, peers)
+        self._known = known
         p = self.plan
+        changed = set(dict(p.offsets)) != members
+        if self.s.partition and changed and p.stage in ("settle", "done"):
+            if self._regroup_parts(members, elsewhere, now):
+                p = self.plan
         if p.stage == "form":
             if altitude_m >= 0.8 * self.s.altitude_m and (
                 self.formed(me, here, peers) or now - p.stage_since_s > self.s.form_timeout_s
@@ -199,9 +226,11 @@ class Leader:
             return self._fly(here, goal, self.s.transit_speed_m_s, lane)
         if p.stage == "wait":
             lane = p.lanes[p.lane]
-            if self.s.rescout and self._close_ranks(members, now):
-                self._replan_rest(now)
-                return self.step(me, here, members, peers, known, now, altitude_m)
+            if self.s.rescout and changed:
+                if not (self.s.partition and self._regroup_parts(members, elsewhere, now)):
+                    self._close_ranks(members, now)  # survivors close ranks
+                    self._replan_rest(now)
+                return self.step(me, here, members, peers, known, now, altitude_m, elsewhere)
             timeout = now - p.stage_since_s > self.s.form_timeout_s
             if self.formed(me, here, peers) or timeout:
                 self._stage("sweep", now)
@@ -235,35 +264,84 @@ class Leader:
     ) -> None:
         """After an area's lanes: re-scout its unseen cells, or go on to the next area."""
         p = self.plan
-        area = self.areas[p.area]
         if self.s.rescout and p.rounds < self.s.max_rescout_rounds:
             self._close_ranks(members, now)
-            swath = len(self.plan.offsets) * self.s.slot_m
-            u, v = area.to_area(here)
-            lanes = plan_holes(
-                area,
-                p.area,
-                ~known[p.area],
-                swath,
-                (float(u), float(v)),
-                0.5 * self.s.half_m,
-                self.s.rescout_min_cells,
-            )
+            lanes = self._holes(p.area, here, known)
             if lanes:
+                swath = len(self.plan.offsets) * self.s.slot_m
                 self._stage(
                     "cross", now, lanes=tuple(lanes), lane=0, swath_m=swath, rounds=p.rounds + 1
                 )
                 return
-        if p.area + 1 < len(self.areas):
+        while p.reopen:  # an area moved after the flock had left it
+            k, rest = p.reopen[0], p.reopen[1:]
+            lanes = self._holes(k, here, known)
+            p = self.plan = replace(self.plan, reopen=rest)
+            if lanes:
+                swath = len(self.plan.offsets) * self.s.slot_m
+                self._stage("cross", now, area=k, lanes=tuple(lanes), lane=0, swath_m=swath)
+                self.plan = replace(self.plan, rounds=0)
+                return
+        nxt = p.reached + 1
+        if nxt < len(self.areas):
             if self.s.rescout:
                 self._close_ranks(members, now)
             swath = len(self.plan.offsets) * self.s.slot_m
-            lanes = _area_lanes(self.areas, p.area + 1, swath, here, self.s)
+            share = area_share(self.areas[nxt], p.part) if p.part is not None else None
+            lanes = _area_lanes(self.areas, nxt, swath, here, self.s, share)
             self._stage(
-                "cross", now, area=p.area + 1, lanes=tuple(lanes), lane=0, swath_m=swath, rounds=0
+                "cross",
+                now,
+                area=nxt,
+                lanes=tuple(lanes),
+                lane=0,
+                swath_m=swath,
+                rounds=0,
+                share=share,
+                reached=nxt,
             )
             return
         self._stage("done", now)
+
+    def _holes(self, index: int, here: np.ndarray, known: Sequence[np.ndarray]) -> list[Lane]:
+        """Re-scouting lanes over the cells of area `index` missing from `known` (inside this
+        part's interval while the flock is split)."""
+        area = self.areas[index]
+        share = self.plan.share if index == self.plan.area else None
+        u, v = area.to_area(here)
+        return plan_holes(
+            area,
+            index,
+            within(~known[index], area, share),
+            len(self.plan.offsets) * self.s.slot_m,
+            (float(u), float(v)),
+            0.5 * self.s.half_m,
+            self.s.rescout_min_cells,
+        )
+
+    def area_moved(self, index: int, here: np.ndarray, known: Sequence[np.ndarray], now: float):
+        """Area `index` was moved (an event): sweep what `known` misses of it in its new place.
+
+        The area being worked is re-planned now (its uncovered cells); one already left is
+        swept again once the current area is finished; one not reached yet needs nothing (its
+        lanes are planned on arrival, in area coordinates)."""
+        p = self.plan
+        if index > p.reached:
+            return
+        if index == p.area and p.stage != "done":
+            if p.stage == "form":
+                return  # the lanes are in area coordinates: they moved with the area
+            lanes = self._holes(index, here, known)
+            if lanes:
+                swath = len(p.offsets) * self.s.slot_m
+                self._stage("cross", now, lanes=tuple(lanes), lane=0, swath_m=swath, rounds=0)
+            else:
+                self._stage("settle", now)
+            return
+        if index not in p.reopen:
+            self.plan = replace(p, reopen=p.reopen + (index,))
+        if p.stage == "done":
+            self._stage("settle", now)
 
     def _replan_rest(self, now: float) -> None:
         """Re-plan the lanes not flown yet in this area for the swath of the current slots."""

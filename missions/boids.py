@@ -3,8 +3,9 @@
 Every UAV beacons what it senses of itself (position, velocity) on the radio at `broadcast_hz`
 (core/beacons.py: one vectorised pass per beacon tick) and each keeps the latest beacon heard
 from each neighbour. At `behaviour_hz` one swarm-level behaviour (uav/group.py) steers every
-boid at once from those tables alone; no agent ever reads another agent's true state from the
-simulator, so with the radio cut the flock does not form. `[boids] reference = true` steers
+boid at once from those tables alone, in one compiled pass (missions/_boids_steering.py); no
+agent ever reads another agent's true state from the simulator, so with the radio cut the flock
+does not form. `[boids] reference = true` steers
 with the per-agent reference instead (missions/_boids_reference.py, one task per boid): same
 inputs, same commands within 1e-9 (tests/missions/test_boids_equivalence.py). The steering
 acceleration (m/s^2, horizontal) is
@@ -33,7 +34,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numba as nb
 import numpy as np
 from scipy.spatial import cKDTree
 
@@ -41,6 +41,7 @@ from skyswarm.core.geo import heading_to_yaw, yaw_to_heading
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import ConfigError, param
 from skyswarm.missions._boids_reference import ReferenceBoidAgent, advance, steering
+from skyswarm.missions._boids_steering import advance_all, steering_all, steering_csr
 from skyswarm.uav.config import UavSection
 from skyswarm.uav.group import Commands, GroupInputs
 from skyswarm.uav.swarm import Swarm
@@ -95,176 +96,6 @@ class BoidsConfig:
                 f"between min_speed_m_s ({self.min_speed_m_s}) and max_speed_m_s "
                 f"({self.max_speed_m_s})",
             )
-
-
-# -- the steering rule for the whole flock at once (the per-agent rule: _boids_reference.py) ---
-def steering_all(
-    p: np.ndarray,
-    v: np.ndarray,
-    v_meas: np.ndarray,
-    agent: np.ndarray,
-    nb_p: np.ndarray,
-    nb_v: np.ndarray,
-    cfg: BoidsConfig,
-    goal: np.ndarray | None = None,
-) -> np.ndarray:
-    """(n, 2) steering accelerations, m/s^2, of n boids: the per-agent `steering` for each row,
-    in one compiled pass over the neighbour entries.
-
-    `p`, `v`, `v_meas`: (n, 2) own positions m, commanded and measured velocities m/s;
-    `agent` (E,) the boid (row) that heard each neighbour entry, `nb_p`, `nb_v` (E, 2) the
-    neighbours' positions and velocities as heard; `goal`: (2,) m or None.
-    """
-    n = len(p)
-    agent = np.asarray(agent, dtype=np.int64)
-    if len(agent) > 1 and (np.diff(agent) < 0).any():  # entries grouped by boid
-        order = np.argsort(agent, kind="stable")
-        agent, nb_p, nb_v = agent[order], nb_p[order], nb_v[order]
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(agent, minlength=n), out=indptr[1:])
-    nb_p = np.asarray(nb_p, dtype=float).reshape(-1, 2)
-    nb_v = np.asarray(nb_v, dtype=float).reshape(-1, 2)
-    return steering_csr(p, v, v_meas, indptr, nb_p, nb_v, np.zeros(len(nb_p)), cfg, goal)
-
-
-def steering_csr(
-    p: np.ndarray,
-    v: np.ndarray,
-    v_meas: np.ndarray,
-    indptr: np.ndarray,
-    nb_p: np.ndarray,
-    nb_v: np.ndarray,
-    age_s: np.ndarray,
-    cfg: BoidsConfig,
-    goal: np.ndarray | None = None,
-) -> np.ndarray:
-    """`steering_all` for neighbour entries grouped by boid (CSR: boid i's entries are
-    `indptr[i]:indptr[i + 1]`) heard `age_s` (E,) s ago: their positions are projected to now
-    (p_j + v_j age_j) inside the compiled pass. `nb_p`, `nb_v` may be strided views."""
-    gains = np.array(
-        [
-            cfg.perception_radius_m,
-            cfg.separation_radius_m,
-            cfg.separation_gain,
-            cfg.alignment_gain,
-            cfg.cohesion_gain,
-            cfg.speed_gain,
-            cfg.cruise_speed_m_s,
-            cfg.lookahead_s,
-            cfg.max_accel_m_s2,
-            cfg.migration_gain,
-        ]
-    )
-    g = np.zeros(2) if goal is None else np.asarray(goal, dtype=float)
-    f = np.asarray
-    return _steer(
-        f(p, dtype=float),
-        f(v, dtype=float),
-        f(v_meas, dtype=float),
-        np.asarray(indptr, dtype=np.int64),
-        nb_p,
-        nb_v,
-        np.asarray(age_s, dtype=float),
-        gains,
-        int(cfg.max_neighbours),
-        goal is not None,
-        g,
-    )
-
-
-@nb.njit(cache=True)
-def _steer(p, v, v_meas, indptr, nb_p, nb_v, age, gains, max_nb, has_goal, goal):
-    """The compiled rule: for each boid, the operations of `steering` in the same order."""
-    perception, r_sep, k_sep, k_ali, k_coh, k_spd, v0, lookahead, a_max, k_mig = gains
-    n = len(p)
-    out = np.zeros((n, 2))
-    widest = 0
-    for i in range(n):
-        widest = max(widest, indptr[i + 1] - indptr[i])
-    d = np.empty(widest)  # scratch, reused for every boid
-    px = np.empty(widest)
-    py = np.empty(widest)
-    for i in range(n):
-        rx = 0.0
-        ry = 0.0
-        sp = math.hypot(v[i, 0], v[i, 1])
-        if sp > 1e-9:
-            c = k_spd * (v0 - sp)
-            rx += c * v[i, 0] / sp
-            ry += c * v[i, 1] / sp
-        if has_goal:
-            tx = goal[0] - p[i, 0]
-            ty = goal[1] - p[i, 1]
-            dist = math.hypot(tx, ty)
-            if dist > 1e-9:
-                rx += k_mig * (v0 * tx / dist - v[i, 0])
-                ry += k_mig * (v0 * ty / dist - v[i, 1])
-        s, e = indptr[i], indptr[i + 1]
-        n_near = 0
-        for k in range(s, e):
-            px[k - s] = nb_p[k, 0] + nb_v[k, 0] * age[k]  # projected to now
-            py[k - s] = nb_p[k, 1] + nb_v[k, 1] * age[k]
-            d[k - s] = math.hypot(p[i, 0] - px[k - s], p[i, 1] - py[k - s])
-            if d[k - s] < perception:
-                n_near += 1
-        kth = np.inf  # with max_nb: no farther than the max_nb-th nearest
-        if max_nb > 0 and n_near > max_nb:
-            seg = d[: e - s]
-            kth = np.sort(seg[seg < perception])[max_nb - 1]
-        sx = sy = ax = ay = ox = oy = 0.0
-        count = 0
-        for k in range(s, e):
-            if not (d[k - s] < perception and d[k - s] <= kth):
-                continue
-            count += 1
-            offx = p[i, 0] - px[k - s]
-            offy = p[i, 1] - py[k - s]
-            relx = v_meas[i, 0] - nb_v[k, 0]
-            rely = v_meas[i, 1] - nb_v[k, 1]
-            closing = -(offx * relx + offy * rely)
-            t = max(closing / max(relx * relx + rely * rely, 1e-9), 0.0)
-            t = min(t, lookahead)
-            gx = offx + relx * t
-            gy = offy + rely * t
-            dg = math.hypot(gx, gy)
-            if dg < r_sep:
-                dc = max(dg, 1e-3)
-                push = (r_sep / dc - 1.0) / dc
-                sx += push * gx
-                sy += push * gy
-            ax += nb_v[k, 0]
-            ay += nb_v[k, 1]
-            ox += offx
-            oy += offy
-        sepx, sepy = k_sep * sx, k_sep * sy
-        if count > 0:
-            rx += k_ali * (ax / count - v[i, 0])
-            ry += k_ali * (ay / count - v[i, 1])
-            rx += k_coh * (-(ox / count))
-            ry += k_coh * (-(oy / count))
-        # prioritised allocation: separation first, the rest share what is left
-        norm = math.hypot(sepx, sepy)
-        if norm > a_max:
-            sepx, sepy = sepx * (a_max / norm), sepy * (a_max / norm)
-        budget = a_max - math.hypot(sepx, sepy)
-        norm = math.hypot(rx, ry)
-        if norm > budget:
-            scale = max(budget, 0.0) / norm
-            rx, ry = rx * scale, ry * scale
-        out[i, 0] = sepx + rx
-        out[i, 1] = sepy + ry
-    return out
-
-
-def advance_all(v: np.ndarray, a: np.ndarray, dt: float, cfg: BoidsConfig) -> np.ndarray:
-    """(n, 2) commanded velocities after `dt` s of accelerations `a`; `advance` row by row."""
-    w = v + a * dt
-    speed = np.hypot(w[:, 0], w[:, 1])
-    stop = speed < 1e-9  # keep the old direction rather than stopping dead
-    w[stop] = v[stop]
-    speed[stop] = np.maximum(np.hypot(v[stop, 0], v[stop, 1]), 1e-9)
-    lo, hi = cfg.min_speed_m_s, cfg.max_speed_m_s
-    return w * (np.minimum(np.maximum(speed, lo), hi) / speed)[:, None]
 
 
 def flock_metrics(pos: np.ndarray, vel: np.ndarray) -> tuple[float, float, float, float]:

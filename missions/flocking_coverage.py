@@ -10,7 +10,10 @@ square footprint (half-size altitude x tan(fov / 2)) as seen. Members talk only 
 base station over the long-range link; the mission's coverage figure is what the base station
 knows. Members silent for `timeout_s` are presumed dead; the survivors elect the lowest id they
 hear as leader, close ranks and re-scout the cells the dead were responsible for and had not seen
-(`flocking.rescout`). See missions/_flock.py and missions/_leader.py for the behaviour.
+(`flocking.rescout`). See missions/_flock.py and missions/_leader.py for the behaviour; a flock
+split by a short radio range can divide the area between its parts (`flocking.split_lanes`,
+missions/_partition.py). The scheduled event `move_area` moves an area while the flock works
+(see `FlockingCoverage.move_area`).
 
 The run ends when the base station knows `coverage.target` of the cells of every area (of all
 areas together with `coverage.per_area = false`), when every UAV is dead, or shortly after the
@@ -24,6 +27,7 @@ or the simulator's "time limit" / "all agents lost". Scheduled events may name t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -34,7 +38,7 @@ from skyswarm.core.config import ScenarioConfig
 from skyswarm.core.faults import DeathEvent
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import ConfigError, param
-from skyswarm.missions._coverage import Area, footprint_half_m, pack, unpack
+from skyswarm.missions._coverage import Area, carry_over, footprint_half_m, pack, unpack
 from skyswarm.missions._flock import (
     BaseAck,
     CameraConfig,
@@ -44,7 +48,8 @@ from skyswarm.missions._flock import (
     FlockUav,
     SweepDone,
 )
-from skyswarm.missions._leader import LeaderSettings
+from skyswarm.missions._flock_report import FlockReport
+from skyswarm.missions._leader import LeaderSettings, slot_order
 from skyswarm.uav.config import UavSection
 from skyswarm.uav.swarm import Swarm
 
@@ -83,7 +88,16 @@ class CoverageConfig:
     per_area: bool = param(True, "the target holds for each area (false: all areas together)")
 
 
-class FlockingCoverage(Mission):
+@dataclass(frozen=True)
+class MoveArea:
+    """Keys of the `move_area` event: an area is moved (and may turn); its size is kept."""
+
+    area: int = param(doc="id of the [[areas]] table to move", ge=0)
+    center: tuple[float, float] = param(doc="its new centre (x, y), m, ENU")
+    heading_deg: float | None = param(None, "its new sweep heading, compass deg (default: kept)")
+
+
+class FlockingCoverage(FlockReport, Mission):
     description = "leader-followers flock sweeps areas with cameras; re-scouts after failures"
     sections: ClassVar[dict[str, Any]] = {
         "uav": UavSection,
@@ -93,6 +107,7 @@ class FlockingCoverage(Mission):
         "coverage": CoverageConfig,
     }
     plot_results = True  # `skyswarm run` writes the plots of core/plot.py
+    event_actions: ClassVar[dict[str, type]] = {"move_area": MoveArea}
 
     # -- setup ------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -106,17 +121,22 @@ class FlockingCoverage(Mission):
         self.uavs: list[FlockUav] = list(self.swarm.agents)  # type: ignore[arg-type]
         half = footprint_half_m(self.flock.altitude_m, self.camera.fov_deg)
         self.slot_m = 2.0 * half * (1.0 - self.flock.overlap)
+        starts = {int(a.id): xy.copy() for a, xy in zip(self.uavs, self.swarm.start_positions)}
+        starts = {i: xy[:2] for i, xy in starts.items()}
         ctx = FlockContext(
             self.flock,
             self.camera,
             self.cov.share_period_s,
             self.cov.report_period_s,
             self.areas,
-            {int(a.id): xy.copy() for a, xy in zip(self.uavs, self.swarm.start_positions[:, :2])},
-            self._settings(half, float(self.swarm.config.control.position.kp)),
+            starts,
+            self._settings(half, float(self.swarm.config.control.position.kp), starts),
             self._log,
             {int(st.id): np.asarray(st.position[:2], dtype=float) for st in self.stations},
+            self._radio_range(),
+            [0] * len(self.areas),
         )
+        self.ctx = ctx
         tick = self.sim.world.tick_s
         spread = max(1, self.sim.world.ticks_for(self.flock.behaviour_period_s))
         for k, agent in enumerate(self.uavs):
@@ -153,6 +173,15 @@ class FlockingCoverage(Mission):
                 [],
                 "at least one [[comms.base_stations]]: the flock reports coverage to it",
             )
+        for ev in scenario.events:
+            if ev.action == "move_area" and ev.params.area not in ids:
+                names = ", ".join(map(str, ids))
+                raise ConfigError(
+                    scenario.file,
+                    f"events[{ev.index}].area",
+                    ev.params.area,
+                    f"an area id ({names})",
+                )
 
     def _areas(self) -> list[Area]:
         specs = self.config.section("areas")
@@ -174,7 +203,12 @@ class FlockingCoverage(Mission):
             )
         return found
 
-    def _settings(self, half: float, gain: float) -> LeaderSettings:
+    def _radio_range(self) -> float:
+        """The radio's rated range (m): members know it, as they know their roster."""
+        radio = self.config.comms.channels.get("radio")
+        return float(radio.range_m) if radio is not None else math.inf
+
+    def _settings(self, half: float, gain: float, starts: dict[int, np.ndarray]) -> LeaderSettings:
         f = self.flock
         return LeaderSettings(
             slot_m=self.slot_m,
@@ -189,6 +223,8 @@ class FlockingCoverage(Mission):
             max_rescout_rounds=f.max_rescout_rounds,
             rescout_min_cells=f.rescout_min_cells,
             altitude_m=f.altitude_m,
+            partition=f.split_lanes == "partition",
+            order=slot_order(self.areas[0], starts),
         )
 
     def _init_state(self) -> None:
@@ -219,7 +255,7 @@ class FlockingCoverage(Mission):
         changed = False
         for m in station.transceiver.receive():
             p = m.payload
-            if isinstance(p, CoverageMsg):
+            if isinstance(p, CoverageMsg) and p.version == self.ctx.versions[p.area]:
                 self.base_known[p.area] |= unpack(p.bits, self.areas[p.area].shape)
                 changed = True
             elif isinstance(p, SweepDone) and self.sweep_done_s is None:
@@ -250,7 +286,9 @@ class FlockingCoverage(Mission):
         bits = tuple(pack(k) for k in self.base_known)
         size = sum(len(b) for b in bits) + 16
         station.transceiver.broadcast(
-            BaseAck(int(station.id), self.sim.time_s, bits), channel="long_range", size_bytes=size
+            BaseAck(int(station.id), self.sim.time_s, bits, tuple(self.ctx.versions)),
+            channel="long_range",
+            size_bytes=size,
         )
 
     # -- instrumentation (true state; never fed back to the agents) --------------------------
@@ -265,68 +303,31 @@ class FlockingCoverage(Mission):
             if not any(u.alive for u in self.uavs):
                 self.done = True
 
-    def _measure(self) -> None:
-        alive = [u for u in self.uavs if u.alive]
-        for k, grid in enumerate(self.true_seen):
-            for u in self.uavs:
-                grid |= u.seen[k]
-        leaders = [u for u in alive if u.leader is not None]
-        who = tuple(u.id for u in leaders)
-        if not self.leader_sets or self.leader_sets[-1][1] != who:
-            self.leader_sets.append((self.sim.time_s, who))
-            self.max_leaders = max(self.max_leaders, len(who))
-        leader = min(leaders, key=lambda u: u.id) if leaders else None
-        lid = leader.id if leader is not None else None
-        if lid != self.acting_leader and lid is not None:
-            self.leader_changes.append((self.sim.time_s, lid))
-        self.acting_leader = lid
-        if leader is not None:
-            self._record_assignment(leader)
-        state = self.sim.world.state
-        pos = state.position[[u.slot for u in alive]] if alive else np.zeros((0, 3))
-        if len(pos) > 1:
-            d = np.linalg.norm(pos[:, None] - pos[None], axis=2)
-            d[np.diag_indices(len(pos))] = np.inf
-            self.min_sep_now = float(d.min())
-            self.min_sep = min(self.min_sep, self.min_sep_now)
-        self.form_err_now = self._formation_error(alive)
+    # -- events -----------------------------------------------------------------------------
+    def on_event(self, action: str, params: Any, targets: list[int]) -> None:
+        if action == "move_area":
+            self.move_area(params)
 
-    def _formation_error(self, alive: list[FlockUav]) -> float:
-        """Mean horizontal distance (m) of sweeping followers from their true slots."""
-        by_id = {u.id: u for u in alive}
-        errors = []
-        for u in alive:
-            if u.formation is None or u.formation[3] != "sweep":
-                continue
-            lead = by_id.get(u.formation[0])
-            if lead is None:
-                continue
-            slot = lead.position[:2] + u.formation[1] * self.areas[u.formation[2]].uhat
-            errors.append(float(np.hypot(*(u.position[:2] - slot))))
-        if not errors:
-            return float("nan")
-        err = float(np.mean(errors))
-        self._form_sum, self._form_n = self._form_sum + err, self._form_n + 1
-        self.form_err_max = max(self.form_err_max, max(errors))
-        return err
-
-    def _record_assignment(self, leader: FlockUav) -> None:
-        """Responsibility map: the member whose slot strip covers each cell of a swept lane."""
-        plan = leader.leader.plan if leader.leader is not None else None
-        if plan is None or plan.stage != "sweep":
-            return
-        lane = plan.lanes[plan.lane]
-        key = (lane, plan.offsets)
-        if key in self._assigned:
-            return
-        self._assigned.add(key)
-        area = self.areas[lane.area]
-        half = footprint_half_m(self.flock.altitude_m, self.camera.fov_deg)
-        v_lo, v_hi = min(lane.v0, lane.v1) - half, max(lane.v0, lane.v1) + half
-        for member, off in plan.offsets:
-            u = lane.u + off
-            mask = area.strip_mask(u - self.slot_m / 2, u + self.slot_m / 2, v_lo, v_hi)
-            self.owner[lane.area][mask] = member
+    def move_area(self, params: MoveArea) -> None:
+        """Move an area: new geometry for everyone (the mission's plan inputs, uploaded to every
+        member), what the base station and each member knew carried over to the new cells, and
+        the leaders re-plan the cells still unseen. Coverage messages in flight for the old
+        geometry are void (their version is stale)."""
+        k = next(i for i, a in enumerate(self.areas) if a.id == params.area)
+        old = self.areas[k]
+        heading = old.heading_deg if params.heading_deg is None else params.heading_deg
+        new = Area(old.id, params.center, (old.width, old.length), heading, self.cov.cell_m)
+        self.base_known[k] = carry_over(old, self.base_known[k], new, False)
+        self.true_seen[k] = carry_over(old, self.true_seen[k], new, False)
+        self.owner[k] = carry_over(old, self.owner[k], new, -1)
+        self.areas[k] = new  # the list the members' context and the leaders share
+        self.ctx.versions[k] += 1
+        self._assigned.clear()
+        for u in self.uavs:
+            if u.alive:
+                u.area_moved(k, old, new)
+        self.coverage = sum(int(g.sum()) for g in self.base_known) / self.total_cells
+        self._log("move_area", -1, f"area {old.id} to ({new.center[0]:.1f}, {new.center[1]:.1f})")
 
     # -- hooks ------------------------------------------------------------------------------
     def is_done(self) -> bool:
@@ -344,101 +345,3 @@ class FlockingCoverage(Mission):
         if role == "leader":
             return [u.id for u in self.uavs if u.alive and u.leader_id == u.id]
         return []
-
-    def sample(self) -> dict[str, float]:
-        row: dict[str, float] = {"coverage": self.coverage}
-        for area, known in zip(self.areas, self.base_known):
-            row[f"coverage_area_{area.id}"] = float(known.mean())
-        row["true_coverage"] = sum(int(g.sum()) for g in self.true_seen) / self.total_cells
-        row["alive_uavs"] = int(self.swarm.alive.sum())
-        row["leader_id"] = -1 if self.acting_leader is None else self.acting_leader
-        row["min_separation_m"] = self.min_sep_now
-        row["formation_error_m"] = self.form_err_now
-        return row
-
-    def uncovered_owned_by_dead(self) -> tuple[int, float]:
-        """Cells the base station does not know as seen, and the fraction of them whose
-        responsible member (the last slot strip assigned over them) is dead."""
-        missing = np.concatenate([(~k).ravel() for k in self.base_known])
-        owners = np.concatenate([o.ravel() for o in self.owner])[missing]
-        n = int(missing.sum())
-        return n, float(np.isin(owners, self.lost).mean()) if n else 0.0
-
-    def metrics(self) -> dict[str, Any]:
-        totals = self.sim.dispatcher.totals()
-        lost_fates = ("lost_on_air", "out_of_range", "queue_overflow", "receiver_dead")
-        uncovered, by_dead = self.uncovered_owned_by_dead()
-        return {
-            "coverage": self.coverage,
-            "time_to_99_s": self.time_to[0.99],
-            "time_to_95_s": self.time_to[0.95],
-            "coverage_by_area": {
-                str(a.id): float(k.mean()) for a, k in zip(self.areas, self.base_known)
-            },
-            "true_coverage": sum(int(g.sum()) for g in self.true_seen) / self.total_cells,
-            "time_to_50_s": self.time_to[0.5],
-            "time_to_90_s": self.time_to[0.9],
-            "agents_lost": len(self.lost),
-            "lost_ids": list(self.lost),
-            "leader_changes": [[round(t, 3), i] for t, i in self.leader_changes],
-            "leaders_over_time": [[round(t, 3), list(ids)] for t, ids in self.leader_sets],
-            "max_simultaneous_leaders": self.max_leaders,
-            "areas_short": self.areas_short(),
-            "sweep_done_s": self.sweep_done_s,
-            "rescout": self.flock.rescout,
-            "uncovered_cells": uncovered,
-            "uncovered_owned_by_dead": by_dead,
-            "messages_sent": sum(c["sent"] for c in totals.values()),
-            "messages_delivered": sum(c["delivered"] for c in totals.values()),
-            "messages_lost": sum(c[f] for c in totals.values() for f in lost_fates),
-            "min_separation_m": self.min_sep if np.isfinite(self.min_sep) else None,
-            "formation_error_mean_m": self._form_sum / self._form_n if self._form_n else None,
-            "formation_error_max_m": self.form_err_max if self._form_n else None,
-            "slot_spacing_m": self.slot_m,
-        }
-
-    def teardown(self) -> None:
-        if self.sim.recorder is None:
-            return
-        np.savez_compressed(self.sim.recorder.dir / "coverage.npz", **self.map_layer())
-
-    def map_layer(self) -> dict[str, np.ndarray]:
-        """The `coverage.npz` arrays read by core/plot.py (see its module doc)."""
-        return {
-            "areas": np.stack([a.corners() for a in self.areas]),
-            "area_ids": np.array([a.id for a in self.areas]),
-            "cell_polygons": np.concatenate([a.cell_polygons() for a in self.areas]),
-            "cell_values": np.concatenate([k.ravel() for k in self.base_known]).astype(float),
-            "cell_seen": np.concatenate([g.ravel() for g in self.true_seen]),
-            "cell_owner": np.concatenate([o.ravel() for o in self.owner]),
-            "cell_area": np.concatenate([np.full(a.cells, a.id) for a in self.areas]),
-        }
-
-    def hud(self) -> list[str]:
-        """The views' headline: coverage known at the base station, the acting leader, state."""
-        target = self.cov.target
-        leader = "none" if self.acting_leader is None else str(self.acting_leader)
-        state = "done" if self.done else ("sweep done" if self.sweep_done_s else "sweeping")
-        return [
-            f"coverage {100 * self.coverage:5.1f} % (target {100 * target:.0f} %)",
-            f"leader {leader}   alive UAVs {int(self.swarm.alive.sum())}   {state}",
-        ]
-
-    def overlays(self) -> list[dict[str, Any]]:
-        """Area outlines and the cells the base station knows as seen, as plain data for the
-        GUI's overlay hook (gui/overlays.py): `segments` (M, 2, 3) / `corners` (M, 4, 3), m."""
-        known = sum(int(k.sum()) for k in self.base_known)
-        if getattr(self, "_overlay_key", None) != known:
-            outlines = []
-            for a in self.areas:
-                c = np.c_[a.corners(), np.full(4, 0.03)]
-                outlines.append(np.stack([c, np.roll(c, -1, axis=0)], axis=1))
-            polys = [a.cell_polygons()[k.ravel()] for a, k in zip(self.areas, self.base_known)]
-            cells = np.concatenate(polys)
-            quads = np.concatenate([cells, np.full((*cells.shape[:2], 1), 0.02)], axis=2)
-            self._overlays = [
-                {"segments": np.concatenate(outlines), "color": (1.0, 0.85, 0.2, 1.0)},
-                {"corners": quads, "color": (0.2, 0.8, 0.3, 0.35)},
-            ]
-            self._overlay_key = known
-        return self._overlays

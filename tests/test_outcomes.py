@@ -1,5 +1,5 @@
 """Honest outcomes: every value of summary.json's `outcome`, and the CLI's exit code for each
-(0 target reached, 4 plan exhausted, 5 time limit, 6 all agents lost; app/cli.py)."""
+(0 target reached, 4 plan exhausted, 5 time limit, 6 all agents lost; app/exits.py)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 import tomli_w
 from conftest import ROOT
 
-from skyswarm.app.cli import (
+from skyswarm.app.cli import main
+from skyswarm.app.exits import (
     EXIT_ALL_LOST,
     EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,
     EXIT_PLAN_EXHAUSTED,
     EXIT_TIME_LIMIT,
     OUTCOME_EXIT,
-    main,
 )
 from skyswarm.core.config import load_scenario, read_toml
 from skyswarm.core.simulator import Simulator

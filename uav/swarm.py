@@ -24,12 +24,12 @@ from skyswarm.core.state import rows_of_slots
 from skyswarm.core.wind import WindConfig, WindField
 from skyswarm.core.world import BodyShape
 from skyswarm.uav import events as _events  # noqa: F401  (registers the UAV event actions)
-from skyswarm.uav import kernel
 from skyswarm.uav.avoidance import Avoidance
 from skyswarm.uav.battery import Battery
 from skyswarm.uav.config import UavConfig
 from skyswarm.uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
 from skyswarm.uav.estimation import SensorSuite
+from skyswarm.uav.flight_kernel import FlightKernel
 from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix, yaw_quaternion
 from skyswarm.uav.mixer import Mixer
 from skyswarm.uav.model import (
@@ -87,7 +87,7 @@ class Swarm:
         # Spring-damper legs (airframe option), added to the wrench each tick; None: rigid mesh.
         self.gear = LandingGear(config.airframe) if config.airframe.gear_points_m else None
         # Compiled once per process (numba's cache); the objects above own every constant.
-        self.kernel = kernel.FlightKernel(self.cascade, self.mixer, self.motors, self.wrench, slots)
+        self.kernel = FlightKernel(self.cascade, self.mixer, self.motors, self.wrench, slots)
         self.alive = np.ones(n, dtype=bool)
         self.motor_ok = np.ones((n, 4))  # 0 for a failed motor (physical faults)
         self._motor_fault_count = 0  # bumped by fail_motors
@@ -108,7 +108,7 @@ class Swarm:
         self.sensors = SensorSuite.create(self, config.sensors)
         self._estimate_kernel = None
         if self.sensors is not None and self.sensors.drives_control:
-            self._estimate_kernel = kernel.FlightKernel(
+            self._estimate_kernel = FlightKernel(
                 self.cascade, self.mixer, self.motors, self.wrench, np.arange(n)
             )
         cls = agent_class or AutonomousUavAgent

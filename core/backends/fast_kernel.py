@@ -2,6 +2,9 @@
 and box contact (the spatial hash of body-body contacts is core/backends/spatial_hash.py).
 `step_bodies` runs on one thread, `step_bodies_parallel` on numba's threads in fixed chunks
 of bodies, with bit-identical results (each body reads and writes only its own rows).
+Everything `step_bodies` compiles in is in this file, and it reads no other module's names:
+numba caches it on disk keyed by this file alone, so a helper kept in another file would stay
+stale in the cached step when edited there (as uav/kernel.py explains).
 
 Integrator, per body and tick (semi-implicit Euler for translation, as Bullet's: free fall
 after n ticks is z0 - g dt^2 n (n + 1) / 2 exactly):

@@ -4,12 +4,12 @@ Every `period_s` (a whole number of ticks) the executor reads the UAV's estimate
 advances along its path, and commands the existing GroundSpeedAltitudeAndHeading mode (heading
 held at the start heading, horizontal velocity along the track plus a correction towards it,
 altitude from the track). The path is the geometry of the current leg and of the legs the
-sequencer predicts after it (`window`), fly-by turns filleted; it is rebuilt when a leg ends,
-when a condition changes (so a condition set at t changes the path at the next period), and on
-Goto / Skip / Resume or an emergency plan. Takeoff climbs in Position mode; the land leg
-descends at the airframe's land speed (GroundSpeedAndVertSpeed, as the agent's land() does, but
-checked by this period) and cuts the motors once still on the ground. Pause brakes to a
-Position hold. Cross-track error (horizontal, m) is sampled every period per leg.
+sequencer predicts after it (route.py, `build_route`), fly-by turns filleted; it is rebuilt when
+a leg ends, when a condition changes (so a condition set at t changes the path at the next
+period), and on Goto / Skip / Resume or an emergency plan. Takeoff climbs in Position mode; the
+land leg descends at the airframe's land speed (GroundSpeedAndVertSpeed, as the agent's land()
+does, but checked by this period) and cuts the motors once still on the ground. Pause brakes to
+a Position hold. Cross-track error (horizontal, m) is sampled every period per leg.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import numpy as np
 
 from skyswarm.missions.flight_plan import geometry as geo
 from skyswarm.missions.flight_plan import program as pg
-from skyswarm.missions.flight_plan.paths import join, join_fly_over, leg_geometry
 from skyswarm.missions.flight_plan.plan import HOLDS, Leg, Plan
 from skyswarm.missions.flight_plan.records import LegRecord
+from skyswarm.missions.flight_plan.route import LegShapes, build_route
 from skyswarm.uav.agents import AutonomousUavAgent
 
 STOP_DECEL_M_S2 = 1.5  # m/s^2, deceleration towards a point where the path stops
@@ -74,6 +74,10 @@ class Executor:
     _stage_t0: float = 0.0
     _before_pause: str = ""
     _touch: list = field(default_factory=lambda: [False, 0.0])  # descended, seconds still
+    shapes: LegShapes = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.shapes = LegShapes(self.plan, self.tuning.bank_deg, self.tuning.g)
 
     # -- commands -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -162,7 +166,7 @@ class Executor:
             self.dirty = False
             self._on_conditions(p)
         if self.state == "takeoff":
-            if abs(p[2] - self._fix_alt(self._leg(), None)) < ARRIVED_M:
+            if abs(p[2] - self.shapes.fix_alt(self._leg())) < ARRIVED_M:
                 self._complete(p)
         elif self.state == "fly":  # (a condition may have ended the plan or made it wait)
             self._follow(p)
@@ -259,7 +263,7 @@ class Executor:
         if leg.to and leg.kind not in HOLDS or leg.kind == "HF":
             self.waypoints_passed += 1
         if leg.fly_over and leg.to:
-            fix = self._fix(leg)
+            fix = self.shapes.fix(leg)
             self.crossings.append((self.clock(), *self._miss(fix)))
         if self.on_leg_end is not None and not interrupted:
             self.on_leg_end(self, leg)
@@ -321,7 +325,7 @@ class Executor:
 
     def _begin_takeoff(self) -> None:
         p = self._position()
-        alt = self._fix_alt(self._leg(), None)
+        alt = self.shapes.fix_alt(self._leg())
         self.agent.goto(float(p[0]), float(p[1]), alt, self.heading_deg)
         self.ends = [np.array([p[0], p[1], alt])]
 
@@ -341,65 +345,25 @@ class Executor:
             self.stage_s[self._stage] = self.stage_s.get(self._stage, 0.0) + t
             self._stage = ""
 
-    # -- geometry -----------------------------------------------------------------------------
+    # -- position and path --------------------------------------------------------------------
     def _position(self) -> np.ndarray:
         return np.asarray(self.agent.sensed_position, float).copy()
-
-    def _fix_alt(self, leg: Leg, start: np.ndarray | None) -> float:
-        if leg.kind in ("takeoff", "HA") or leg.altitude_m is not None and len(leg.to) < 3:
-            return float(leg.altitude_m if leg.altitude_m is not None else self.plan.altitude_m)
-        if len(leg.to) == 3:
-            return float(leg.to[2])
-        return float(self.plan.altitude_m)
-
-    def _fix(self, leg: Leg) -> np.ndarray:
-        return np.array([leg.to[0], leg.to[1], self._fix_alt(leg, None)])
-
-    def _speed(self, leg: Leg) -> float:
-        return float(leg.speed_m_s or self.plan.speed_m_s)
-
-    def _radius(self, speed: float) -> float:
-        t = self.tuning
-        return geo.turn_radius(speed, t.bank_deg, t.g)
-
-    def leg_segments(self, cur: pg.Cursor, start: np.ndarray, tag: int) -> list[geo.Segment]:
-        """Raw geometry of the leg at `cur` flown from `start` (before fly-by fillets)."""
-        leg = self.prog.instrs[cur.pc].leg
-        assert leg is not None
-        return leg_geometry(leg, cur.lap, start, self, tag)
 
     def _rebuild(self, reset: bool = False) -> None:
         """Path = the current leg from its start + the predicted legs, junctions smoothed."""
         before = sum(1 for s in self.path[: self.idx] if s.leg == 0)
-        self.win = pg.window(self.prog, self.cursor, self.conds, self.tuning.window)
-        path: list[geo.Segment] = []
-        self.ends = []
-        start = self.leg_start
-        inbound = self.inbound
-        stop = False
-        for tag, cur in enumerate(self.win):
-            kind = self.prog.instrs[cur.pc].kind
-            if tag > 0 and kind in ("takeoff",):
-                stop = True
-                break
-            segs = self.leg_segments(cur, start, tag)
-            if path and segs:
-                path, segs = join(path, segs, self.prog.instrs[self.win[tag - 1].pc].leg, self)
-            elif tag == 0 and inbound is not None and inbound[1] and segs:
-                segs = join_fly_over(inbound[0], segs, self)
-            path += segs
-            start = segs[-1].point(segs[-1].length) if segs else start
-            self.ends.append(np.asarray(start, float))
-            if kind == "land":
-                stop = True
-                break
-        self.path = path
-        self.stop_at_end = stop or len(self.win) < self.tuning.window
-        if not self.stop_at_end:
-            nxt = pg.after(self.prog, self.win[-1], self.conds)
-            self.stop_at_end = pg.finished(self.prog, nxt) or nxt.waiting
+        route = build_route(
+            self.prog,
+            self.cursor,
+            self.conds,
+            self.tuning.window,
+            self.shapes,
+            self.leg_start,
+            self.inbound,
+        )
+        self.win, self.path, self.ends, self.stop_at_end = route
         if reset:
             self.idx = 0
         else:
-            own = [i for i, s in enumerate(path) if s.leg == 0]
+            own = [i for i, s in enumerate(self.path) if s.leg == 0]
             self.idx = own[min(before, len(own) - 1)] if own else 0

@@ -2,7 +2,7 @@
 
 `leg_geometry` turns one leg (at a hold lap) flown from a start point into segments of
 geometry.py; `join` smooths the junction of two consecutive legs' lines. Both read the leg's
-speed, fix and the turn radius from the executor (`ex`).
+speed, fix and the turn radius from the UAV's `LegShapes` (route.py).
 """
 
 from __future__ import annotations
@@ -16,17 +16,17 @@ from skyswarm.missions.flight_plan import geometry as geo
 from skyswarm.missions.flight_plan.plan import Leg
 
 if TYPE_CHECKING:
-    from skyswarm.missions.flight_plan.executor import Executor
+    from skyswarm.missions.flight_plan.route import LegShapes
 
 
 def leg_geometry(
-    leg: Leg, lap: int, start: np.ndarray, ex: Executor, tag: int
+    leg: Leg, lap: int, start: np.ndarray, shapes: LegShapes, tag: int
 ) -> list[geo.Segment]:
     """Segments of one leg from `start`; holds give one lap (with an entry line on lap 0)."""
-    v = ex._speed(leg)
+    v = shapes.speed(leg)
     if leg.kind in ("takeoff",):
         return []
-    fix = ex._fix(leg) if leg.to else start
+    fix = shapes.fix(leg) if leg.to else start
     entry: list[geo.Segment] = []
     if leg.kind in ("HA", "HF", "HC", "lawnmower", "figure8") and lap == 0:
         first = fix
@@ -70,20 +70,22 @@ def leg_geometry(
 
 
 def join(
-    path: list[geo.Segment], segs: list[geo.Segment], prev: Leg | None, ex: Executor
+    path: list[geo.Segment], segs: list[geo.Segment], prev: Leg | None, shapes: LegShapes
 ) -> tuple[list[geo.Segment], list[geo.Segment]]:
     """Smooth the junction of two legs' lines: fly-by fillet or fly-over turn."""
     last, first = path[-1], segs[0]
     if not (isinstance(last, geo.Line) and isinstance(first, geo.Line)):
         return path, segs
     if prev is not None and prev.fly_over:
-        return path, join_fly_over(last.tangent_end, segs, ex)
-    a, arc, b = geo.fillet(last, first, ex._radius(first.speed))
+        return path, join_fly_over(last.tangent_end, segs, shapes)
+    a, arc, b = geo.fillet(last, first, shapes.radius(first.speed))
     return path[:-1] + [a] + ([arc] if arc is not None else []), [b, *segs[1:]]
 
 
-def join_fly_over(inbound: np.ndarray, segs: list[geo.Segment], ex: Executor) -> list[geo.Segment]:
+def join_fly_over(
+    inbound: np.ndarray, segs: list[geo.Segment], shapes: LegShapes
+) -> list[geo.Segment]:
     first = segs[0]
     if not isinstance(first, geo.Line):
         return segs
-    return geo.fly_over_turn(inbound, first, ex._radius(first.speed)) + segs[1:]
+    return geo.fly_over_turn(inbound, first, shapes.radius(first.speed)) + segs[1:]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from skyswarm.app.cli import EXIT_TIME_LIMIT, main
+from skyswarm.app.cli import main
+from skyswarm.app.exits import EXIT_TIME_LIMIT
 from skyswarm.app.plot import read_timeseries
 from skyswarm.core.recorder import TRAJECTORY_DTYPE, read_header, read_trajectory
 from skyswarm.core.schema import ConfigError

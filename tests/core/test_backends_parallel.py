@@ -210,7 +210,7 @@ def test_a_fast_run_is_bit_identical_with_one_or_two_numba_threads(tmp_path) -> 
 def test_batch_workers_split_the_cores_between_their_numba_threads(monkeypatch) -> None:
     import concurrent.futures
 
-    from skyswarm.app import batch
+    from skyswarm.app import batch_executors
 
     made = []
     monkeypatch.setattr(
@@ -218,11 +218,11 @@ def test_batch_workers_split_the_cores_between_their_numba_threads(monkeypatch) 
     )
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     for workers in (1, 2, 3):
-        batch.LocalPool(workers)
+        batch_executors.LocalPool(workers)
     assert [k["initargs"][1] for k in made] == [2, 1, 1]  # never more threads than cores
     code = (
-        "import os, numba; from skyswarm.app.batch import _init_worker;"
-        "_init_worker(os.getpid(), 1); print(numba.get_num_threads())"
+        "import os, numba; from skyswarm.app.batch_worker import init_worker;"
+        "init_worker(os.getpid(), 1); print(numba.get_num_threads())"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.split() == ["1"], done.stderr

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from skyswarm.app.batch import execute_run, is_complete, run_batch
+from skyswarm.app.batch import run_batch
+from skyswarm.app.batch_worker import execute_run, is_complete
 from skyswarm.app.cli import main
 from skyswarm.app.sweep import load_sweep
 

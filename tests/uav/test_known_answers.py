@@ -15,9 +15,9 @@ from uav_helpers import CONFIG, run
 from skyswarm.core.config import SimulationConfig, WorldConfig
 from skyswarm.core.resources import CONFIGS_DIR
 from skyswarm.core.simulator import Simulator
-from skyswarm.uav import kernel
 from skyswarm.uav.config import load_uav_config
 from skyswarm.uav.control import MANUAL, Cascade, Setpoints, mode_index
+from skyswarm.uav.flight_kernel import FlightKernel
 from skyswarm.uav.frames import quat_to_matrix
 from skyswarm.uav.mixer import Mixer
 from skyswarm.uav.model import (
@@ -45,9 +45,7 @@ class ManualKernel:
         self.sp.mode[:] = mode_index(MANUAL)
         self.cas = Cascade(af, CONFIG.control, 1, DT)
         self.motors = Motors(af, 1, DT)
-        self.kernel = kernel.FlightKernel(
-            self.cas, Mixer(af), self.motors, WrenchModel(af), np.array([0])
-        )
+        self.kernel = FlightKernel(self.cas, Mixer(af), self.motors, WrenchModel(af), np.array([0]))
         self.alive, self.motor_ok = np.ones(1, dtype=bool), np.ones((1, 4))
         self.wind, self.force, self.torque = np.zeros((1, 3)), np.zeros((1, 3)), np.zeros((1, 3))
 

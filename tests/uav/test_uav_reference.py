@@ -15,7 +15,6 @@ import pytest
 from uav_helpers import CONFIG
 
 from skyswarm.core.resources import CONFIGS_DIR
-from skyswarm.uav import kernel
 from skyswarm.uav import reference as ref
 from skyswarm.uav.config import load_uav_config
 from skyswarm.uav.control import (
@@ -29,6 +28,7 @@ from skyswarm.uav.control import (
     Setpoints,
     mode_index,
 )
+from skyswarm.uav.flight_kernel import FlightKernel
 from skyswarm.uav.frames import quat_to_matrix, yaw_quaternion
 from skyswarm.uav.mixer import Mixer
 from skyswarm.uav.model import Airframe, Motors, WrenchModel
@@ -78,9 +78,7 @@ class Flight:
         self.motors = Motors(af, n, DT)
         self.alive, self.motor_ok = np.ones(n, dtype=bool), np.ones((n, 4))
         self.wind, self.force, self.torque = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
-        self.kernel = kernel.FlightKernel(
-            self.cas, Mixer(af), self.motors, WrenchModel(af), self.slots
-        )
+        self.kernel = FlightKernel(self.cas, Mixer(af), self.motors, WrenchModel(af), self.slots)
 
     def set_mode(self, i: int | slice, mode: ControlMode) -> None:
         self.sp.mode[i] = mode_index(mode)

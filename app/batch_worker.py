@@ -1,0 +1,113 @@
+"""The worker side of `skyswarm batch`: one run, and how a run is known to be complete.
+
+A worker (a process of the local pool, or a Dask worker) only calls `execute_run()`: one
+simulation into its own results folder, whose `batch.json` holds the config hash and whose
+`summary.json` (written last by the recorder) marks it complete (`load_complete`). The
+coordinator (app/batch.py) reads the same two files to resume a sweep and to keep the runs that
+finished when it was interrupted. This module imports no more than a worker needs: the pool's
+processes import it to unpickle `execute_run` and `init_worker`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import traceback
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from skyswarm.app.sweep import RunSpec
+
+
+def execute_run(spec: RunSpec, attempt: int) -> dict[str, Any]:
+    """Run one simulation (in a worker). Returns {"status", "error", "summary"}; a run that
+    raises is returned as failed with its one-line error (traceback in the run's error.txt)."""
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+
+    run_dir = Path(spec.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "summary.json").unlink(missing_ok=True)
+    (run_dir / "error.txt").unlink(missing_ok=True)
+    info = {"config_hash": spec.config_hash, "attempt": attempt, "pid": os.getpid()}
+    info.update(host=socket.gethostname(), **asdict(spec))
+    (run_dir / "batch.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
+    sim = None
+    try:
+        sim = Simulator.from_scenario(load_scenario(spec.scenario, spec.overrides), run_dir)
+        sim.run()
+        sim.finish()
+    except Exception as exc:
+        (run_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        return {"status": "failed", "error": one_line(exc), "summary": None}
+    finally:
+        if sim is not None:
+            sim.close()
+    return {"status": "ok", "error": "", "summary": read_summary(run_dir)}
+
+
+def one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+
+
+def load_complete(spec: RunSpec) -> tuple[int, dict[str, Any]] | None:
+    """(attempt, summary) of a run complete on disk, else None. Complete: batch.json holds the
+    spec's config hash and summary.json reads whole (a run killed mid-write is not complete)."""
+    run_dir = Path(spec.run_dir)
+    try:
+        info = json.loads((run_dir / "batch.json").read_text(encoding="utf-8"))
+        if info.get("config_hash") != spec.config_hash:
+            return None
+        return int(info["attempt"]), read_summary(run_dir)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def is_complete(spec: RunSpec) -> bool:
+    return load_complete(spec) is not None
+
+
+def init_worker(coordinator: int, numba_threads: int = 1) -> None:
+    """Worker initializer: Ctrl-C is the coordinator's to handle, and a worker whose
+    coordinator died (kill -9) exits within a second instead of finishing its run. (Its
+    parent is the forkserver, which itself lives as long as any worker does: watch the
+    coordinator's pid.) The compiled kernels get `numba_threads` threads, so the workers
+    together use the cores once over (results do not depend on it: core.backends.threaded)."""
+    import signal
+    import threading
+
+    import numba
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
+
+    def watch() -> None:
+        while _alive(coordinator):
+            time.sleep(0.5)
+        os._exit(EXIT_ORPHANED)
+
+    threading.Thread(target=watch, name="skyswarm-orphan-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a reused pid of another user
+        return False
+    try:  # a zombie (dead, not yet reaped) is dead
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2] != "Z"
+    except (OSError, ValueError, IndexError):
+        return True
+
+
+EXIT_ORPHANED = 3  # a worker whose parent (forkserver or coordinator) is gone

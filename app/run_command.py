@@ -1,0 +1,199 @@
+"""`skyswarm run`: one scenario headless into a results directory, and what the terminal shows.
+
+The results directory is checked before anything is written (`prepare_out`), and bad input
+found while building the simulation leaves none behind. The run shows its progress on a tqdm
+bar; Ctrl-C (app/interrupts.py) stops it with its results kept: the summary is still written
+(Ctrl-C waits for it) and printed, and the exit code is 130. Otherwise the exit code is the
+outcome's (app/exits.py, `OUTCOME_EXIT`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from skyswarm.app import gui_commands
+from skyswarm.app.exits import EXIT_INTERRUPTED, EXIT_TIME_LIMIT, OUTCOME_EXIT, error, os_message
+from skyswarm.app.interrupts import Interrupt, deferred_sigint
+from skyswarm.app.scenarios import load_args
+from skyswarm.core.schema import ConfigError
+
+
+def default_results_dir(scenario) -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    name = Path(scenario.file).stem or "run"
+    return Path(scenario.results.dir) / f"{name}-seed{scenario.simulation.seed}-{stamp}"
+
+
+def prepare_out(out: Path, overwrite: bool) -> bool:
+    """Check `out` before anything is written: a new or empty directory (or `overwrite`, which
+    empties it) whose nearest existing ancestor is writable. True if it exists already."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError("", "--out", str(out), "a directory (this is a file)")
+    if out.is_dir():
+        if any(out.iterdir()):
+            if not overwrite:
+                raise ConfigError(
+                    "", "--out", str(out), "an empty or new directory (or --overwrite)"
+                )
+            for child in out.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise ConfigError("", "--out", str(out), "a writable directory")
+        return True
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    try:  # the only sure test of "can be created": create (and remove) a probe
+        if not parent.is_dir():
+            raise NotADirectoryError(str(parent))
+        os.rmdir(tempfile.mkdtemp(prefix=".skyswarm-probe-", dir=parent))
+    except OSError as exc:
+        raise ConfigError(
+            "", "--out", str(out), f"a path under a writable directory ({os_message(exc)})"
+        ) from None
+    return False
+
+
+def _read_inputs(path: Path):
+    """The replayed inputs, checked before a results directory exists."""
+    from skyswarm.uav.manual import read_inputs
+
+    try:
+        return read_inputs(path)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        raise ConfigError(
+            str(path),
+            "--inputs",
+            str(path),
+            f"a valid inputs.csv + inputs.json ({type(exc).__name__})",
+        ) from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from skyswarm.core.simulator import Simulator
+
+    scenario = load_args(args)
+    out = args.out or default_results_dir(scenario)
+    inputs = _read_inputs(args.inputs) if args.inputs is not None else None
+    existed = prepare_out(out, args.overwrite)
+    try:
+        sim = Simulator.from_scenario(scenario, out)
+        if inputs is not None:
+            from skyswarm.uav.manual import ManualControl
+
+            try:
+                ManualControl(sim, inputs[0], replay=inputs[1])
+            except ValueError as exc:
+                if isinstance(exc, ConfigError):
+                    raise
+                raise ConfigError(
+                    str(args.inputs), "--inputs", str(args.inputs), str(exc)
+                ) from None
+    except ConfigError:  # bad input found while building: leave no results directory behind
+        with contextlib.suppress(NameError, Exception):
+            sim.close()
+        if out.is_dir():
+            if existed:
+                for child in out.iterdir():
+                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+            else:
+                shutil.rmtree(out, ignore_errors=True)
+        raise
+    capture = gui_commands.start_capture(args, sim)  # None unless --video/--frames
+    bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
+
+    def progress(sim: Simulator) -> None:
+        Interrupt.check()
+        if bar:
+            bar.update(sim)
+
+    interrupted = False
+    try:
+        Interrupt.check()
+        sim.run(progress=progress)
+    except KeyboardInterrupt:
+        interrupted = True
+        sim.stop_reason = "interrupted"
+    except OSError:  # full disk ...: close what was written (readable, torn last record at most)
+        with contextlib.suppress(Exception):
+            sim.close()
+        raise
+    finally:
+        if bar:
+            bar.update(sim)
+            bar.close()
+    with deferred_sigint():
+        if capture is not None:
+            capture.close()
+        summary = sim.finish()
+        sim.close()
+    _print_summary(summary, out)
+    if interrupted:
+        error("interrupted; results kept", prefix="skyswarm: ")
+        return EXIT_INTERRUPTED
+    if getattr(scenario.mission_class, "plot_results", False):  # the mission asks for plots
+        print_plots(out)
+    return OUTCOME_EXIT.get(summary.get("outcome", ""), EXIT_TIME_LIMIT)
+
+
+def print_plots(results: Path) -> None:
+    from skyswarm.app.plot import plot_results
+
+    for path in plot_results(results):
+        print(f"plot: {path}")
+
+
+class _ProgressBar:
+    """tqdm over simulated seconds, with real-time factor and alive agents."""
+
+    def __init__(self, duration_s: float) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(
+            total=round(duration_s, 3),
+            unit="sim s",
+            file=sys.stderr,
+            bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} sim s [{elapsed}<{remaining}{postfix}]",
+        )
+        self.shown = 0.0
+
+    def update(self, sim) -> None:
+        t = round(sim.time_s, 3)
+        self.bar.update(t - self.shown)
+        self.shown = t
+        rtf = sim.time_s / sim.wall_s if sim.wall_s > 0 else 0.0
+        alive = sum(a.alive for a in sim.agents.values())
+        self.bar.set_postfix_str(f"RTF {rtf:.1f}x, alive {alive}/{len(sim.agents)}")
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    rtf = summary.get("real_time_factor")
+    shown = f", real-time factor {rtf:.1f}x" if rtf else ""
+    print(f"outcome: {summary.get('outcome')}")
+    print(
+        f"stopped: {summary['stop_reason']} at t = {summary['sim_time_s']:.2f} s "
+        f"({summary['ticks']} ticks, wall {summary['wall_time_s']:.2f} s{shown})"
+    )
+    print(
+        f"agents: {summary['alive']}/{summary['agents']} alive"
+        + (f", deaths {summary['deaths_by_cause']}" if summary["deaths_by_cause"] else "")
+    )
+    for key, value in summary["metrics"].items():
+        shown = f"{value:.6g}" if isinstance(value, float) else value
+        print(f"  {key}: {shown}")
+    print(f"results: {out}")

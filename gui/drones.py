@@ -1,0 +1,161 @@
+"""The agents' pass of the renderer: blob shadows, instanced meshes with a level of detail,
+minimum-size markers, and the selected agent's estimate ghost.
+
+Sizes on screen come from the projection alone (`projected_scale`), so what an agent is drawn
+as does not depend on the direction the camera looks in.
+"""
+
+from __future__ import annotations
+
+import moderngl
+import numpy as np
+
+from skyswarm.gui.camera import Camera
+from skyswarm.gui.instancing import FlatBatches, InstancedMesh, model_matrices
+from skyswarm.gui.meshes import role_lod_mesh, role_mesh
+from skyswarm.gui.palette import (
+    DEAD,
+    GHOST,
+    GPS_FIX,
+    LEADER,
+    LOD_PX,
+    MARKER_PX,
+    MARKER_SIZE_PX,
+    SELECTED,
+    SHADOW_ALPHA,
+    SHADOW_FADE_M,
+    role_color,
+)
+from skyswarm.gui.scene import Frame
+
+SHADOW_SEGMENTS = 16  # triangles per shadow disc: round at any size a shadow has on screen
+
+
+class DronePass:
+    """Draws a Frame's agents with `mesh_prog` (instanced meshes) and `flat` (shadows, dots)."""
+
+    def __init__(
+        self,
+        ctx: moderngl.Context,
+        mesh_prog: moderngl.Program,
+        flat: FlatBatches,
+        agent_scale: float = 1.0,
+    ) -> None:
+        self.ctx, self.mesh_prog, self.flat = ctx, mesh_prog, flat
+        self.agent_scale = agent_scale
+        self.meshes: dict[str, InstancedMesh] = {}
+        ang = np.linspace(0.0, 2 * np.pi, SHADOW_SEGMENTS + 1)
+        self._ring = np.c_[np.cos(ang), np.sin(ang)]  # (S + 1, 2) unit circle
+
+    def agent_radii(self, frame: Frame) -> np.ndarray:
+        """(N,) bounding radius (m) of each agent's drawn mesh, for picking."""
+        radii = np.array([role_mesh(r).radius * self.agent_scale for r in frame.roles] or [0.0])
+        return radii[frame.role_index] if len(frame.ids) else np.zeros(0)
+
+    def draw_shadows(self, frame: Frame) -> None:
+        """A soft dark disc on the ground under each alive agent (a blob shadow: the light is
+        straight above), darker and smaller the lower the agent, so height reads at a glance."""
+        ok = frame.alive & np.all(np.isfinite(frame.positions), axis=1) & frame.mobile
+        if not ok.any():
+            return
+        pos = frame.positions[ok]
+        radii = self.agent_radii(frame)[ok] * 1.1
+        alpha = SHADOW_ALPHA / (1.0 + 2.0 * np.maximum(pos[:, 2], 0.0) / SHADOW_FADE_M)
+        n, s = len(pos), SHADOW_SEGMENTS
+        rim = np.empty((n, s + 1, 3), dtype=np.float32)
+        rim[..., :2] = pos[:, None, :2] + radii[:, None, None] * self._ring[None]
+        rim[..., 2] = 0.01
+        data = np.zeros((n, s, 3, 7), dtype=np.float32)  # (disc, triangle, vertex, xyz rgba)
+        data[:, :, 0, :2] = pos[:, None, :2]
+        data[:, :, 0, 2] = 0.01
+        data[:, :, 1, :3] = rim[:, :-1]
+        data[:, :, 2, :3] = rim[:, 1:]
+        data[:, :, 0, 6] = alpha[:, None]  # opaque-ish centre, transparent rim: soft edge
+        self.flat.draw("shadows", [data.reshape(-1, 7)], moderngl.TRIANGLES)
+
+    def draw_agents(self, frame: Frame, selected: int | None, camera: Camera) -> None:
+        """Per role: one instanced call for the full mesh (agents larger than LOD_PX on screen)
+        and one for its 12-triangle bounding box (the far ones); agents smaller than MARKER_PX
+        also get a flat square dot of their colour, so no alive agent is ever under a pixel."""
+        sel = frame.ids == selected if selected is not None else np.zeros(len(frame.ids), bool)
+        px_per_m = projected_scale(camera, frame.positions, self.ctx.viewport[3])
+        markers: list[np.ndarray] = []
+        for k, role in enumerate(frame.roles):
+            mask = frame.role_index == k
+            pos, quat = frame.positions[mask], frame.orientations[mask]
+            ok = np.all(np.isfinite(pos), axis=1)
+            colors = np.tile((*role_color(role, k), 1.0), (len(pos), 1))
+            colors[frame.leaders[mask], :3] = LEADER
+            colors[~frame.alive[mask]] = DEAD
+            colors[sel[mask]] = SELECTED
+            alive = frame.alive[mask][ok]
+            pos, quat, colors = pos[ok], quat[ok], colors[ok]
+            radius_px = role_mesh(role).radius * self.agent_scale * px_per_m[mask][ok]
+            near = radius_px >= LOD_PX
+            for key, mesh_of, part in (
+                (role, role_mesh, near),
+                (role + "#lod", role_lod_mesh, ~near),
+            ):
+                inst = self.meshes.get(key)
+                if inst is None:
+                    inst = self.meshes[key] = InstancedMesh(self.ctx, self.mesh_prog, mesh_of(role))
+                inst.update(model_matrices(pos[part], quat[part], self.agent_scale), colors[part])
+                inst.draw()
+            small = (radius_px < MARKER_PX) & alive
+            if small.any():
+                markers.append(np.hstack([pos[small], colors[small]]))
+        if markers:
+            self.ctx.point_size = MARKER_SIZE_PX
+            self.flat.draw("markers", markers, moderngl.POINTS)
+        self.draw_ghost(frame, selected)
+
+    def draw_ghost(self, frame: Frame, selected: int | None) -> None:
+        """The selected agent's estimated position (sensors on): its mesh, translucent white, at
+        the estimate with the true attitude, a line from the truth to it, and a cross at its GPS
+        fix."""
+        i = frame.index_of(selected)
+        if i is None or frame.estimates is None or not frame.alive[i]:
+            return
+        est, truth = frame.estimates[i], frame.positions[i]
+        if not (np.all(np.isfinite(est)) and np.all(np.isfinite(truth))):
+            return
+        role = frame.roles[int(frame.role_index[i])]
+        inst = self.meshes.get(role + "#ghost")
+        if inst is None:
+            inst = self.meshes[role + "#ghost"] = InstancedMesh(
+                self.ctx, self.mesh_prog, role_mesh(role)
+            )
+        inst.update(
+            model_matrices(est[None], frame.orientations[i][None], self.agent_scale),
+            np.array([GHOST]),
+        )
+        self.ctx.depth_mask = False
+        inst.draw()
+        self.ctx.depth_mask = True
+        lines = [colored(np.array([truth, est]), GHOST[:3] + (0.9,))]
+        if frame.gps_fixes is not None and np.all(np.isfinite(frame.gps_fixes[i])):
+            r = max(0.1, role_mesh(role).radius * self.agent_scale * 0.5)
+            axes = np.repeat(np.eye(3) * r, 2, axis=0) * np.tile([[-1.0], [1.0]], (3, 1))
+            lines.append(colored(frame.gps_fixes[i] + axes, GPS_FIX))
+        self.flat.draw("ghost", lines, moderngl.LINES)
+
+
+def projected_scale(camera: Camera, points: np.ndarray, viewport_h: int) -> np.ndarray:
+    """(N,) on-screen pixels per metre of size at each (N, 3) world point.
+
+    From the projection alone (its y focal scale) and each point's clip-space w (its depth in
+    front of a perspective camera, 1 for an orthographic one): the estimate does not depend on
+    the direction the camera looks in.
+    """
+    proj, view = np.asarray(camera.projection, float), np.asarray(camera.view, float)
+    pts = np.c_[np.asarray(points, float).reshape(-1, 3), np.ones(len(points))]
+    w = np.abs(pts @ (proj[3] @ view))
+    return np.abs(proj[1, 1]) * (viewport_h / 2) / np.maximum(w, 1e-6)
+
+
+def colored(points: np.ndarray, color: tuple[float, ...]) -> np.ndarray:
+    """(N, 7) float32 position + RGBA rows."""
+    pts = np.asarray(points, dtype=np.float32).reshape(-1, 3)
+    out = np.empty((len(pts), 7), dtype=np.float32)
+    out[:, :3], out[:, 3:] = pts, color
+    return out

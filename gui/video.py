@@ -1,0 +1,191 @@
+"""The video path of offscreen rendering: H.264 through ffmpeg, PNG frames, and the
+time/metric overlay every video carries.
+
+The framebuffer goes to ffmpeg as the RGBA bytes OpenGL reads, bottom row first: reading RGB
+makes Mesa repack every pixel, and flipping rows in numpy is a copy, while ffmpeg flips for
+free as it converts to yuv420p (BT.709, limited range, tagged so, as players assume for HD).
+The conversion stays in ffmpeg on purpose: on a machine whose GPU is the CPU (llvmpipe) a
+shader pass packing planar yuv420p measured 7-11 ms per 720p frame, ffmpeg's SIMD code ~3 ms.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from skyswarm.gui.renderer import Renderer
+    from skyswarm.gui.scene import Frame
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """x264 settings: constant rate factor, preset, and options on top of the preset."""
+
+    crf: int = 26  # 23 is x264's default; +6 halves the bitrate
+    preset: str = "ultrafast"
+    x264_params: str = "bframes=8:cabac=1"  # "" for the preset alone
+
+
+# Chosen by measurement on 900 frames of the reference run (README, "Video"): ultrafast with
+# B-frames and CABAC back on costs ~60 % of superfast's CPU per 720p frame for about the same
+# file size; ultrafast alone writes 3.5x the bytes (no B-frames: every frame predicted from
+# the one before). The views are mostly static between frames, which B-frames exploit.
+ENCODER = Encoder()
+KR, KB = 0.2126, 0.0722  # BT.709 luma weights of red and blue (green: 1 - KR - KB)
+PIPE_BYTES = 1 << 20  # pipe buffer to ffmpeg (Linux default 64 kB): writes wait less often
+F_SETPIPE_SZ = 1031  # fcntl command (Linux); not in Python's fcntl module before 3.10
+
+
+def bt709_yuv(rgb: np.ndarray) -> np.ndarray:
+    """(..., 3) float Y, Cb, Cr (limited range, 8-bit code values) of (..., 3) uint8 RGB: what
+    the encoder is given for each pixel (before 4:2:0 averages the chroma of 2x2 blocks)."""
+    c = np.asarray(rgb, dtype=np.float64) / 255.0
+    y = c @ np.array([KR, 1.0 - KR - KB, KB])
+    cb = (c[..., 2] - y) / (2.0 * (1.0 - KB))
+    cr = (c[..., 0] - y) / (2.0 * (1.0 - KR))
+    return np.stack([16.0 + 219.0 * y, 128.0 + 224.0 * cb, 128.0 + 224.0 * cr], axis=-1)
+
+
+class VideoWriter:
+    """MP4 (H.264, yuv420p BT.709, x264 with `encoder`) through the ffmpeg binary that
+    imageio-ffmpeg ships.
+
+    Frames are (H, W, 3) uint8 RGB images, top row first; or with `pix_fmt="rgba"` the RGBA
+    bytes of a framebuffer as OpenGL reads them, bottom row first: no copy, no conversion on
+    the way (ffmpeg flips the rows as it converts the colours, at no extra cost).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        size: tuple[int, int],
+        fps: float,
+        pix_fmt: str = "rgb24",
+        encoder: Encoder = ENCODER,
+    ) -> None:
+        import imageio_ffmpeg
+
+        if size[0] % 2 or size[1] % 2:
+            raise ValueError(f"video size must be even in both axes for yuv420p, got {size}")
+        if pix_fmt not in ("rgb24", "rgba"):
+            raise ValueError(f"pix_fmt must be rgb24 or rgba, got {pix_fmt!r}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path, self.size, self.pix_fmt = path, size, pix_fmt
+        self.frame_bytes = size[0] * size[1] * (3 if pix_fmt == "rgb24" else 4)
+        flip = "vflip," if pix_fmt == "rgba" else ""
+        x264 = ["-x264-params", encoder.x264_params] if encoder.x264_params else []
+        cmd = [
+            imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y",
+            "-f", "rawvideo", "-pix_fmt", pix_fmt, "-s", f"{size[0]}x{size[1]}",
+            "-framerate", f"{fps:g}", "-i", "pipe:0", "-an",
+            "-vf", f"{flip}scale=out_color_matrix=bt709:out_range=tv,setparams=range=tv"
+            ":colorspace=bt709:color_primaries=bt709:color_trc=bt709",  # and say so
+            "-c:v", "libx264", "-preset", encoder.preset, "-crf", str(encoder.crf), *x264,
+            "-pix_fmt", "yuv420p", str(path),
+        ]  # fmt: skip
+        self._log = tempfile.TemporaryFile()
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=self._log, bufsize=0)
+        try:  # a bigger pipe: the render goes on while ffmpeg takes the previous frame
+            fcntl.fcntl(self._proc.stdin.fileno(), F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
+        except OSError:  # refused (over the system's limit): the default pipe works too
+            pass
+        self.frames = 0
+
+    def write(self, frame: np.ndarray | memoryview | bytes | bytearray) -> None:
+        """Send one frame (see the class docstring for the layout)."""
+        data = memoryview(np.ascontiguousarray(frame) if isinstance(frame, np.ndarray) else frame)
+        if data.nbytes != self.frame_bytes:
+            raise ValueError(
+                f"a {self.size[0]}x{self.size[1]} {self.pix_fmt} frame is {self.frame_bytes}"
+                f" bytes, got {data.nbytes}"
+            )
+        try:
+            self._proc.stdin.write(data.cast("B"))  # type: ignore[union-attr]
+        except BrokenPipeError:
+            self._proc.wait()
+            raise RuntimeError(f"ffmpeg stopped writing {self.path}: {self._error()}") from None
+        self.frames += 1
+
+    def close(self) -> None:
+        """Finish the file; raises if ffmpeg failed."""
+        self._proc.stdin.close()  # type: ignore[union-attr]
+        code = self._proc.wait()
+        error = self._error()
+        self._log.close()
+        if code != 0:
+            raise RuntimeError(f"ffmpeg exited with {code} writing {self.path}: {error}")
+
+    def _error(self) -> str:
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace").strip()[-500:]
+
+
+class FrameWriter:
+    """Numbered PNG files `frame_00000.png`, ... in a directory."""
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.dir = directory
+        self.frames = 0
+
+    def write(self, image: np.ndarray) -> None:
+        from PIL import Image
+
+        Image.fromarray(image).save(self.dir / f"frame_{self.frames:05d}.png", compress_level=1)
+        self.frames += 1
+
+    def close(self) -> None:
+        pass
+
+
+def draw_hud(renderer: Renderer, size: tuple[int, int], frame: Frame) -> None:
+    """The video overlay: time, alive agents and the mission's HUD lines top left, the colour
+    legend bottom left (its image made once per set of entries)."""
+    from skyswarm.gui.renderer import legend_entries
+
+    alive = frame.alive & frame.mobile
+    line = f"t = {frame.time_s:6.2f} s   alive {int(alive.sum())}/{int(frame.mobile.sum())}"
+    renderer.draw_image(hud_text_image((line, *frame.hud)), 8, 8, size)
+    legend = _legend(tuple(legend_entries(frame)))
+    renderer.draw_image(legend, 8, size[1] - legend.shape[0] - 8, size)
+
+
+def hud_text_image(lines: tuple[str, ...]) -> np.ndarray:
+    """gui.text.text_image(lines), built from one cached image per line: of a video's HUD only
+    the time changes every frame, so only that line is drawn again."""
+    from skyswarm.gui.text import BACKDROP, LINE_PX, PAD_PX
+
+    rows = [_line_image(s) for s in lines]
+    width = max((r.shape[1] for r in rows), default=2 * PAD_PX)
+    out = np.empty((len(rows) * LINE_PX + 2 * PAD_PX, max(1, width), 4), dtype=np.uint8)
+    out[:] = BACKDROP
+    for i, r in enumerate(rows):
+        # the line's band, and under the last line the bottom padding too (descenders)
+        band = LINE_PX + (PAD_PX if i == len(rows) - 1 else 0)
+        top = PAD_PX + i * LINE_PX
+        out[top : top + band, : r.shape[1]] = r[PAD_PX : PAD_PX + band]
+    return out
+
+
+@lru_cache(maxsize=64)
+def _line_image(line: str) -> np.ndarray:
+    from skyswarm.gui.text import text_image
+
+    img = text_image([line])
+    img.flags.writeable = False
+    return img
+
+
+@lru_cache(maxsize=8)
+def _legend(entries: tuple[tuple[str, tuple[float, float, float]], ...]) -> np.ndarray:
+    from skyswarm.gui.text import legend_image
+
+    return legend_image(entries)

@@ -1,0 +1,206 @@
+"""Split flocks work disjoint parts of the area (`flocking.split_lanes = "partition"`).
+
+The rule (missions/_partition.py) is evaluated by each part alone; these tests check that two
+(or three) parts that cannot talk pick complementary intervals, from their own views only, and,
+end to end, that the parts of a flock split by a short radio range sweep disjoint cells, as
+measured from the recorded trajectory and the recorded leadership (events.csv), not from the
+mission's own claims.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+from skyswarm.core.config import load_scenario
+from skyswarm.core.recorder import read_header, read_trajectory
+from skyswarm.core.simulator import Simulator
+from skyswarm.missions._coverage import Area, footprint_half_m
+from skyswarm.missions._leader import Leader, LeaderSettings, initial_plan, slot_order
+from skyswarm.missions._partition import share_of, split_view, within
+
+AREA = Area(1, (50.0, 50.0), (80.0, 100.0), 60.0, 1.0)  # the reference area
+STARTS = {k: np.array([2.0 * (k - 1), 2.0 * (k - 1)]) for k in range(1, 11)}  # diagonal, 2 m
+HALF_M = footprint_half_m(6.0, 40.0)  # 2.18 m: footprint half-size at 6 m
+
+
+def settings(partition: bool) -> LeaderSettings:
+    return LeaderSettings(
+        slot_m=3.2757,
+        half_m=HALF_M,
+        speed_m_s=3.0,
+        transit_speed_m_s=4.0,
+        gain=1.0,
+        form_tolerance_m=1.5,
+        form_timeout_s=15.0,
+        settle_s=2.5,
+        rescout=True,
+        max_rescout_rounds=3,
+        rescout_min_cells=4,
+        altitude_m=6.0,
+        partition=partition,
+        order=slot_order(AREA, STARTS),
+    )
+
+
+# -- the rule, each part from its own view -----------------------------------------------------
+def test_two_parts_take_complementary_intervals() -> None:
+    roster = list(slot_order(AREA, STARTS))  # left to right: 10, 9, ..., 1
+    a = share_of(roster, {1, 2, 3, 4, 5, 6, 7}, (-40.0, 40.0))
+    b = share_of(roster, {8, 9, 10}, (-40.0, 40.0))
+    assert a is not None and b is not None
+    # 10 strips of 8 m: {8, 9, 10} hold the three leftmost, {1..7} the seven others
+    assert b[0] == pytest.approx((-40.0, -16.0)) and a[0] == pytest.approx((-16.0, 40.0))
+
+
+def test_three_parts_and_a_dead_member() -> None:
+    """Three parts, each from its own members only; the dead member 5 is off the roster (both
+    neighbours' views agree it died), so its strip goes to the parts around it."""
+    roster = [i for i in slot_order(AREA, STARTS) if i != 5]  # 9 live members
+    parts = [{8, 9, 10}, {4, 6, 7}, {1, 2, 3}]
+    shares = [share_of(roster, p, (-36.0, 36.0)) for p in parts]
+    bounds = [s[0] for s in shares if s is not None]
+    assert bounds == [pytest.approx((-36.0, -12.0)), pytest.approx((-12.0, 12.0)),
+                      pytest.approx((12.0, 36.0))]  # fmt: skip
+
+
+def test_split_view_tells_far_silence_from_death() -> None:
+    """Member 7 fell silent 19 m away (beyond 0.75 x 20 m: another part), 5 fell silent 4 m
+    away (dead), 10 was never heard (another part), 8 is heard but flies by 7's beacons."""
+    members = {1, 2, 3, 4, 6, 8}
+    far = {7: True, 5: False, 8: False}
+    follows: dict[int, int | None] = {2: 1, 3: 1, 4: 1, 6: 1, 8: 7}
+    part, elsewhere = split_view(1, members, list(range(1, 11)), far, follows)
+    assert part == {1, 2, 3, 4, 6}
+    assert elsewhere == {7, 8, 9, 10}  # 5 is presumed dead: not elsewhere
+
+
+def test_within_keeps_the_cells_of_the_interval() -> None:
+    holes = np.ones(AREA.shape, dtype=bool)
+    kept = within(holes, AREA, (-16.0, 40.0))
+    assert kept.sum() == 56 * 100  # 56 of the 80 one-metre columns, 100 cells each
+    assert within(holes, AREA, None).sum() == 8000
+
+
+def test_two_leaders_plan_disjoint_lanes_without_talking() -> None:
+    """Both parts inherit the same plan; each regroups from its own view; the lanes they plan
+    have disjoint swaths whose union spans the area's width."""
+    swaths = []
+    a, b = {1, 2, 3, 4, 5, 6, 7}, {8, 9, 10}
+    for part, elsewhere in ((a, b), (b, a)):
+        lead = Leader(initial_plan([AREA], STARTS, settings(True), 0.0), [AREA], settings(True))
+        lead.plan = replace(lead.plan, stage="wait")  # at the start of the first lane
+        here = AREA.to_world(0.0, -50.0)
+        no_cells = [AREA.grid()]
+        lead.step(min(part), here, part, {}, no_cells, 1.0, 6.0, frozenset(elsewhere))
+        lanes = lead.plan.lanes
+        half = lead.plan.swath_m / 2
+        swaths.append((min(ln.u for ln in lanes) - half, max(ln.u for ln in lanes) + half))
+        assert lead.plan.share is not None
+    (a_lo, a_hi), (b_lo, b_hi) = swaths
+    # the 3-member part works left of the 7-member part, the boundary at u = -16 m (10 strips of
+    # 8 m): swaths -42.9..-16.1 m and -16.0..46.5 m (lanes centred on their cell columns)
+    assert b_hi <= a_lo
+    assert b_lo <= -40.0 + 0.5 and a_hi >= 40.0 - 0.5  # the union spans the width (a half cell)
+
+
+# -- end to end: 30 UAVs, radio 60 m (the flock is 95 m wide) -----------------------------------
+CONFIG = ROOT / "configs" / "flocking_split.toml"
+SPLIT_30 = ["agents.count=30", "comms.channels.radio.range_m=60.0"]
+MIN_WINDOW_S = 5.0  # shorter spells of two leaders are members flickering at the range's edge
+
+
+def _allegiance(results: Path) -> list[tuple[int, int, int | None]]:
+    """(tick, agent, leader it follows; itself when it leads) from events.csv's leader rows."""
+    out = []
+    with open(results / "events.csv", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            if row["kind"] != "leader":
+                continue
+            agent, what = int(row["agent_id"]), row["cause"].split()
+            lead = agent if what == ["leads"] else (int(what[1]) if what[1] != "None" else None)
+            out.append((int(row["tick"]), agent, lead))
+    return out
+
+
+def parts_swept(results: Path) -> list[tuple[float, float, dict[int, np.ndarray]]]:
+    """Spells with two or more leaders: (from s, to s, leader -> cells its part's members had
+    under their footprints meanwhile), from the recorded trajectory and leadership only."""
+    tick_s = read_header(results)["tick_s"]
+    traj = read_trajectory(results)
+    changes = _allegiance(results)
+    follows: dict[int, int | None] = {}
+    spells: list[tuple[float, float, dict[int, np.ndarray]]] = []
+    k, spell = 0, None
+    for tick in np.unique(traj["tick"]):
+        while k < len(changes) and changes[k][0] <= tick:
+            follows[changes[k][1]] = changes[k][2]
+            k += 1
+        leaders = {a for a, lead in follows.items() if a == lead}
+        if len(leaders) < 2:
+            if spell is not None:
+                spells.append(spell)
+            spell = None
+            continue
+        if spell is None:
+            spell = (tick * tick_s, tick * tick_s, {})
+        spell = (spell[0], tick * tick_s, spell[2])
+        for rec in traj[traj["tick"] == tick]:
+            lead = follows.get(int(rec["agent_id"]))
+            if lead not in leaders or rec["position"][2] < 0.8 * 6.0:
+                continue
+            u, v = AREA.to_area(rec["position"][:2])
+            under = (np.abs(AREA.u_centres - u) <= HALF_M)[:, None] & (
+                np.abs(AREA.v_centres - v) <= HALF_M
+            )[None, :]
+            grid = spell[2].setdefault(lead, AREA.grid())
+            grid |= under
+    if spell is not None:
+        spells.append(spell)
+    return [s for s in spells if s[1] - s[0] >= MIN_WINDOW_S]
+
+
+def overlap(cells: dict[int, np.ndarray]) -> float:
+    """Cells swept by both of the two largest parts, over the smaller part's cells."""
+    a, b = sorted(cells.values(), key=lambda g: int(g.sum()))[-2:]
+    return float((a & b).sum() / max(1, min(a.sum(), b.sum())))
+
+
+@pytest.fixture(scope="module")
+def split_runs(tmp_path_factory) -> dict[str, tuple[Path, dict]]:
+    runs = {}
+    for mode in ("partition", "shared"):
+        out = tmp_path_factory.mktemp(mode)
+        scenario = load_scenario(CONFIG, [*SPLIT_30, f"flocking.split_lanes={mode}"])
+        sim = Simulator.from_scenario(scenario, results_dir=out)
+        sim.run()
+        runs[mode] = (out, sim.finish())
+    return runs
+
+
+@pytest.mark.slow  # two 30-UAV coverage runs, ~2 x 120 s simulated
+def test_parts_sweep_disjoint_cells_and_finish_sooner(split_runs) -> None:
+    out, summary = split_runs["partition"]
+    m = summary["metrics"]
+    assert m["max_simultaneous_leaders"] >= 2  # the flock did split
+    assert summary["deaths_by_cause"] == {} and summary["alive"] == 31  # + the base station
+    assert summary["outcome"] == "target reached" and m["coverage"] >= 0.99
+    assert m["min_separation_m"] > 0.5  # closest pass of any two UAVs (bodies ~0.5 m across)
+    spells = parts_swept(out)
+    assert spells, "no spell of two leaders longer than 5 s"
+    # seed 1: one spell of two parts, 84.3-107.8 s: parts led by 1 and 20 swept 1822 and 635
+    # cells, none in common
+    assert max(overlap(cells) for _, _, cells in spells) <= 0.05
+    _, shared = split_runs["shared"]
+    assert shared["outcome"] == "target reached"
+    # Not asserted on the shared run: its long spell (82.9-107.3 s, parts led by 1 and 14) also
+    # shows no common cell, both parts flying the same plan in step on complementary slots. The
+    # partition's gain comes earlier: without it coverage stalls at 23 % from 40 s to 60 s; with
+    # it, 32 % -> 67 %. (10 UAVs at 20 m, shared: 94 % of the smaller part's cells in common.)
+    # seed 1: 99 % at 117.2 s with partitioning, 132.1 s without (the same scenario)
+    assert m["time_to_99_s"] < shared["metrics"]["time_to_99_s"] - 5.0

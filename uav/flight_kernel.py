@@ -1,0 +1,171 @@
+"""The flight kernel as a swarm holds it: what the compiled code is handed, built in Python.
+
+uav/kernel.py is the compiled flight stack and reads only its arguments and its own names (its
+docstring says why). This module builds what it reads:
+- CONSTANTS, the layout of the one record of every gain, limit and airframe constant, its
+  tables indexed by the kernel's names (kernel.OUTER.., kernel.KP.., kernel.STAGE_COLUMNS);
+- `pack_constants`, which copies those values once from the objects that own them (Cascade,
+  Mixer, Motors, WrenchModel) and refuses a layout it did not fill;
+- `FlightKernel`, one swarm's constants and state rows, stepped each tick by `kernel.fly`, or
+  by `kernel.fly_parallel` (bit-identical) for a large swarm.
+The layout may live here because it reaches the compiled code as the type of an argument, part
+of numba's cache key: a changed layout recompiles. The setpoint and memory records (SETPOINT,
+MEMORY) are uav/control.py's, next to the objects that write them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from skyswarm.core.backends import threaded
+from skyswarm.uav.control import MODES
+from skyswarm.uav.kernel import STAGE_COLUMNS, fly, fly_parallel
+from skyswarm.uav.model import ISA_EXPONENT, ISA_LAPSE, ISA_RHO0
+
+if TYPE_CHECKING:
+    from skyswarm.uav.control import Cascade, Setpoints
+    from skyswarm.uav.mixer import Mixer
+    from skyswarm.uav.model import Motors, WrenchModel
+    from skyswarm.uav.pid import Pid
+
+CONSTANTS = np.dtype(
+    [
+        ("uses", "u1", (len(MODES), len(STAGE_COLUMNS))),  # by mode index, see kernel.POS..
+        ("gains", "f8", (3, 5, 4)),  # see kernel.OUTER.. and kernel.KP..
+        ("outer_lo", "f8", (4,)),  # limits of the outer loops' outputs: vx, vy, vz m/s,
+        ("outer_hi", "f8", (4,)),  # yaw rate rad/s
+        ("max_speed", "f8"),  # m/s, horizontal speed the position loop may command
+        ("dt", "f8"),  # s, one tick
+        ("g", "f8"),  # m/s^2
+        ("mass", "f8"),  # kg
+        ("inertia", "f8", (3,)),  # kg m^2, principal, body x, y, z
+        ("tan_tilt", "f8"),  # tan of the tilt the speed loops may command
+        ("min_up", "f8"),  # cos of the airframe's largest tilt
+        ("manual_scale", "f8", (4,)),  # sticks -> collective N, torque x, y, z N m
+        ("f_max", "f8"),  # N, one motor
+        ("per_collective", "f8"),  # mixer: N per motor per N of collective
+        ("attitude_map", "f8", (2, 4)),  # mixer: N per motor per N m of roll, pitch torque
+        ("yaw_map", "f8", (4,)),  # mixer: N per motor per N m of yaw torque
+        ("yaw_abs", "f8", (4,)),  # |yaw_map|, at least 1e-12
+        ("alpha", "f8"),  # motor lag per tick, 1 - exp(-dt / tau)
+        ("torque_map", "f8", (4, 3)),  # motor thrust N -> body torque N m
+        ("drag", "f8", (3,)),  # -drag coefficients, N s/m, body x, y, z (linear drag)
+        ("quadratic", "u1"),  # 1: quadratic body drag, drag_quad rho |u| u
+        ("drag_quad", "f8", (3,)),  # -C_d A / 2, m^2, body x, y, z
+        ("isa", "f8", (3,)),  # ISA troposphere: rho0 kg/m^3, lapse 1/m, exponent
+        ("speed_state", "u1"),  # 1: rotor_speed model (omega lags, thrust k_f omega^2)
+        ("k_f", "f8"),  # N s^2/rad^2
+        ("rotor_drag", "f8"),  # k_d, 0: no rotor drag
+        ("rotor_radius", "f8"),  # m, 0: no ground effect
+        ("arms", "f8", (4, 3)),  # motor points, body frame, m
+    ]
+)
+
+
+def _gain_table(*pids: Pid) -> np.ndarray:
+    """(loops, 5, 4) gains of `pids` in the order KP..OUT_LIMIT, unused axes 0."""
+    table = np.zeros((len(pids), 5, 4))
+    for k, pid in enumerate(pids):
+        axes = len(pid.kp)
+        for j, values in enumerate((pid.kp, pid.ki_dt, pid.kd, pid.i_limit, pid.out_limit)):
+            table[k, j, :axes] = values
+    return table
+
+
+def pack_constants(
+    cascade: Cascade, mixer: Mixer, motors: Motors, wrench: WrenchModel
+) -> np.ndarray:
+    """The (1,) CONSTANTS record of one swarm, copied from the objects that own the values."""
+    if motors.f_max != mixer.f_max:
+        raise ValueError(
+            f"the mixer ({mixer.f_max} N) and the motors ({motors.f_max} N) disagree on the "
+            "maximum thrust"
+        )
+    c = np.zeros(1, CONSTANTS)
+    uses = [[mode.uses(stage) for stage in STAGE_COLUMNS] for mode in MODES]
+    values = {
+        "uses": np.array(uses, dtype=np.uint8),
+        "gains": _gain_table(cascade.outer, cascade.speed, cascade.attitude),
+        "outer_lo": cascade.outer_lo,
+        "outer_hi": cascade.outer_hi,
+        "max_speed": cascade.cfg.max_speed_m_s,
+        "dt": cascade.dt,
+        "g": cascade.g,
+        "mass": cascade.mass,
+        "inertia": cascade.inertia,
+        "tan_tilt": cascade.tan_tilt,
+        "min_up": cascade.min_up,
+        "manual_scale": cascade.manual_scale,
+        "f_max": mixer.f_max,
+        "per_collective": mixer.per_collective,
+        "attitude_map": mixer.attitude_map,
+        "yaw_map": mixer.yaw_map,
+        "yaw_abs": mixer.yaw_abs,
+        "alpha": motors.alpha,
+        "torque_map": wrench.torque_map,
+        "drag": wrench.drag,
+        "quadratic": wrench.quadratic,
+        "drag_quad": wrench.drag_quad,
+        "isa": (ISA_RHO0, ISA_LAPSE, ISA_EXPONENT),
+        "speed_state": motors.speed_state,
+        "k_f": motors.k_f,
+        "rotor_drag": wrench.rotor_drag,
+        "rotor_radius": wrench.rotor_radius,
+        "arms": wrench.arms,
+    }
+    if set(values) != set(CONSTANTS.names):
+        raise ValueError(f"constants {sorted(set(CONSTANTS.names) ^ set(values))} not packed")
+    for name, value in values.items():
+        c[0][name] = value
+    return c
+
+
+class FlightKernel:
+    """The compiled controller of one swarm: the agents' state rows and its constants."""
+
+    def __init__(
+        self,
+        cascade: Cascade,
+        mixer: Mixer,
+        motors: Motors,
+        wrench: WrenchModel,
+        slots: np.ndarray,
+    ) -> None:
+        """`slots` (N,) int: the agents' rows in the world's state arrays."""
+        self.slots = np.ascontiguousarray(slots, dtype=np.int64)
+        self.constants = pack_constants(cascade, mixer, motors, wrench)
+
+    def step(
+        self,
+        state: Any,  # core.state.BodyState
+        sp: Setpoints,
+        cascade: Cascade,
+        alive: np.ndarray,
+        motor_ok: np.ndarray,
+        thrust: np.ndarray,
+        force: np.ndarray,
+        torque: np.ndarray,
+        wind: np.ndarray,
+    ) -> None:
+        """One tick for every agent; writes `thrust`, `force`, `torque` and the controller
+        memory in place (see kernel.fly). `wind`: (N, 3) m/s, world frame (zeros: calm air).
+        Large swarms run kernel.fly_parallel (bit-identical to `fly`, see
+        core.backends.threaded)."""
+        (fly_parallel if threaded(len(self.slots)) else fly)(
+            self.slots,
+            state.position,
+            state.orientation,
+            state.linear_velocity,
+            state.angular_velocity,
+            self.constants,
+            sp.records,
+            cascade.memory,
+            thrust,
+            alive,
+            motor_ok,
+            wind,
+            force,
+            torque,
+        )
