@@ -38,7 +38,9 @@ class LocalPool:
 
         if "forkserver" in mp.get_all_start_methods():
             ctx = mp.get_context("forkserver")
-            ctx.set_forkserver_preload(["core.batch", "core.simulator"])  # imports, no client
+            # imported once in the fork server (no physics client, no numba thread yet), so
+            # each worker starts without paying the imports again
+            ctx.set_forkserver_preload(["skyswarm.app.batch_worker", "skyswarm.core.simulator"])
         else:  # pragma: no cover - Windows / macOS without forkserver
             ctx = mp.get_context("spawn")
         threads = max(1, (os.cpu_count() or 1) // self.capacity)  # no over-subscription

@@ -166,6 +166,14 @@ def print_phases(n: int, physics: str, ph: dict) -> None:
     )
 
 
+def print_row(n: int, physics: str, row: dict) -> None:
+    print(
+        f"{n:>6} {physics:>7} {row['hover']['agent_steps_per_s']:>10.0f} "
+        f"{row['boids']['agent_steps_per_s']:>10.0f} {row['ratio']:>6.2f} "
+        f"{row['boids_polarisation']:>6.2f}"
+    )
+
+
 def rows_only(args: argparse.Namespace, rounds: int, out: dict, tmp: Path) -> None:
     """Only the side-by-side rows named by --rows (and their phase tables with --phases)."""
     for spec in args.rows:
@@ -174,11 +182,7 @@ def rows_only(args: argparse.Namespace, rounds: int, out: dict, tmp: Path) -> No
         secs = 0.5 if n < 1000 else 0.25
         row = side_by_side(n, physics, secs, rounds, tmp)
         out["side_by_side"].append(row)
-        print(
-            f"{n:>6} {physics:>7} {row['hover']['agent_steps_per_s']:>10.0f} "
-            f"{row['boids']['agent_steps_per_s']:>10.0f} {row['ratio']:>6.2f} "
-            f"{row['boids_polarisation']:>6.2f}"
-        )
+        print_row(n, physics, row)
         if args.phases:
             ph = phases_side_by_side(n, physics, 2 * rounds, tmp)
             out.setdefault("phases", []).append({"n": n, "physics": physics, "s_per_tick": ph})
@@ -216,11 +220,7 @@ def main() -> None:
         for n, physics, secs in ((100, "bullet", 0.5), (1000, "bullet", 0.25)):
             row = side_by_side(n, physics, secs, rounds, tmp)
             out["side_by_side"].append(row)
-            print(
-                f"{n:>6} {physics:>7} {row['hover']['agent_steps_per_s']:>10.0f} "
-                f"{row['boids']['agent_steps_per_s']:>10.0f} {row['ratio']:>6.2f} "
-                f"{row['boids_polarisation']:>6.2f}"
-            )
+            print_row(n, physics, row)
         print("\nfast backend, boids full stack: real-time factor (x real time)")
         print(f"{'N':>6} {'boids RTF':>10} {'hover RTF':>10} {'ratio':>6}")
         sizes = (100, 1000, 3000) if args.quick else (100, 1000, 3000, 10000)

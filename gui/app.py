@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from skyswarm.gui.panel import AgentRow
+from skyswarm.gui.panel import AgentRow, estimate_lines
 from skyswarm.gui.scene import Frame, LiveSource
 from skyswarm.gui.session import SimSession
 from skyswarm.gui.views import (
@@ -345,13 +345,9 @@ def inspect(sim: Simulator, agent: Any, frame: Frame) -> list[str]:
         comms = f"heard {recent} neighbours in {HEARD_WITHIN_S:g} s   {comms}"
     if comms:
         out.append(comms.strip())
-    if i is not None and frame.estimates is not None and np.all(np.isfinite(frame.estimates[i])):
-        err = float(np.linalg.norm(frame.estimates[i] - frame.positions[i]))
-        out.append(f"estimate off truth {err:.2f} m (white ghost)")
-        if frame.gps_fixes is not None and np.all(np.isfinite(frame.gps_fixes[i])):
-            gps = frame.gps_fixes[i] - frame.positions[i]
-            h, v = float(np.linalg.norm(gps[:2])), float(gps[2])
-            out.append(f"GPS error {h:.2f} m horiz., {v:+.2f} m vert. (pink +)")
+    if i is not None and frame.estimates is not None:
+        gps = frame.gps_fixes[i] if frame.gps_fixes is not None else None
+        out += estimate_lines(frame.positions[i], frame.estimates[i], gps)
     return out
 
 

@@ -66,6 +66,23 @@ class AgentRow:
 LIST_HEADER = f"{'id':>5} {'role':<6} {'mode':<9} {'alt m':>7} {'spd':>6} {'live':>4}"
 
 
+def estimate_lines(
+    truth: np.ndarray, estimate: np.ndarray | None, gps_fix: np.ndarray | None
+) -> list[str]:
+    """The inspector's estimate lines of one agent (sensors on): how far its estimate is from
+    its true position and its GPS error; [] when it has no finite estimate. The same text as the
+    live inspector (gui/app.py `inspect`) so that a replay reads like the live view did; a test
+    compares the two."""
+    if estimate is None or not (np.all(np.isfinite(estimate)) and np.all(np.isfinite(truth))):
+        return []
+    out = [f"estimate off truth {float(np.linalg.norm(estimate - truth)):.2f} m (white ghost)"]
+    if gps_fix is not None and np.all(np.isfinite(gps_fix)):
+        gps = gps_fix - truth
+        h, v = float(np.linalg.norm(gps[:2])), float(gps[2])
+        out.append(f"GPS error {h:.2f} m horiz., {v:+.2f} m vert. (pink +)")
+    return out
+
+
 def filter_rows(rows: Sequence[AgentRow], text: str) -> list[AgentRow]:
     """Rows matching the filter `text`: every space-separated word must match a field — the id
     exactly (a number), else a prefix of the role or the mode (case-insensitive), or "alive" /

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from skyswarm.gui.panel import PANEL_W, AgentRow
+from skyswarm.gui.panel import PANEL_W, AgentRow, estimate_lines
 from skyswarm.gui.replay import ReplaySource
 from skyswarm.gui.scene import Frame
 from skyswarm.gui.text import PAD_PX
@@ -96,6 +96,25 @@ class ReplayApp(ViewerBase):
             for i, r, p, v, a in zip(
                 frame.ids, frame.role_index, frame.positions, speed, frame.alive
             )
+        ]
+
+    def inspector_lines(self) -> list[str]:
+        """The recorded part of the live inspector for the selected agent: id, role, leader,
+        alive, mode and, with sensors on, its estimate vs truth and GPS error (the timeline's
+        sample at or before the replay time)."""
+        frame = self.frame()
+        i = frame.index_of(self.selected)
+        if i is None:
+            return []
+        leader = "  LEADER" if frame.leaders[i] else ""
+        mode = self.source.view_data(frame.time_s)[2].get(str(self.selected), "-")
+        est = None if frame.estimates is None else frame.estimates[i]
+        gps = None if frame.gps_fixes is None else frame.gps_fixes[i]
+        return [
+            f"agent {self.selected}  {frame.roles[int(frame.role_index[i])]}{leader}  "
+            + ("alive" if frame.alive[i] else "dead"),
+            f"mode {mode}",
+            *estimate_lines(frame.positions[i], est, gps),
         ]
 
     def hud_lines(self) -> list[str]:

@@ -4,6 +4,9 @@ The replay shows, at time t, the last trajectory sample at or before t. Agents m
 samples after some time are dead: they stay drawn (dark) where they were last recorded. Base
 stations are not in the trajectory (it holds physical agents only): they are read from the run's
 config.toml `[[comms.base_stations]]` and drawn at their fixed positions, after the recorded agents.
+With sensors on, the timeline's estimate offsets (estimate minus truth, GPS error) of the sample
+at or before t are added to the replayed truth: the estimate ghost and the inspector's estimate
+lines show what the live view showed at each timeline sample, and follow the UAV in between.
 """
 
 from __future__ import annotations
@@ -109,6 +112,7 @@ class ReplaySource:
         k = self.index_at(time_s)
         m = len(self.station_ids)
         overlays, hud, _ = self.view_data(float(self.times[k]))
+        estimates, gps = self._estimates_at(k)
         return Frame(
             time_s=float(self.times[k]),
             ids=self.all_ids,
@@ -120,7 +124,30 @@ class ReplaySource:
             overlays=overlays,
             hud=hud,
             leader=self._leaders_at(float(self.times[k])),
+            estimates=estimates,
+            gps_fixes=gps,
         )
+
+    def _estimates_at(self, k: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(N + M, 3) estimated positions and GPS fixes at trajectory sample `k`, NaN for the
+        agents without sensors and the base stations; (None, None) when the timeline sample has
+        no estimates (sensors off, or a timeline written before they were recorded)."""
+        s = self.sample_at(float(self.times[k]))
+        block = None if s is None else self._timeline[s].get("estimates")
+        if block is None or not len(self.ids):
+            return None, None
+        n = len(self.all_ids)
+        est, gps = np.full((n, 3), np.nan), np.full((n, 3), np.nan)
+        order = np.argsort(self.ids)
+        rows = np.searchsorted(self.ids, block["ids"], sorter=order)
+        known = rows < len(self.ids)
+        rows = order[np.minimum(rows, len(self.ids) - 1)]
+        known &= self.ids[rows] == block["ids"]
+        rows = rows[known]
+        truth = self.positions[k, rows]
+        est[rows] = truth + block["estimate_offset"][known]
+        gps[rows] = truth + block["gps_error"][known]
+        return est, gps
 
     def _leaders_at(self, time_s: float) -> np.ndarray | None:
         """(N + M,) bool: the agents the mission named "leader" at `time_s` (None: not recorded)."""

@@ -50,7 +50,7 @@ class Frame:
     hud: list[str] = field(default_factory=list)  # the mission's HUD lines (Mission.hud())
     leader: np.ndarray | None = None  # (N,) bool: agents the mission names "leader", or None
     estimates: np.ndarray | None = None  # (N, 3) m: each agent's estimated position (NaN: none)
-    gps_fixes: np.ndarray | None = None  # (N, 3) m: truth + GPS error (NaN: no GPS), live only
+    gps_fixes: np.ndarray | None = None  # (N, 3) m: truth + GPS error (NaN: no GPS)
 
     @property
     def leaders(self) -> np.ndarray:

@@ -52,7 +52,7 @@ from skyswarm.missions._leader import (
     PlanSnapshot,
     initial_plan,
 )
-from skyswarm.missions._partition import split_view
+from skyswarm.missions._partition import PartMembership, split_view
 from skyswarm.uav.agents import AutonomousUavAgent
 
 
@@ -240,13 +240,15 @@ class FlockUav(AutonomousUavAgent):
         ctx = self.ctx
         if self.leader is None:
             self.leader = Leader(self._takeover_plan(now), ctx.areas, ctx.settings)
+            self._part = PartMembership(ctx.flock.timeout_s, 2.0 * ctx.flock.timeout_s)
             self.ctx.log("plan", self.id, f"stage {self.leader.plan.stage}")
         peers = self._peers(now, members)
         part, elsewhere = members, frozenset[int]()
         if ctx.settings.partition:
             follows = {i: b.leader for i, b in self.heard.items() if isinstance(b, Heartbeat)}
             roster = [i for i, _ in self.leader.plan.offsets]
-            part, elsewhere = split_view(self.id, members, roster, self.far, follows)
+            held = self._part.update(self.id, members, self.last_heard, self.far, now)
+            part, elsewhere = split_view(self.id, held, roster, self.far, follows)
         lead, share = self.leader, self.leader.plan.share
         cmd = lead.step(self.id, pos[:2], part, peers, self.known, now, float(pos[2]), elsewhere)
         self._own_plan = (now, lead.plan)

@@ -11,7 +11,10 @@ the members it lost, its coverage map and the roster every member has from the s
    member that dies is last heard wherever it flew, usually close to the leader (it held a slot
    in the formation); a member never heard was never with this part. Members still heard that
    fly by the beacons of a leader presumed elsewhere belong to that part too (their heartbeats
-   name it; a member holding, with no leader's beacon to follow, names none).
+   name it; a member holding, with no leader's beacon to follow, names none). With hysteresis
+   (`PartMembership`): a member last heard far away leaves the part only after a silence of
+   3 x the timeout (the part's far edge sits near the range, and its members' messages come and
+   go); one last heard close by leaves at the timeout, as in an unsplit flock.
 2. *Which strip is mine.* The roster in take-off slot order (left to right across the sweep,
    the order of the first plan: the same for every member, whatever plan it inherited later) is
    cut down to the members alive (heard or elsewhere). Each area's width is divided into equal
@@ -27,7 +30,8 @@ the members it lost, its coverage map and the roster every member has from the s
    parts' strips, and once no member is elsewhere the interval is the whole area. Newcomers are
    placed in the formation where they are across the sweep (no crossing), and the part hovers
    `settle_s` first so that their coverage shares arrive: it then re-plans over every cell of
-   the union that the merged knowledge still misses.
+   the union that the merged knowledge still misses. Members of the part itself coming back
+   after a silence bring little news: the part re-plans at once, without the hover.
 
 The strips split the whole area, not only what is left, so that parts that took over plans of
 different ages still agree; the price is balance: a part whose strips were swept before the
@@ -40,6 +44,7 @@ lanes left).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -100,6 +105,40 @@ def split_view(
     return members - away, frozenset(gone | away)
 
 
+class PartMembership:
+    """Who is in this leader's part, with hysteresis (partition mode only).
+
+    A member at the far edge of the part is near the radio's range: its messages come and go,
+    and every change of membership would re-plan the part's lanes. So a member last heard far
+    away stays in the part (keeps its slot and strip) until it has been silent `hold_s` longer
+    than the timeout; a member last heard close by (dead, most likely) leaves at the timeout as in
+    an unsplit flock, and one heard again joins at once (it flies by this part's beacons). The
+    hold is 2 x the timeout (`FlockUav`): with seed 1, 10 UAVs at 20 m reach 99 % at 212.1 s
+    with 1 x, 194.1 s with 2 x and 203.1 s with 5 x (README, Flocking coverage)."""
+
+    def __init__(self, timeout_s: float, hold_s: float) -> None:
+        self.limit_s = timeout_s + hold_s
+        self.part: set[int] | None = None
+
+    def update(
+        self,
+        me: int,
+        members: set[int],
+        last_heard: Mapping[int, float],
+        far: Mapping[int, bool],
+        now: float,
+    ) -> set[int]:
+        """The part from `members` (heard within the timeout) and the previous part."""
+        limit = self.limit_s
+        kept = {
+            i
+            for i in (self.part or ())
+            if far.get(i, False) and now - last_heard.get(i, -math.inf) <= limit
+        }
+        self.part = members | kept | {me}
+        return set(self.part)
+
+
 class SplitPlanning:
     """The leader's side of rules 2 and 3 (mixed into `Leader`, whose plan state it edits)."""
 
@@ -137,7 +176,9 @@ class SplitPlanning:
         self.plan = replace(
             self.plan, share=share, part=frac, part_ids=tuple(sorted(members)), rounds=0
         )
-        if joined:  # the parts met: hover while the newcomers' coverage shares arrive
+        if members - set(dict(p.offsets)) - set(p.part_ids):
+            # the parts met: hover while the newcomers' coverage shares arrive (members of this
+            # part coming back after a silence bring little news: re-plan at once)
             self._stage("settle", now)
             return True
         lanes = self._part_lanes(p.area)

@@ -6,7 +6,12 @@ The fast backend keeps a Verlet list: the hash finds the candidate pairs whose b
 are within a skin of touching (`body_pairs` with skin > 0), and each tick only the candidates
 are tested (`touching`) until a body has moved more than half the skin since (`moved`). Two
 bodies that touch now were then within their radii + margin + skin, so the contacts are exactly
-those of a full search, tick by tick (tests/core/test_backends_parallel.py)."""
+those of a full search, tick by tick (tests/core/test_backends_parallel.py).
+
+Compiled code here calls only functions of this module: numba's on-disk cache checks only the
+file of the function it cached, so a call into fast_kernel.py would keep running the old
+compiled code after an edit there. `_rot` is therefore this module's own copy of fast_kernel's;
+tests/core/test_backends.py holds the two together."""
 
 from __future__ import annotations
 
@@ -15,7 +20,22 @@ import math
 import numba as nb
 import numpy as np
 
-from skyswarm.core.backends.fast_kernel import _opts, _rot
+from skyswarm.core.backends.fast_kernel import _opts
+
+
+@nb.njit(**_opts)
+def _rot(q, out):
+    """(3, 3) rotation matrix of the quaternion q (x, y, z, w) into `out` (fast_kernel's)."""
+    x, y, z, w = q[0], q[1], q[2], q[3]
+    out[0, 0] = 1 - 2 * (y * y + z * z)
+    out[0, 1] = 2 * (x * y - z * w)
+    out[0, 2] = 2 * (x * z + y * w)
+    out[1, 0] = 2 * (x * y + z * w)
+    out[1, 1] = 1 - 2 * (x * x + z * z)
+    out[1, 2] = 2 * (y * z - x * w)
+    out[2, 0] = 2 * (x * z - y * w)
+    out[2, 1] = 2 * (y * z + x * w)
+    out[2, 2] = 1 - 2 * (x * x + y * y)
 
 
 @nb.njit(**_opts)

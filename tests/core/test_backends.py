@@ -115,6 +115,19 @@ def test_spatial_hash_finds_exactly_the_brute_force_pairs() -> None:
     assert found == expected
 
 
+def test_spatial_hash_rotation_is_the_kernels_bit_for_bit() -> None:
+    """spatial_hash.py keeps its own compiled copy of fast_kernel's quaternion-to-matrix (numba's
+    cache would not see an edit across files): the two must agree exactly, for unit and
+    non-unit quaternions, the identity and half turns."""
+    rng = np.random.default_rng(3)
+    quats = [*rng.normal(size=(200, 4)), [0, 0, 0, 1], [1, 0, 0, 0], [0, 0, 1, 0]]
+    a, b = np.empty((3, 3)), np.empty((3, 3))
+    for q in np.asarray(quats, dtype=float):
+        fk._rot(q, a)
+        spatial_hash._rot(q, b)
+        assert np.array_equal(a, b), q
+
+
 def test_separating_axis_test_on_two_boxes_by_hand() -> None:
     w = make_world("fast", DT, 0.0)
     # Two 0.2 m cubes 0.205 m apart along x: 5 mm gap, no touch; 0.5 mm gap: touch.
