@@ -146,3 +146,40 @@ def test_render_process_writes_the_same_frames_as_rendering_in_process(tmp_path:
     assert len(images[False]) == len(images[True]) == 12
     for a, b in zip(images[False], images[True]):
         assert np.array_equal(a, b)
+
+
+def test_render_process_draws_each_frame_with_the_camera_as_it_was_submitted(tmp_path) -> None:
+    """The caller moves one camera object between frames (the swarm follower does, every
+    frame). The render process must draw each frame from where the camera was when it was
+    submitted, however deep the queue: it once drew queued frames from a later camera."""
+    from PIL import Image
+
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.framing import default_camera, scene_extent, shown_points
+    from skyswarm.gui.offscreen import LocalRender, RenderSpec, RenderWorker
+    from skyswarm.gui.scene import LiveSource
+
+    flock = ROOT / "configs" / "flocking_coverage.toml"
+    sim = Simulator.from_scenario(load_scenario(flock, ["simulation.duration_s=1.0"]))
+    source = LiveSource(sim)
+    frame = source.frame()
+    shown = shown_points(frame)
+    center, half = scene_extent(shown)
+    azimuths = [-60.0 + 30.0 * k for k in range(8)]  # 8 frames: they all fit in the queue
+    images = {}
+    for name, make in (("local", LocalRender), ("process", RenderWorker)):
+        out = tmp_path / name
+        spec = RenderSpec(source.scenery, (160, 90), tuple(center), half, None, out, 4.0, False)
+        worker, camera = make(spec), default_camera("orbit", shown)
+        for az in azimuths:
+            camera.azimuth_deg = az
+            worker.submit(frame, camera)
+        camera.azimuth_deg = 120.0  # moved on before the queued frames were drawn
+        worker.close()
+        images[name] = [np.asarray(Image.open(f)) for f in sorted(out.glob("*.png"))]
+    sim.close()
+    assert len(images["local"]) == len(images["process"]) == len(azimuths)
+    for a, b in zip(images["local"], images["process"]):
+        assert np.array_equal(a, b)
+    assert not np.array_equal(images["local"][0], images["local"][-1])  # the views differ
