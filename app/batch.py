@@ -30,6 +30,7 @@ from skyswarm.app.sweep_report import (
     plot_metrics,
     summary_columns,
     write_csv,
+    write_text,
 )
 from skyswarm.core.schema import ConfigError
 
@@ -67,17 +68,19 @@ def run_batch(
     """Run every run of `sweep` not already complete (with --resume); write the outputs."""
     out.mkdir(parents=True, exist_ok=True)
     specs = sweep.runs(out)
-    (out / "sweep.json").write_text(_plan(sweep, specs), encoding="utf-8")
-    table = SweepTable(out / "sweep.csv", (*HEAD, *sweep.param_keys, *STATUS))
+    write_text(out / "sweep.json", _plan(sweep, specs))
     counts = Counts(len(specs))
-    todo = []
+    todo, resumed = [], []
     for spec in specs:
         found = load_complete(spec) if resume else None
         if found is None:
             todo.append(spec)
         else:
-            table.add(_row(spec, found[0], "ok", "", found[1]))
+            resumed.append(_row(spec, found[0], "ok", "", found[1]))
             counts.skipped += 1
+    # the resumed rows go in with the header, in one atomic rewrite: a full disk from here on
+    # leaves the previous sweep.csv whole (issue 17), never the header alone
+    table = SweepTable(out / "sweep.csv", (*HEAD, *sweep.param_keys, *STATUS), resumed)
     bar = _Progress(counts, quiet)
     inflight: dict[Any, tuple[RunSpec, int]] = {}  # future -> (run, attempt)
     interrupted = False

@@ -13,9 +13,9 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from skyswarm.app.sweep import flatten
 
@@ -41,12 +41,15 @@ def summary_columns(summary: Mapping[str, Any]) -> Row:
 
 class SweepTable:
     """`sweep.csv`, appended as runs finish (rewritten when a new column appears) and rewritten
-    sorted by (point, replicate) by `finish()`. Rows are kept with their Python values."""
+    sorted by (point, replicate) by `finish()`. Rows are kept with their Python values.
 
-    def __init__(self, path: Path, head: Sequence[str]) -> None:
+    The constructor writes the header and `rows` (the runs a --resume found complete) in one
+    atomic rewrite: a full disk leaves the previous table as it was, never a shorter one."""
+
+    def __init__(self, path: Path, head: Sequence[str], rows: Iterable[Row] = ()) -> None:
         self.path = path
         self.head = list(head)
-        self.rows: list[Row] = []
+        self.rows: list[Row] = list(rows)
         self.columns: list[str] = []
         self._rewrite()
 
@@ -72,15 +75,7 @@ class SweepTable:
         extra = {c for r in self.rows for c in r} - set(self.head)
         timing = sorted(c for c in extra if c.startswith(TIMING))
         self.columns = [*self.head, *sorted(extra - set(timing)), *timing]
-        tmp = self.path.with_suffix(".csv.tmp")
-        try:
-            with open(tmp, "w", newline="", encoding="utf-8") as f:
-                out = csv.writer(f)
-                out.writerow(self.columns)
-                out.writerows(_cells(r, self.columns) for r in self.rows)
-            os.replace(tmp, self.path)  # a reader or a crash never sees half a table
-        finally:
-            tmp.unlink(missing_ok=True)  # full disk: the previous table stays, no debris
+        _write_table(self.path, self.columns, self.rows)
 
 
 def _cells(row: Row, columns: Sequence[str]) -> list[Any]:
@@ -144,17 +139,37 @@ def aggregate(rows: Sequence[Row], param_keys: Sequence[str]) -> list[Row]:
 
 
 def write_csv(path: Path, rows: Sequence[Row]) -> None:
-    """Write via a temporary file: a full disk leaves the previous file intact."""
-    columns = list(dict.fromkeys(c for r in rows for c in r))
-    tmp = path.with_suffix(path.suffix + ".tmp")
+    """Write atomically (`replace_atomically`): a full disk leaves the previous file intact."""
+    _write_table(path, list(dict.fromkeys(c for r in rows for c in r)), rows)
+
+
+def write_text(path: Path, text: str) -> None:
+    """`path.write_text(text)`, atomically (`replace_atomically`)."""
+    replace_atomically(path, lambda f: f.write(text))
+
+
+def replace_atomically(path: Path, write: Callable[[IO[str]], object]) -> None:
+    """Replace `path` by what `write(f)` writes: into `<path>.tmp` in the same folder, flushed
+    and fsynced, then `os.replace`d over `path`. A reader or a crash never sees half a file; a
+    full disk (or any error) leaves the previous file as it was and no `.tmp` behind."""
+    tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "w", newline="", encoding="utf-8") as f:
-            out = csv.writer(f)
-            out.writerow(columns)
-            out.writerows(_cells(r, columns) for r in rows)
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _write_table(path: Path, columns: Sequence[str], rows: Iterable[Row]) -> None:
+    def write(f: IO[str]) -> None:
+        out = csv.writer(f)
+        out.writerow(columns)
+        out.writerows(_cells(r, columns) for r in rows)
+
+    replace_atomically(path, write)
 
 
 def plot_metrics(agg: Sequence[Row], param_keys: Sequence[str], folder: Path) -> list[Path]:

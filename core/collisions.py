@@ -54,8 +54,6 @@ class CollisionMonitor:
         self._rows: slice | np.ndarray = slice(0, 0)
         self._crash_key = -1  # number of agents the crashable-slot cache was built for
         self._crash_slots = np.zeros(0, dtype=bool)
-        self._speed: dict[int, float] = {}  # of this tick's scenery contacts, by contact row
-        self._tilt: dict[int, float] = {}
 
     def post_tick(self, world: World) -> None:
         state = world.state
@@ -88,15 +86,16 @@ class CollisionMonitor:
         body = np.where(b < 0, a, b)
         on_scenery = ((b < 0) & crash_a) | ((a < 0) & crash_b)
         hard = np.zeros(len(a), dtype=bool)
-        if on_scenery.any():
-            k = np.flatnonzero(on_scenery)
+        speed, tilt = np.zeros(len(a)), np.zeros(len(a))  # of the scenery contacts, by row
+        k = np.flatnonzero(on_scenery)
+        if len(k):
             slots = body[k]
             v = self._prev_velocity[slots]
-            speed = np.sqrt(np.einsum("ij,ij->i", v, v))
-            tilt = tilt_deg(world.state.orientation[slots])
-            land = (speed < self.config.landing_speed_mps) & (tilt < self.config.landing_tilt_deg)
+            speed[k] = np.sqrt(np.einsum("ij,ij->i", v, v))
+            tilt[k] = tilt_deg(world.state.orientation[slots])
+            cfg = self.config
+            land = (speed[k] < cfg.landing_speed_mps) & (tilt[k] < cfg.landing_tilt_deg)
             hard[k[~land]] = True
-            self._speed, self._tilt = dict(zip(k.tolist(), speed)), dict(zip(k.tolist(), tilt))
         owner = world.owner_of_slot
         for i in np.flatnonzero(pair | hard).tolist():
             if pair[i]:
@@ -104,7 +103,7 @@ class CollisionMonitor:
             else:
                 agent = owner(int(body[i]))
                 scenery = int(b[i] if b[i] < 0 else a[i])
-                self._crash(agent, scenery, world, float(self._speed[i]), float(self._tilt[i]))
+                self._crash(agent, scenery, world, float(speed[i]), float(tilt[i]))
 
     def _crashable_slots(self, world: World) -> np.ndarray:
         """(slots,) bool: the body's owner is a crashable agent (cached: an agent's body and

@@ -282,9 +282,38 @@ def reference_markdown(sections: Mapping[str, Any]) -> str:
             else:
                 shown = repr(default).replace("inf", "inf")
             doc = f.metadata.get("doc", "").replace("|", "\\|")
-            out.append(f"| `{f.name}` | {describe(hints[f.name])} | `{shown}` | {doc} |")
+            kind = describe(hints[f.name]) + range_text(hints[f.name], f.metadata)
+            out.append(f"| `{f.name}` | {kind} | `{shown}` | {doc} |")
         out.append("")
     return "\n".join(out)
+
+
+def range_text(tp: Any, meta: Mapping[str, Any]) -> str:
+    """The range `convert` enforces on a number key (or each number of a list), as the config
+    reference states it: " in (0, 1e+06]", " >= 1", ", or inf"; "" for other keys. Intervals
+    use ( ) for an open end and [ ] for a closed one; a float key with no upper bound is held to
+    magnitude MAX_MAGNITUDE unless its default is inf."""
+    numbers = {a for a in (tp, *get_args(tp)) if a in (int, float)}
+    if not numbers:
+        return ""
+    lo = f"({meta['gt']:g}" if meta.get("gt") is not None else None
+    lo = f"[{meta['ge']:g}" if meta.get("ge") is not None else lo
+    hi = f"{meta['lt']:g})" if meta.get("lt") is not None else None
+    hi = f"{meta['le']:g}]" if meta.get("le") is not None else hi
+    if float in numbers and hi is None and not meta.get("inf_ok"):
+        hi, lo = f"{MAX_MAGNITUDE:g}]", lo or f"[{-MAX_MAGNITUDE:g}"
+    text = ""
+    if lo and hi:
+        text = f" in {lo}, {hi}"
+    elif lo:
+        text = (" > " if lo[0] == "(" else " >= ") + lo[1:]
+    elif hi:
+        text = (" < " if hi[-1] == ")" else " <= ") + hi[:-1]
+    if meta.get("inf_ok"):
+        text += ", or inf"
+    if meta.get("period") or meta.get("rate"):
+        text += "; 1/value a whole number of ticks" if meta.get("rate") else "; whole ticks"
+    return text
 
 
 def _table_type(tp: Any) -> type | None:

@@ -255,7 +255,8 @@ class FlockUav(AutonomousUavAgent):
         if lead.plan.share != share:  # split / merged: into events.csv
             s = lead.plan.share
             ids = " ".join(map(str, lead.plan.part_ids))
-            what = f"split: u {s[0]:.1f} to {s[1]:.1f} m, part {ids}" if s else "merged"
+            whole = "whole area: the others silent" if lead.plan.claimed else "merged"
+            what = f"split: u {s[0]:.1f} to {s[1]:.1f} m, part {ids}" if s else whole
             ctx.log("lanes", self.id, what)
         if self.acked is not None and self.leader.plan.stage == "done":
             cmd = self._mule(pos[:2], cmd)

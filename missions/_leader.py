@@ -49,6 +49,7 @@ class PlanSnapshot:
     share: tuple[float, float] | None = None
     part: tuple[float, float] | None = None
     part_ids: tuple[int, ...] = ()
+    claimed: bool = False  # this part took the whole area (orphaned strips, _partition rule 4)
     reopen: tuple[int, ...] = ()  # finished areas moved by an event, to sweep again
     reached: int = 0  # the furthest area index the plan has started
 
@@ -77,6 +78,7 @@ class LeaderSettings:
     altitude_m: float
     partition: bool = False  # split flocks divide the area (flocking.split_lanes)
     order: tuple[int, ...] = ()  # member ids in take-off slot order (missions/_partition.py)
+    orphan_wait_s: float = math.inf  # a finished part takes the whole area after this (rule 4)
 
 
 @dataclass(frozen=True)
@@ -241,6 +243,8 @@ class Leader(SplitPlanning):
             if now - p.stage_since_s >= self.s.settle_s:
                 self._next_work(here, members, known, now)
             return self._hold(here, now)
+        if self.s.partition and self._claim_orphans(elsewhere, now):  # done, split
+            return self.step(me, here, members, peers, known, now, altitude_m, elsewhere)
         return self._hold(here, now)  # done
 
     def _sweep(self, me: int, here: np.ndarray, now: float) -> LeaderCommand:

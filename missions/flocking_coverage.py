@@ -50,6 +50,7 @@ from skyswarm.missions._flock import (
 )
 from skyswarm.missions._flock_report import FlockReport
 from skyswarm.missions._leader import LeaderSettings, slot_order
+from skyswarm.missions._partition import ORPHAN_WAIT_FORMS
 from skyswarm.uav.config import UavSection
 from skyswarm.uav.swarm import Swarm
 
@@ -225,6 +226,7 @@ class FlockingCoverage(FlockReport, Mission):
             altitude_m=f.altitude_m,
             partition=f.split_lanes == "partition",
             order=slot_order(self.areas[0], starts),
+            orphan_wait_s=ORPHAN_WAIT_FORMS * f.form_timeout_s,
         )
 
     def _init_state(self) -> None:

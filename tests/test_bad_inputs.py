@@ -156,6 +156,12 @@ HAND: list[tuple[str, list[str], str]] = [
         [*RUN, HOVER, *_set('mission.type="bad_dep_mod:X"')],
         "ModuleNotFoundError",
     ),
+    # a bare module name is not imported (it would raise RuntimeError): only looked up
+    (
+        "mission bare module",
+        [*RUN, HOVER, *_set("mission.type=bad_import_mod")],
+        "expected an installed mission",
+    ),
     ("mission no module", [*RUN, HOVER, *_set('mission.type="no_such_mod_q:X"')], "mission.type"),
     ("mission number", [*RUN, HOVER, *_set("mission.type=3")], "mission.type"),
     ("mission list", [*RUN, HOVER, *_set("mission.type=[1]")], "mission.type"),
@@ -496,3 +502,40 @@ def test_inf_is_accepted_only_where_unlimited_is_meant():
     """Sanity of the generator: the one infinite default (a radio range) stays allowed."""
     allowed = [k for name in (HOVER, FLOCK) for k, tp, ok in _scalar_keys(name) if ok]
     assert all(k.startswith("comms.") for k in allowed), allowed
+
+
+def _validate_argv(argv: list[str]) -> list[str] | None:
+    """The `validate` command line of a `run` case whose fault is in the scenario (the file,
+    --set, --seed, --duration), or None for a case about run-only options (--out, --inputs,
+    --fps) that `validate` does not take."""
+    if argv[:1] != ["run"] or any(a in argv for a in ("--inputs", "--fps", "--video")):
+        return None
+    if "--out" in argv and argv[argv.index("--out") + 1] != "OUT":
+        return None
+    rest = [a for a in argv[1:] if a not in ("--quiet", "--out", "OUT")]
+    return ["validate", *rest]
+
+
+VALIDATE_CASES = [(c[0], v, c[2]) for c in CASES if (v := _validate_argv(c[1])) is not None]
+
+
+def test_validate_parity_covers_most_of_the_catalogue():
+    # every scenario case is also put to `validate`; only run-only options are left out
+    assert len(VALIDATE_CASES) >= 150, len(VALIDATE_CASES)
+
+
+@pytest.mark.parametrize("case_id,argv,needle", VALIDATE_CASES, ids=[c[0] for c in VALIDATE_CASES])
+def test_validate_rejects_what_run_rejects(tmp_path, monkeypatch, capsys, case_id, argv, needle):
+    """`validate` and `run` share one code path: every scenario `run` refuses above, `validate`
+    refuses with the same one line (in-process, `validate` writes nothing to compare)."""
+    from skyswarm.app.cli import main
+
+    _write_assets(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # the case's mission modules, as PYTHONPATH
+    for name in [m for m in sys.modules if m.endswith("_mod")]:
+        monkeypatch.delitem(sys.modules, name)  # each case imports its module afresh
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, f"validate passed what run rejects: {err or '(no error)'}"
+    assert len(err.splitlines()) == 1 and needle in err, err

@@ -101,6 +101,14 @@ def _alive(pids: set[int]) -> set[int]:
     return live
 
 
+def _assert_gone(family: set[int], within_s: float = 10.0) -> None:
+    """No orphan: every process the CLI had started is gone within `within_s`."""
+    deadline = time.monotonic() + within_s
+    while _alive(family) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(family), {p: Path(f"/proc/{p}/cmdline").read_bytes() for p in _alive(family)}
+
+
 def _assert_readable(out: Path, cwd: Path) -> None:
     """What a cut run left is readable: the trajectory loads, `plot` either draws or says in
     one line that there is nothing yet (exit 2), never a traceback."""
@@ -121,9 +129,11 @@ def test_sigint_at_a_random_moment_exits_130_in_one_line(tmp_path, moment):
     out = tmp_path / "run"
     proc = _start(["run", "hover", "--quiet", "--duration", "600", "--out", str(out)], tmp_path)
     time.sleep(moment)
+    family = _descendants(proc.pid)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
+    _assert_gone(family)
     assert "Traceback" not in err
     assert len(err.splitlines()) == 1 and err.startswith("skyswarm: interrupted"), err
     _assert_readable(out, tmp_path)
@@ -157,9 +167,11 @@ def test_sigkill_at_a_random_moment_leaves_readable_results(tmp_path, moment):
     out = tmp_path / "run"
     proc = _start(["run", "hover", "--quiet", "--duration", "600", "--out", str(out)], tmp_path)
     time.sleep(moment)
+    family = _descendants(proc.pid)
     proc.kill()
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
+    _assert_gone(family)
     _assert_readable(out, tmp_path)
 
 
@@ -168,7 +180,8 @@ INJECT = """
 import errno, sys
 {patch}
 from skyswarm.app.cli import main
-sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":  # batch workers start from this module's import: not a second main
+    sys.exit(main(sys.argv[1:]))
 """
 ENOSPC = "OSError(errno.ENOSPC, 'No space left on device')"
 FULL_MID_RUN = f"""
@@ -324,3 +337,136 @@ def test_killed_coordinator_leaves_no_orphans_and_resume_equals_an_uninterrupted
     assert resumed.returncode == 0, resumed.stderr
     assert _rows(cut / "sweep.csv") == _rows(whole / "sweep.csv")
     assert _rows(cut / "aggregate.csv") == _rows(whole / "aggregate.csv")
+
+
+# -- batch on a full disk: ENOSPC in the coordinator's own writes (workers write their runs) -----
+FULL_TABLE_REWRITE = f"""
+import builtins
+from skyswarm.app import sweep_report
+def _open(file, mode="r", *a, **k):
+    if str(file).endswith(".csv.tmp") and "w" in mode:  # sweep.csv / aggregate.csv, atomically
+        raise {ENOSPC}
+    return builtins.open(file, mode, *a, **k)
+sweep_report.open = _open
+"""
+FULL_SECOND_ROW = f"""
+import builtins
+from skyswarm.app import sweep_report
+_appends = []
+def _open(file, mode="r", *a, **k):
+    if mode == "a":  # a finished run's row appended to sweep.csv
+        _appends.append(file)
+        if len(_appends) >= 2:
+            raise {ENOSPC}
+    return builtins.open(file, mode, *a, **k)
+sweep_report.open = _open
+"""
+
+FULL_AFTER_FIRST_TABLE_WRITE = f"""
+import builtins
+from skyswarm.app import sweep_report
+_writes = []
+def _open(file, mode="r", *a, **k):
+    if any(m in mode for m in "wa") and str(file).rsplit("/", 1)[-1].startswith("sweep.csv"):
+        _writes.append(file)  # sweep.csv rewritten (via .tmp) or appended to
+        if len(_writes) >= 2:
+            raise {ENOSPC}
+    return builtins.open(file, mode, *a, **k)
+sweep_report.open = _open
+"""
+FULL_WRITING_SWEEP_JSON = f"""
+import builtins, pathlib
+from skyswarm.app import sweep_report
+def _full(file):  # a full disk: the open for writing truncates, the write fails
+    builtins.open(file, "w").close()
+    raise {ENOSPC}
+_write_text = pathlib.Path.write_text
+def _path_write_text(self, *a, **k):
+    if self.name == "sweep.json":
+        _full(self)
+    return _write_text(self, *a, **k)
+pathlib.Path.write_text = _path_write_text
+def _open(file, mode="r", *a, **k):
+    if any(m in mode for m in "wa") and str(file).rsplit("/", 1)[-1].startswith("sweep.json"):
+        _full(file)
+    return builtins.open(file, mode, *a, **k)
+sweep_report.open = _open
+"""
+
+
+def test_batch_full_disk_is_one_line_and_keeps_the_previous_tables(tmp_path):
+    """A resumed sweep whose disk is full: one line, exit 1, sweep.csv and aggregate.csv
+    byte-identical to what the finished sweep left, no .tmp debris."""
+    sweep = _sweep(tmp_path, '"drop_test.height_m" = [2.0, 4.0]\n', seeds=1)
+    out = tmp_path / "out"
+    args = ["batch", str(sweep), "--workers", "2", "--quiet", "--no-plots", "--out", str(out)]
+    done = subprocess.run([*CLI, *args], cwd=tmp_path, env=ENV, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    before = {n: (out / n).read_bytes() for n in ("sweep.csv", "aggregate.csv")}
+    assert len(_rows(out / "sweep.csv")) == 2  # two heights, one seed
+    proc = _run_injected(FULL_TABLE_REWRITE, [*args, "--resume"], tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines() == ["skyswarm: error: No space left on device"], proc.stderr
+    assert {n: (out / n).read_bytes() for n in before} == before
+    assert not list(out.glob("*.tmp"))
+
+
+def test_batch_disk_full_after_one_run_keeps_that_row_and_leaves_no_orphan(tmp_path):
+    """The disk fills when the second finished run's row is appended: one line, exit 1, every
+    row of sweep.csv whole and naming a run complete on disk (the first one at least), and
+    every worker gone."""
+    sweep = _sweep(tmp_path, '"drop_test.height_m" = [2.0, 4.0, 6.0]\n', seeds=1)
+    out = tmp_path / "out"
+    args = ["batch", str(sweep), "--workers", "2", "--quiet", "--no-plots", "--out", str(out)]
+    script = tmp_path / "inject.py"
+    script.write_text(INJECT.format(patch=FULL_SECOND_ROW))
+    proc = subprocess.Popen(
+        [sys.executable, str(script), *args],
+        cwd=tmp_path,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    family: set[int] = set()
+    while proc.poll() is None:  # remember every process the coordinator started
+        family |= _descendants(proc.pid)
+        time.sleep(0.05)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err
+    assert err.splitlines() == ["skyswarm: error: No space left on device"], err
+    rows = _rows(out / "sweep.csv")
+    assert 1 <= len(rows) <= 3 and {r["status"] for r in rows} == {"ok"}, rows
+    assert all((out / "runs" / r["run"] / "summary.json").is_file() for r in rows)
+    assert not list(out.glob("*.tmp"))
+    _assert_gone(family)
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [FULL_AFTER_FIRST_TABLE_WRITE, FULL_WRITING_SWEEP_JSON],
+    ids=["full from sweep.csv's 2nd write", "full writing sweep.json"],
+)
+def test_batch_resume_on_a_full_disk_loses_no_row(tmp_path, patch):
+    """--resume of a finished 3-run sweep on a full disk: one line, exit 1, and sweep.csv and
+    sweep.json byte-identical to what the finished sweep left, no .tmp debris.
+
+    Full from sweep.csv's second write: the resumed rows go in with the header in the first
+    (atomic) write, so the table is whole when the final sorted rewrite fails. Before issue 17
+    the table was first reset to its header and the rows appended one by one; the first append
+    adds the summary columns (a rewrite), the second write failed: only the header was left.
+    Full writing sweep.json: written atomically, the previous plan stays (write_text truncated
+    it to nothing)."""
+    sweep = _sweep(tmp_path, '"drop_test.height_m" = [2.0, 4.0, 6.0]\n', seeds=1)
+    out = tmp_path / "out"
+    args = ["batch", str(sweep), "--workers", "2", "--quiet", "--no-plots", "--out", str(out)]
+    done = subprocess.run([*CLI, *args], cwd=tmp_path, env=ENV, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    before = {n: (out / n).read_bytes() for n in ("sweep.csv", "sweep.json")}
+    assert len(_rows(out / "sweep.csv")) == 3  # three heights, one seed
+    proc = _run_injected(patch, [*args, "--resume"], tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines() == ["skyswarm: error: No space left on device"], proc.stderr
+    assert {n: (out / n).read_bytes() for n in before} == before
+    assert not list(out.glob("*.tmp"))

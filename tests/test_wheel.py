@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,34 @@ def test_wheel_holds_one_namespace_and_the_package_data(installed) -> None:
     assert "hover.toml" in out[1] and "flocking_coverage.toml" in out[1]
     assert out[2] == "True True True"
     assert out[3] == "True"  # the installed copy, not the checkout
+
+
+def test_wheel_installs_nothing_at_top_level_but_skyswarm(installed) -> None:
+    bin_dir, _, _ = installed
+    (wheel,) = (bin_dir.parents[1] / "dist").glob("skyswarm-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names}
+    assert top == {"skyswarm", wheel.name.split("-py")[0] + ".dist-info"}, top
+    # tests, benchmarks, docs and build debris stay in the checkout
+    assert not [n for n in names if n.split("/")[1] in ("tests", "bench", "docs", "build")]
+    entry_points = zipfile.ZipFile(wheel).read(f"{sorted(top)[1]}/entry_points.txt").decode()
+    assert "skyswarm = skyswarm.app.cli:main" in entry_points  # the console script
+
+
+def test_every_shipped_scenario_validates_from_the_wheel(installed) -> None:
+    """Validation opens every file a scenario names (airframes, meshes, height grids, plans):
+    a data file left out of the wheel's package data fails here."""
+    bin_dir, work, env = installed
+    code = (
+        "from skyswarm import load_scenario\n"
+        "from skyswarm.core.resources import shipped\n"
+        "names = sorted(shipped())\n"
+        "for name in names:\n"
+        "    load_scenario(name)\n"
+        "print(len(names))\n"
+    )
+    out = _run([str(bin_dir / "python"), "-c", code], cwd=work, env=env).stdout.split()
+    assert out == [str(len(list((ROOT / "configs").glob("*.toml"))))]
 
 
 def test_shipped_scenario_runs_by_name_from_any_directory(installed) -> None:

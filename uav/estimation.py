@@ -37,7 +37,6 @@ import numpy as np
 from skyswarm.core.geo import wrap_angle
 from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.uav.sensors import (
-    G,
     GaussMarkov,
     GpsModel,
     RandomWalk,
@@ -126,7 +125,10 @@ class SensorSuite:
             self.gyro_bias = RandomWalk((n, 3), i["gyro_bias_walk"], i["period_s"], rng)
             self.accel_bias = RandomWalk((n, 3), i["accel_bias_walk"], i["period_s"], rng)
         self.gyro = rate.copy()  # (N, 3) rad/s, the last gyro sample
-        self.specific_force = np.tile([0.0, 0.0, G], (n, 1))  # (N, 3) m/s^2 body, last sample
+        self.baro_altitude = pos[:, 2].copy()  # (N,) m, the last barometer sample
+        self.compass_yaw = euler[:, 2].copy()  # (N,) rad ENU, the last compass sample (unwrapped)
+        g = swarm.g  # m/s^2, the world's gravity: what the accelerometers feel at rest
+        self.specific_force = np.tile([0.0, 0.0, g], (n, 1))  # (N, 3) m/s^2 body, last sample
         self.attitude_noise: GaussMarkov | None = None
         if "attitude" in on:
             a = cfg["attitude"]
@@ -143,7 +145,7 @@ class SensorSuite:
                 self.euler[:, 2] = euler[:, 2]
         self.body_rate = rate.copy()
         self.scan: Scan | None = None
-        self._g = np.array([0.0, 0.0, G])
+        self._g = np.array([0.0, 0.0, g])
         self._compass_gain = (
             min(self.every["compass"] * dt / COMPASS_TAU_S, 1.0) if "compass" in on else 0.0
         )
@@ -213,6 +215,7 @@ class SensorSuite:
             if tick % every["compass"] == 0:
                 sigma = self.cfg["compass"]["sigma_rad"]
                 reading = euler[:, 2] + sigma * rng.standard_normal(n)
+                self.compass_yaw = reading
                 e[:, 2] += self._compass_gain * wrap_angle(reading - e[:, 2])
             e[:, 2] = wrap_angle(e[:, 2])
         elif self.attitude_noise is not None:
@@ -250,6 +253,7 @@ class SensorSuite:
             if tick % every["baro"] == 0:
                 sigma = self.cfg["baro"]["noise_sigma_m"]
                 h = pos[:, 2] + self.baro_bias.step() + sigma * rng.standard_normal(n)
+                self.baro_altitude = h
                 innovation = (h - self.position[:, 2])[:, None]
                 self._correct(
                     slice(2, 3), innovation, every["baro"] * dt, self.config.baro_crossover_rad_s

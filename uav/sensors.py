@@ -30,8 +30,6 @@ import numpy as np
 
 from skyswarm.core.schema import ConfigError, param, ticks_exact
 
-G = 9.81  # m/s^2, as the controller's
-
 
 # -- configuration ----------------------------------------------------------------------------
 @dataclass(frozen=True)

@@ -8,8 +8,11 @@ sequencer predicts after it (route.py, `build_route`), fly-by turns filleted; it
 a leg ends, when a condition changes (so a condition set at t changes the path at the next
 period), and on Goto / Skip / Resume or an emergency plan. Takeoff climbs in Position mode; the
 land leg descends at the airframe's land speed (GroundSpeedAndVertSpeed, as the agent's land()
-does, but checked by this period) and cuts the motors once still on the ground. Pause brakes to
-a Position hold. Cross-track error (horizontal, m) is sampled every period per leg.
+does, but checked by this period and steered back over the fix) and cuts the motors once still
+on the ground. A path that ends where the UAV must stop is flown once the UAV passes within
+ARRIVED_M of its end or stops there (not when it merely passes the end abeam, off the track).
+Pause brakes to a Position hold. Cross-track error (horizontal, m) is sampled every period per
+leg.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from skyswarm.uav.agents import AutonomousUavAgent
 STOP_DECEL_M_S2 = 1.5  # m/s^2, deceleration towards a point where the path stops
 LANDED_S = 0.5  # s stopped after descending: on the ground
 ARRIVED_M = 0.3  # m: a stopping point counts as reached; takeoff altitude tolerance
+LAND_CORRECT_M_S = 0.5  # m/s, largest horizontal correction while descending to land
 
 
 @dataclass(frozen=True)
@@ -190,8 +194,9 @@ class Executor:
                 return
             seg = self.path[self.idx]
             pr = seg.project(p)
-            if pr.s < seg.length - 1e-6:
-                break
+            stop_here = self.stop_at_end and self.idx == len(self.path) - 1
+            if pr.s < seg.length - 1e-6 or stop_here and not self._near_end(p):
+                break  # a stopping end passed abeam but not reached: `_command` brings it back
             self.idx += 1
             if self.idx >= len(self.path) or self.path[self.idx].leg != seg.leg:
                 if seg.leg == 0:
@@ -219,7 +224,7 @@ class Executor:
                 end = self.path[-1].point(self.path[-1].length)
                 self.agent.goto(float(end[0]), float(end[1]), float(end[2]), self.heading_deg)
                 v = self.agent.sensed_velocity
-                if math.hypot(v[0], v[1]) < 0.2:  # stopped at the end: the path is flown
+                if self._near_end(p) and math.hypot(v[0], v[1]) < 0.2:  # stopped there: flown
                     self.idx = len(self.path)
                 return
             speed = min(seg.speed, max(0.3, math.sqrt(2 * STOP_DECEL_M_S2 * remaining)))
@@ -230,6 +235,11 @@ class Executor:
         vx = math.cos(yaw) * ex + math.sin(yaw) * ey
         vy = -math.sin(yaw) * ex + math.cos(yaw) * ey
         self.agent.fly(vx, vy, pr.z, self.heading_deg)
+
+    def _near_end(self, p: np.ndarray) -> bool:
+        """Within ARRIVED_M (horizontally) of where the path ends."""
+        end = self.path[-1].point(self.path[-1].length)
+        return math.hypot(end[0] - p[0], end[1] - p[1]) < ARRIVED_M
 
     def _path_end(self, p: np.ndarray) -> None:
         """Past the last segment: the current leg (only it is left) ends."""
@@ -253,7 +263,7 @@ class Executor:
         if leg.kind == "land" and self.state == "fly":
             self.state = "landing"  # over the fix: descend; the leg ends on the ground
             self._touch = [False, 0.0]
-            self.agent.fly_velocity(0.0, 0.0, -self._land_speed())
+            self._descend()
             return
         self._close_record()
         self.leg_ends.append((self.clock(), leg.id, leg.kind, p.copy()))
@@ -280,9 +290,24 @@ class Executor:
     def _land_speed(self) -> float:
         return float(self.agent.swarm.config.control.land_speed_m_s)
 
+    def _descend(self) -> None:
+        """GroundSpeedAndVertSpeed: down at the land speed, drift towards the fix corrected."""
+        p, fix = self._position(), self.shapes.fix(self._leg())
+        kp = float(self.agent.swarm.config.control.position.kp)
+        ex, ey = kp * (fix[0] - p[0]), kp * (fix[1] - p[1])
+        scale = min(1.0, LAND_CORRECT_M_S / max(math.hypot(ex, ey), 1e-9))
+        ex, ey = ex * scale, ey * scale
+        yaw = self.agent.sensed_yaw
+        vx = math.cos(yaw) * ex + math.sin(yaw) * ey
+        vy = -math.sin(yaw) * ex + math.cos(yaw) * ey
+        self.agent.fly_velocity(vx, vy, -self._land_speed())
+
     def _landing(self) -> None:
         """Descend at the airframe's land speed (as the agent's land() does, but run by this
-        period); stopped for `LANDED_S` after descending: on the ground, motors off."""
+        period) over the land fix (horizontal drift steered back at the position gain, at most
+        `LAND_CORRECT_M_S`); stopped for `LANDED_S` after descending: on the ground, motors
+        off."""
+        self._descend()
         vz = float(self.agent.sensed_velocity[2])
         self._touch[0] = self._touch[0] or vz < -0.5 * self._land_speed()
         still = self._touch[0] and abs(vz) < 0.05

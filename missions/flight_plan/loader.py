@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 class FlightPlanConfig:
     plan: str = param("", "plan file every UAV flies, relative to the scenario")
     plans: tuple[str, ...] = param((), "one plan file per UAV, in agent order (instead of plan)")
+    group_sizes: tuple[int, ...] = param(
+        (), "with plans: UAVs flying each plan, in agent order (groups); empty: one each", ge=1
+    )
     inline: Any = param(None, "a plan written in the scenario: the [flight_plan.inline] table")
     period_s: float = param(0.05, "executor period, s", gt=0.0, period=True)
     window: int = param(3, "legs resolved ahead of the autopilot, current one included", ge=1)
@@ -40,17 +43,32 @@ class FlightPlanConfig:
             raise ConfigError(
                 file, path, given, "exactly one of plan, plans, inline (the plan to fly)"
             )
+        if self.group_sizes and len(self.group_sizes) != len(self.plans):
+            raise ConfigError(
+                file,
+                f"{path}.group_sizes",
+                list(self.group_sizes),
+                f"one size per file in plans ({len(self.plans)})",
+            )
 
 
 def load_plans(scenario: ScenarioConfig, n_agents: int) -> list[tuple[Plan, str]]:
-    """(plan, file it came from) for each of `n_agents` UAVs, localised and fully checked."""
+    """(plan, file it came from) for each of `n_agents` UAVs, localised and fully checked;
+    with `group_sizes`, the first group_sizes[0] agents fly plans[0], the next plans[1], ..."""
     cfg: FlightPlanConfig = scenario.section("flight_plan")
     base = scenario.base_dir
     if cfg.inline is not None:
         one = [(parse_plan(cfg.inline, "flight_plan.inline", scenario.file), scenario.file)]
     else:
         names = [cfg.plan] if cfg.plan else list(cfg.plans)
-        if cfg.plans and len(cfg.plans) not in (1, n_agents):
+        if cfg.group_sizes and sum(cfg.group_sizes) != n_agents:
+            raise ConfigError(
+                scenario.file,
+                "flight_plan.group_sizes",
+                list(cfg.group_sizes),
+                f"sizes adding up to the {n_agents} agents",
+            )
+        if cfg.plans and not cfg.group_sizes and len(cfg.plans) not in (1, n_agents):
             raise ConfigError(
                 scenario.file,
                 "flight_plan.plans",
@@ -72,6 +90,8 @@ def load_plans(scenario: ScenarioConfig, n_agents: int) -> list[tuple[Plan, str]
         rf_checks(plan, key, file)
         check_flight(plan, cfg, uav, scenario, key, file)
         out.append((plan, file))
+    if cfg.group_sizes:
+        return [item for item, size in zip(out, cfg.group_sizes) for _ in range(size)]
     return out * n_agents if len(out) == 1 else out
 
 

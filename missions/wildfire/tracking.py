@@ -1,8 +1,8 @@
 """Fire tracking: a swarm of thermal-camera UAVs finds a wildfire, shares out its front, follows
 it and keeps a base station's perimeter map fresh.
 
-The fire (missions/wildfire/fire.py) burns on its grid every `fire.step_s` from the run's
-environment stream, in the wind of the scenario's [wind] section; the cameras
+The fire (missions/wildfire/fire.py, installed by environment.py) burns on its grid every
+`fire.step_s` from the run's environment stream, in the swarm's live mean wind; the cameras
 (missions/wildfire/thermal.py) miss cells from the sensors stream. The UAVs
 (missions/wildfire/agents.py) search, then follow the segment the base station
 (missions/wildfire/base.py) assigns them, and report every frame by radio; a scenario event
@@ -30,7 +30,8 @@ from skyswarm.core.mission import Mission
 from skyswarm.core.schema import ConfigError, param
 from skyswarm.missions.wildfire.agents import FireContext, FireUav, TrackingConfig
 from skyswarm.missions.wildfire.base import Assignment, FireMap, FireReport, plan_arcs
-from skyswarm.missions.wildfire.fire import FireConfig, FireGrid, load_heightmap
+from skyswarm.missions.wildfire.environment import FireEnvironment, Spot
+from skyswarm.missions.wildfire.fire import FireConfig, load_heightmap
 from skyswarm.missions.wildfire.thermal import ThermalConfig, in_view
 from skyswarm.missions.wildfire.views import fire_overlays, save_record
 from skyswarm.uav.config import UavSection
@@ -43,17 +44,6 @@ class IgniteAction:
 
     center: tuple[float, float] = param(doc="(x, y) centre, m, ENU", length=2)
     size: tuple[float, float] = param((0.0, 0.0), "(width, height) m; 0 x 0: one cell", ge=0.0)
-
-
-@dataclass
-class Spot:
-    """An ignition (number `source` of the grid) and when the base station first knew one of
-    the cells burning from it."""
-
-    at_s: float
-    center: tuple[float, float]
-    source: int
-    detected_s: float | None = None
 
 
 class FireTracking(Mission):
@@ -94,8 +84,9 @@ class FireTracking(Mission):
         self.cfg: TrackingConfig = cfg.section("tracking")
         thermal: ThermalConfig = cfg.section("thermal")
         self.thermal = thermal
-        elevation = load_heightmap(self.fire_cfg, cfg.base_dir, cfg.file, cfg.world)
-        self.grid = FireGrid(self.fire_cfg, self.sim.rng.environment.spawn(1)[0], elevation)
+        self.fire = FireEnvironment(self.sim, cfg)
+        self.grid = self.fire.grid
+        self.fire.on_ignite = self._on_ignite
         self.swarm = Swarm.from_scenario(self.sim, cfg, FireUav)
         self.uavs: list[FireUav] = list(self.swarm.agents)  # type: ignore[arg-type]
         self.station: BaseStation = list(self.sim.dispatcher.base_stations)[0]
@@ -114,13 +105,10 @@ class FireTracking(Mission):
         self.heard: dict[int, float] = {}
         self.reported_xy: dict[int, np.ndarray] = {}
         self.rebalances: list[tuple[float, str, int]] = []
-        self.spots: list[Spot] = []
-        self.pending = sorted(self.fire_cfg.ignitions, key=lambda g: g.at_s)
         self.lost: list[int] = []
         self.detected_s: float | None = None
         self._init_metrics()
-        self._ignite_due()
-        self.sim.every(self.fire_cfg.step_s, self._fire_step, self.fire_cfg.step_s, name="fire")
+        self.fire.start(self._wind_xy)
         self.station.every(self.cfg.poll_period_s, self._poll, name="fire map")
         self.sim.every(self.cfg.metrics_period_s, self._measure, name="fire metrics")
         self.sim.add_death_listener(self._on_death)
@@ -141,28 +129,17 @@ class FireTracking(Mission):
         wind = self.config.wind
         return wind.direction[:2] * wind.speed_m_s if wind.enabled else np.zeros(2)
 
-    def _ignite_due(self) -> None:
-        now = self.sim.time_s
-        while self.pending and self.pending[0].at_s <= now + 1e-9:
-            g = self.pending.pop(0)
-            self.ignite(g.center, g.size)
+    @property
+    def spots(self) -> list[Spot]:
+        """Every ignition, with when the base station first knew of it (the delay metric)."""
+        return self.fire.spots
 
-    def ignite(self, center: tuple[float, float], size: tuple[float, float]) -> int:
-        """Set the cells of a rectangle burning now; registers a spot for the delay metric."""
-        source = self.grid.ignitions
-        n = self.grid.ignite_at(self.grid.rect_mask(center, size), self.sim.time_s)
-        self.spots.append(Spot(self.sim.time_s, (float(center[0]), float(center[1])), source))
+    def _on_ignite(self, n: int, center: tuple[float, float]) -> None:
         self._log("ignite", -1, f"{n} cells at ({center[0]:.0f}, {center[1]:.0f})")
-        return n
-
-    def _fire_step(self) -> None:
-        self.grid.set_wind(self._wind_xy())
-        self.grid.step(self.sim.time_s)
-        self._ignite_due()
 
     def on_event(self, action: str, params: Any, targets: list[int]) -> None:
         if action == "ignite":
-            self.ignite(params.center, params.size)
+            self.fire.ignite(params.center, params.size)
 
     # -- base station -----------------------------------------------------------------------
     def _poll(self) -> None:

@@ -1,10 +1,12 @@
 """What the views and plots show of a fire: overlay arrays and the `fire.npz` record.
 
 Overlays (gui/overlays.py's plain-data channel, recorded by core/timeline.py for replay): the
-grid outline, burning cells (red) and burnt cells (near black) as quads at the terrain height
-(runs of equal cells along a row merged into one quad), and the base station's known perimeter
-(yellow segments along the edges between known-burnt and not-known-burnt burnable cells).
-Unburnt cells are the ground itself.
+grid outline, burning cells (red) and burnt cells (near black) as quads just above the terrain
+(on flat ground, runs of equal cells along a row merged into one quad; on a slope, one quad per
+cell with its corners at the terrain height there, so the drawn terrain never hides part of it),
+and the base station's known perimeter (yellow segments along the edges between known-burnt and
+not-known-burnt burnable cells, ends at the corners' heights). Unburnt cells are the ground
+itself.
 
 `fire.npz` (written at teardown, read by `skyswarm plot`, app/plot.py): `origin` (2,) m,
 `cell_m`, `elevation` (ny, nx) m, `fuel` (ny, nx), `ignited_s` and `burnt_s` (ny, nx) s (NaN:
@@ -28,8 +30,35 @@ PERIMETER_RGBA = (1.0, 0.9, 0.1, 1.0)
 OUTLINE_RGBA = (0.7, 0.7, 0.7, 1.0)
 
 
+def corner_heights(grid: FireGrid) -> np.ndarray:
+    """(ny + 1, nx + 1) m: the elevation at the cell corners (corner (j, i) at origin +
+    (i, j) cell_m), the mean of the (up to 4) cell centres around it."""
+    e = np.pad(grid.elevation, 1, mode="edge")
+    return (e[:-1, :-1] + e[1:, :-1] + e[:-1, 1:] + e[1:, 1:]) / 4.0
+
+
+def cell_quads(grid: FireGrid, mask: np.ndarray, lift_m: float) -> np.ndarray:
+    """(M, 4, 3) one quad per True cell of `mask`, corners `lift_m` above the terrain, m."""
+    j, i = np.nonzero(mask)
+    z = corner_heights(grid) + lift_m
+    c, ox, oy = grid.cell_m, grid.origin[0], grid.origin[1]
+    x0, x1, y0, y1 = ox + i * c, ox + (i + 1) * c, oy + j * c, oy + (j + 1) * c
+    return np.stack(
+        [
+            np.stack([x0, y0, z[j, i]], 1),
+            np.stack([x1, y0, z[j, i + 1]], 1),
+            np.stack([x1, y1, z[j + 1, i + 1]], 1),
+            np.stack([x0, y1, z[j + 1, i]], 1),
+        ],
+        axis=1,
+    ).reshape(-1, 4, 3)
+
+
 def run_quads(grid: FireGrid, mask: np.ndarray, lift_m: float) -> np.ndarray:
-    """(M, 4, 3) quads covering the True cells of `mask`, one per run along a row, m."""
+    """(M, 4, 3) quads covering the True cells of `mask`, m: on flat ground one per run along a
+    row; on a slope one per cell (`cell_quads`)."""
+    if np.ptp(grid.elevation) > 0.0:
+        return cell_quads(grid, mask, lift_m)
     padded = np.zeros((mask.shape[0], mask.shape[1] + 2), dtype=np.int8)
     padded[:, 1:-1] = mask
     d = np.diff(padded, axis=1)
@@ -59,24 +88,22 @@ def perimeter_segments(grid: FireGrid, known: np.ndarray, lift_m: float) -> np.n
     """(M, 2, 3): cell edges between `known` cells and burnable cells outside it, m."""
     burnable = grid.fuel > 0.0
     c, ox, oy = grid.cell_m, grid.origin[0], grid.origin[1]
+    zc = corner_heights(grid) + lift_m
     segs = []
-    # east/west edges: between (j, i) and (j, i + 1)
+    # east/west edges: between (j, i) and (j, i + 1), from corner (j, i + 1) to (j + 1, i + 1)
     a, b = known[:, :-1], known[:, 1:]
     for mask in ((a & ~b & burnable[:, 1:]), (b & ~a & burnable[:, :-1])):
         j, i = np.nonzero(mask)
         x = ox + (i + 1) * c
-        z = grid.elevation[j, i] + lift_m
-        segs.append(
-            np.stack([np.stack([x, oy + j * c, z], 1), np.stack([x, oy + (j + 1) * c, z], 1)], 1)
-        )
+        p0 = np.stack([x, oy + j * c, zc[j, i + 1]], 1)
+        segs.append(np.stack([p0, np.stack([x, oy + (j + 1) * c, zc[j + 1, i + 1]], 1)], 1))
+    # north/south edges: between (j, i) and (j + 1, i), from corner (j + 1, i) to (j + 1, i + 1)
     a, b = known[:-1, :], known[1:, :]
     for mask in ((a & ~b & burnable[1:, :]), (b & ~a & burnable[:-1, :])):
         j, i = np.nonzero(mask)
         y = oy + (j + 1) * c
-        z = grid.elevation[j, i] + lift_m
-        segs.append(
-            np.stack([np.stack([ox + i * c, y, z], 1), np.stack([ox + (i + 1) * c, y, z], 1)], 1)
-        )
+        p0 = np.stack([ox + i * c, y, zc[j + 1, i]], 1)
+        segs.append(np.stack([p0, np.stack([ox + (i + 1) * c, y, zc[j + 1, i + 1]], 1)], 1))
     return np.concatenate(segs) if segs else np.zeros((0, 2, 3))
 
 

@@ -144,8 +144,9 @@ def test_separating_axis_test_on_two_boxes_by_hand() -> None:
 def test_torque_free_tumbling_keeps_angular_momentum() -> None:
     # The quadrotor's inertia spun about a general axis: |L| is an invariant; the fast
     # integrator rotates L in the body frame exactly, so |L| holds to rounding over 10 s.
-    # Rotational energy is not exactly conserved by the scheme: its drift is asserted below
-    # the 0.1 % measured at 2.5 ms (stated in docs/architecture.md).
+    # Rotational energy is not exactly conserved by the scheme: measured at 2.5 ms, its drift
+    # is 1.7e-6 (relative) over these 10 s, asserted below 1e-5 (stated in README, Physics
+    # backends).
     w = make_world("fast", DT, 0.0)
     inertia = np.array([0.0123, 0.0150, 0.0224])
     (s,) = w.add_bodies(BOX, 1.2, [(0, 0, 0)], inertia=inertia)
@@ -165,7 +166,7 @@ def test_torque_free_tumbling_keeps_angular_momentum() -> None:
         worst_l = max(worst_l, abs(np.linalg.norm(mom) / np.linalg.norm(l0) - 1))
         worst_e = max(worst_e, abs(e / e0 - 1))
     assert worst_l < 1e-12  # far inside the 0.5 % asked for
-    assert worst_e < 1e-3
+    assert worst_e < 1e-5
     # the direction of L in the world drifts by O(dt) only: within 1 degree over 10 s
     cos = mom @ l0 / (np.linalg.norm(mom) * np.linalg.norm(l0))
     assert np.degrees(np.arccos(min(1.0, cos))) < 1.0

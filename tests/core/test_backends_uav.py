@@ -207,3 +207,55 @@ def test_fast_backend_batch_runs_are_bit_identical_with_one_or_two_workers(tmp_p
         digests.append({p.parent.name: hashlib.md5(p.read_bytes()).hexdigest() for p in runs})
     assert digests[0] == digests[1]
     assert len(set(digests[0].values())) == 4  # four runs (seeded turbulence), not one copied
+
+
+def test_faults_recorder_gui_session_and_replay_work_unchanged_on_the_fast_backend(tmp_path):
+    # Nine boids on the fast engine with physical propeller failures (2,000 per flight hour: a
+    # few fail in the first second and fall 10 m): the fault plays out and the collision
+    # monitor ends it on impact, as on Bullet; a run stepped by the GUI's paced session records
+    # the headless run's bytes; the live view shows the world's poses; the replay of the
+    # recording ends at the final state and renders offscreen.
+    from skyswarm.gui.replay import ReplaySource, export_video
+    from skyswarm.gui.scene import LiveSource
+    from skyswarm.gui.session import SimSession
+
+    over = [
+        "simulation.physics=fast",
+        "simulation.duration_s=4.0",
+        "agents.count=9",
+        "faults.mode=physical",
+        "uav.fault_rates.propeller_failure=2000",
+    ]
+    scenario = load_scenario(CONFIGS / "boids.toml", over)
+    head = Simulator.from_scenario(scenario, tmp_path / "headless")
+    head.run()
+    head.finish()
+    head.close()
+    causes = [d.cause for d in head.deaths]
+    assert 1 <= len(causes) < 9  # some fail (seed 1: 5), not all
+    assert all(
+        c.startswith("crash: into ground at") and "(after propeller failure" in c for c in causes
+    )
+
+    sim = Simulator.from_scenario(scenario, tmp_path / "viewed")
+    session, live = SimSession(sim, speed=4.0), LiveSource(sim)
+    rng = np.random.default_rng(0)
+    while not session.finished:
+        session.advance(float(rng.uniform(0.001, 0.05)), budget_s=10.0)
+        frame = live.frame()
+        slots = [a.slot for a in live.agents]
+        np.testing.assert_array_equal(frame.positions, sim.world.state.position[slots])
+    assert session.reason == "duration" and sim.world.tick == 1600
+    assert [a.alive for a in live.agents] == frame.alive.tolist()
+    final = sim.world.state.position[[a.slot for a in sim.physical_agents if a.alive]]
+    sim.finish()
+    sim.close()
+    a = (tmp_path / "headless" / "trajectory.bin").read_bytes()
+    assert len(a) > 0 and a == (tmp_path / "viewed" / "trajectory.bin").read_bytes()
+
+    replay = ReplaySource(tmp_path / "headless")
+    assert replay.duration_s == pytest.approx(4.0)
+    last = replay.frame_at(4.0)
+    np.testing.assert_array_equal(last.positions[last.alive], final)  # the dead are not shown
+    n = export_video(tmp_path / "headless", None, tmp_path / "frames", fps=2, size=(160, 120))
+    assert n == 8 and len(list((tmp_path / "frames").glob("*.png"))) == 8

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import binom
 
 from skyswarm.core.beacons import FIELDS, BeaconNet
-from skyswarm.core.channels import ChannelConfig, RayleighLoss
+from skyswarm.core.channels import LOSS_MODELS, ChannelConfig
 from tests.core.test_comms import make_sim, static_agents, steps
 
 TICK = 0.0025
@@ -37,13 +37,15 @@ def fates_add_up(t: dict[str, int]) -> bool:
 DIST = (0.0, 10.0, 25.0, 40.0, 55.0, 70.0, 85.0, 100.0)  # m from the sender; 100 m = the range
 
 
-def test_delivered_fraction_vs_distance_within_the_binomial_99_interval() -> None:
-    # Rayleigh loss, 10 % at 0 m, half of the rest lost at 40 m, n = 2, range 100 m: receivers
-    # at each distance (one just beyond range), 4,000 beacon rounds of 1 tick. The receivers
-    # are spread around the sender (not in line) and 1 km apart from each other.
+@pytest.mark.parametrize("loss_model", ["rayleigh", "constant"])
+def test_delivered_fraction_vs_distance_within_the_binomial_99_interval(loss_model: str) -> None:
+    # Rayleigh loss, 10 % at 0 m, half of the rest lost at 40 m, n = 2, range 100 m (constant:
+    # 10 % at every distance in range): receivers at each distance (one just beyond range),
+    # 4,000 beacon rounds of 1 tick. The receivers are spread around the sender (not in line)
+    # and 1 km apart from each other.
     radio = {
         "loss": 0.1,
-        "loss_model": "rayleigh",
+        "loss_model": loss_model,
         "half_loss_distance_m": 40.0,
         "range_m": 100.0,
         "latency_s": 0.0,
@@ -60,7 +62,9 @@ def test_delivered_fraction_vs_distance_within_the_binomial_99_interval() -> Non
     steps(sim, rounds + 2)
     log = net.delivery_log()
     frames = rounds + 1  # sent at ticks 0 .. rounds + 1, each due 1 tick later
-    model = RayleighLoss(ChannelConfig(**radio))
+    model = LOSS_MODELS[loss_model](ChannelConfig(**radio))
+    # at 40 m: 1 - 0.9 * 0.5 lost with Rayleigh, the 10 % with constant loss
+    assert model.probability_one(40.0) == pytest.approx(0.55 if loss_model == "rayleigh" else 0.1)
     got = np.bincount(log[log[:, 2] == 0, 3], minlength=len(pos))
     for k, dk in enumerate(dist, start=1):
         if dk > 100.0:

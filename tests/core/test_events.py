@@ -10,6 +10,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import ROOT
 
@@ -199,3 +200,36 @@ def test_a_mission_action_moves_a_waypoint() -> None:
     with pytest.raises(ConfigError) as err:
         scenario([dict(move, index=5)], (), WAYPOINTS)
     assert err.value.key == "events[0].index"
+
+
+def test_a_viewed_run_fires_the_same_events_as_a_headless_one(tmp_path: Path) -> None:
+    """The GUI steps the run through `SimSession` (paced by the wall clock, paused and resumed
+    at will); events fire at their tick inside the simulator's step, so the viewed run records
+    the same trajectory bytes and the same events.csv as `Simulator.run`."""
+    from skyswarm.gui.session import SimSession  # no GL: the session is plain Python
+
+    events = [
+        {"at_s": 0.5, "action": "kill", "target": "random"},  # drawn from the mission stream
+        {"at_s": 0.75, "action": "motor_fault", "target": "all", "motor": 1},
+    ]
+    sc = scenario(events, ("simulation.duration_s=1.5",))
+    head = Simulator.from_scenario(sc, tmp_path / "headless")
+    head.run()
+    fired = head.finish()["events"]
+    head.close()
+    sim = Simulator.from_scenario(sc, tmp_path / "viewed")
+    session = SimSession(sim, speed=3.0)
+    rng = np.random.default_rng(0)
+    while not session.finished:
+        session.advance(float(rng.uniform(0.001, 0.05)), budget_s=10.0)
+        if rng.random() < 0.1:
+            session.start_or_pause()  # pauses and resumes at random
+    assert sim.world.tick == 600  # 1.5 s of 2.5 ms ticks
+    assert sim.finish()["events"] == fired and len(fired) == 2 and len(fired[0]["targets"]) == 1
+    sim.close()
+    for name in ("trajectory.bin", "events.csv"):
+        a = (tmp_path / "headless" / name).read_bytes()
+        b = (tmp_path / "viewed" / name).read_bytes()
+        assert len(a) > 0 and a == b, name
+    rows = (tmp_path / "viewed" / "events.csv").read_text(encoding="utf-8")
+    assert rows.count(",event,") == 2 and "motor_fault" in rows

@@ -4,10 +4,13 @@ p < 1 against its binomial law, wind and slope factors, fuel breaks, moisture, d
 from __future__ import annotations
 
 import math
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
+from skyswarm.core.mission import Mission
+from skyswarm.missions.wildfire.environment import FireEnvironment
 from skyswarm.missions.wildfire.fire import (
     BURNING,
     BURNT,
@@ -160,15 +163,21 @@ def test_hill_scenario_front_runs_downwind_and_upslope():
     # configs/wildfire_hill.toml: a west wind of 5 m/s and a hill east of the ignition; over
     # 9 steps (the 270 s the run lasts) the fire runs east several times farther than it backs
     # west into the wind. Mean over 10 seeds; measured: east 42.5 m (at most one 5 m cell a step:
-    # 45 m), west 3 m.
+    # 45 m), west 3.5 m.
     from skyswarm.core.config import load_scenario
     from skyswarm.core.resources import CONFIGS_DIR
     from skyswarm.missions.wildfire.fire import load_heightmap
 
     sc = load_scenario(CONFIGS_DIR / "wildfire_hill.toml")
     cfg = sc.section("fire")
-    elevation = load_heightmap(cfg, sc.base_dir)
+    elevation = load_heightmap(cfg, sc.base_dir, sc.file, sc.world)  # the terrain mesh
     assert elevation.max() == pytest.approx(25.0, abs=0.3)  # the shipped 25 m hill
+    # the mesh (the hill every 10 m) read under the cell centres: within 5 cm of the heightmap
+    # it was made from, resampled bilinearly (measured 0.039 m at most)
+    from dataclasses import replace
+
+    npy = load_heightmap(replace(cfg, elevation="fire_hill.npy"), sc.base_dir)
+    assert np.max(np.abs(elevation - npy)) < 0.05
     east, west = [], []
     for seed in range(10):
         g = FireGrid(cfg, np.random.default_rng(seed), elevation)
@@ -197,3 +206,62 @@ def test_elevation_from_the_scenario_terrain_height_grid(tmp_path):
     assert np.allclose(el, np.tile(0.5 * (np.arange(6) * 5.0 + 2.5), (6, 1)))
     with pytest.raises(ConfigError, match="fire.elevation"):
         load_heightmap(cfg, tmp_path, "s.toml", WorldConfig())
+
+
+class FireWatch(Mission):
+    """The smallest mission with a fire: it declares [fire] and installs the environment."""
+
+    sections: ClassVar[dict[str, Any]] = {"fire": FireConfig}
+    min_agents = 0  # a fire and nothing else
+
+    def setup(self) -> None:
+        self.fire = FireEnvironment(self.sim, self.config)
+        self.fire.start()
+
+
+def test_any_mission_can_install_the_fire_environment(tmp_path):
+    # a 21 x 21 grid of 1 m cells stepped every 1 s (10 steps in 10.5 s) in a 4 m/s west wind
+    # (the scenario's [wind]), p0 = 1: downwind p = min(1, exp(4 c1)) = 1, so the head moves
+    # exactly one cell east per step and reaches the east edge (10 cells) at the 10th step,
+    # t = 10 s; a second ignition is lit at its time, 3 s, as ignition number 1
+    (tmp_path / "s.toml").write_text(
+        "[simulation]\ntick_s = 0.0025\nduration_s = 10.5\n"
+        '[mission]\ntype = "test_fire_grid:FireWatch"\n'
+        "[wind]\nenabled = true\nspeed_m_s = 4.0\nfrom_deg = 270.0\n"
+        "[fire]\nsize = [21.0, 21.0]\ncell_m = 1.0\nstep_s = 1.0\nneighbourhood = 4\n"
+        "p_spread = 1.0\nburn_steps = 1\n"
+        "[[fire.ignitions]]\ncenter = [10.5, 10.5]\n"
+        "[[fire.ignitions]]\ncenter = [2.5, 2.5]\nat_s = 3.0\n"
+    )
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+
+    sim = Simulator.from_scenario(load_scenario(tmp_path / "s.toml"))
+    sim.run()
+    fire = sim.mission.fire
+    g = fire.grid
+    assert g.steps == 10 and np.allclose(g.wind, [4.0, 0.0])
+    assert [(s.at_s, s.source) for s in fire.spots] == [(0.0, 0), (3.0, 1)]
+    assert g.ignited_s[10, 20] == 10.0 and np.isnan(g.ignited_s[10, 0])  # east edge, not west
+    assert g.ignited_s[10, 15] == 5.0 and g.ignited_s[2, 2] == 3.0
+    lit = g.ignited_s[np.isfinite(g.ignited_s)]
+    assert np.array_equal(lit, np.round(lit))  # only on the fire's clock: whole seconds
+
+
+def test_overlays_lie_on_a_sloped_terrain_and_merge_runs_on_flat_ground():
+    # a plane rising 0.2 m per m eastwards (1 m per 5 m cell): away from the grid's border, the
+    # mean of the 4 cell centres around a corner is the plane there, so every quad corner and
+    # perimeter end lies exactly its lift above the plane (the drawn terrain hides none of it)
+    from skyswarm.missions.wildfire.views import perimeter_segments, run_quads
+
+    g = _grid(size=(25.0, 25.0), cell_m=5.0)
+    mask = np.zeros(g.shape, dtype=bool)
+    mask[2, 1:4] = True  # one run of 3 cells, none on the border
+    assert len(run_quads(g, mask, 0.1)) == 1  # flat: the run is one quad
+    g.elevation = np.tile(0.2 * (np.arange(5) * 5.0 + 2.5), (5, 1))
+    quads = run_quads(g, mask, 0.1).reshape(-1, 3)
+    assert len(quads) == 3 * 4  # sloped: one quad per cell
+    assert np.allclose(quads[:, 2], 0.2 * quads[:, 0] + 0.1)
+    ends = perimeter_segments(g, mask, 0.3).reshape(-1, 3)
+    assert len(ends) == 8 * 2  # 3 north + 3 south + 1 west + 1 east edges
+    assert np.allclose(ends[:, 2], 0.2 * ends[:, 0] + 0.3)

@@ -257,6 +257,20 @@ CASES: dict[str, tuple[str | None, str, str, int, str]] = {
         3,
         "flight_plan.plans",
     ),
+    "group sizes not adding up to the agents": (
+        plan('{kind = "TF", to = [5.0, 0.0]}'),
+        "",
+        'plans = ["plan.toml", "plan.toml"]\ngroup_sizes = [1, 1]',
+        3,
+        "adding up to the 3 agents",
+    ),
+    "group sizes without one per plan file": (
+        plan('{kind = "TF", to = [5.0, 0.0]}'),
+        "",
+        'plans = ["plan.toml", "plan.toml"]\ngroup_sizes = [3]',
+        3,
+        "one size per file in plans (2)",
+    ),
     "two plan sources": (
         plan('{kind = "TF", to = [5.0, 0.0]}'),
         "",

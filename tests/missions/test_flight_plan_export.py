@@ -62,3 +62,22 @@ def test_geographic_fixes_are_placed_in_the_local_frame(tmp_path: Path) -> None:
     assert np.allclose(legs[0].to, (20.0, 10.0, 12.0), atol=1e-6)  # with altitude: z too
     assert np.allclose(legs[1].to, (20.0, 10.0), atol=1e-6)
     assert np.allclose(legs[1].center, (0.0, 30.0), atol=1e-6)
+
+
+def test_replay_timeline_holds_the_plan_overlay(tmp_path: Path) -> None:
+    """The replay draws what the live view drew: the timeline's overlay samples (every 0.5 s)
+    hold each UAV's planned path, here TF a from the takeoff point via (20, 0) to (20, 15)."""
+    from skyswarm.core.timeline import read_timeline
+
+    plan = legs_plan(
+        '{kind = "TF", id = "a", to = [20.0, 0.0]},\n{kind = "TF", id = "b", to = [20.0, 15.0]},'
+    )
+    f = fly(tmp_path, plan, 6.0)
+    samples = read_timeline(f.dir)
+    assert len(samples) >= 10  # 6 s at 2 Hz
+    later = [s for s in samples if s["overlays"]]
+    (ov,) = later[-1]["overlays"]  # one UAV, one path
+    assert ov["kind"] == "segments" and ov["data"].shape[1:] == (2, 3)
+    pts = ov["data"].reshape(-1, 3)
+    assert np.min(np.hypot(pts[:, 0] - 20.0, pts[:, 1] - 15.0)) < 1e-3  # reaches b's fix
+    assert np.allclose(ov["color"], (0.2, 0.9, 1.0, 0.9), atol=1e-6)  # not an emergency

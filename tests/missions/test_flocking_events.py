@@ -17,9 +17,7 @@ CONFIG = ROOT / "configs" / "flocking_coverage.toml"
 KILL_S = 40.0
 TIMEOUT_S = 2.0  # flocking.timeout_s of the shipped config
 BEHAVIOUR_S = 0.1  # flocking.behaviour_period_s
-# The leader's last beacon leaves at the kill tick and is heard after the radio's latency plus
-# jitter (5 ms + up to 2.5 ms): members start counting the timeout from then.
-RADIO_DELAY_S = 0.0075
+TICK_S = 0.0025  # simulation.tick_s: member k's behaviour runs k - 1 ticks into each period
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +44,14 @@ def test_new_leader_within_timeout_plus_one_behaviour_period(leader_killed) -> N
     took_over = [t for t in took_over if t > KILL_S]
     assert took_over, "nobody took over"
     delay = took_over[0] - KILL_S
-    assert TIMEOUT_S < delay <= TIMEOUT_S + BEHAVIOUR_S + RADIO_DELAY_S + 1e-9
+    # Agent 2, the lowest survivor, last heard the leader at its behaviour tick 40.0025 s (the
+    # beacon sent at 39.9 s: none leaves at the kill tick) and counts the silence from then; its
+    # first behaviour tick with more than the timeout of silence comes one behaviour period
+    # later: it leads at 42.1025 s, timeout + one behaviour period after it last heard the
+    # leader, plus its one-tick phase after the kill.
+    last_heard = KILL_S + TICK_S
+    assert took_over[0] - last_heard == pytest.approx(TIMEOUT_S + BEHAVIOUR_S)
+    assert TIMEOUT_S < delay <= TIMEOUT_S + BEHAVIOUR_S + TICK_S + 1e-9
     changes = summary["metrics"]["leader_changes"]
     assert changes[0] == [0.0, 1] and changes[1][1] == 2  # the lowest surviving id
     assert summary["metrics"]["leaders_over_time"][-1][1] == [2]

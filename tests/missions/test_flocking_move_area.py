@@ -4,12 +4,13 @@ configs/flocking_move_area.toml: four UAVs sweep a 26 m x 30 m area (x 7..33 m, 
 south); at 30 s the event moves it 13 m east (x 20..46 m). The flock has swept its first lane
 (x ~7..20 m) and part of the second, so the base station's coverage drops from what it knew of
 the old rectangle to the part of the new one lying on seen ground, and the leader re-plans lanes
-over the new rectangle's unseen cells, east of anything flown before.
+over the new rectangle's unseen cells (the moved half reaches east of anything flown before).
 """
 
 from __future__ import annotations
 
 import csv
+from typing import Any
 
 import numpy as np
 import pytest
@@ -27,12 +28,30 @@ NEW_EAST_EDGE_M = 46.0  # x of the moved area's east edge: 33 + 26 / 2
 OLD_EAST_EDGE_M = 33.0
 
 
+BEHAVIOUR_S = 0.1  # flocking.behaviour_period_s (default)
+
+
+def _leader_plan(sim: Simulator) -> tuple[Any, ...]:
+    lead = next(u for u in sim.mission.uavs if u.leader is not None)
+    return lead.id, lead.leader.plan, lead.known[0].copy()
+
+
 @pytest.fixture(scope="module")
 def moved(tmp_path_factory):
+    """The whole run, paused one behaviour period either side of the move to read the leader's
+    plan (stopping and resuming a run changes nothing in it): (results, summary, plans), plans
+    "before" / "after" holding (leader id, its plan, its knowledge of the area) and "area" the
+    moved area."""
     out = tmp_path_factory.mktemp("move_area")
     sim = Simulator.from_scenario(load_scenario(CONFIG), results_dir=out)
+    plans: dict[str, Any] = {}
+    sim.run(until_s=MOVE_S - BEHAVIOUR_S)
+    plans["before"] = _leader_plan(sim)
+    sim.run(until_s=MOVE_S + BEHAVIOUR_S)
+    plans["after"] = _leader_plan(sim)
+    plans["area"] = sim.mission.areas[0]
     sim.run()
-    return out, sim.finish()
+    return out, sim.finish(), plans
 
 
 def _coverage_series(out) -> list[tuple[float, float]]:
@@ -41,7 +60,7 @@ def _coverage_series(out) -> list[tuple[float, float]]:
 
 
 def test_the_event_is_recorded(moved) -> None:
-    out, summary = moved
+    out, summary, _ = moved
     assert summary["events"] == [
         {"time_s": MOVE_S, "action": "move_area", "targets": [], "area": 1, "center": [33.0, 35.0]}
     ]
@@ -50,7 +69,7 @@ def test_the_event_is_recorded(moved) -> None:
 
 
 def test_coverage_carried_over_then_the_moved_area_reaches_the_target(moved) -> None:
-    out, summary = moved
+    out, summary, _ = moved
     series = _coverage_series(out)
     before = max(c for t, c in series if t < MOVE_S)
     after = next(c for t, c in series if t >= MOVE_S)
@@ -65,11 +84,38 @@ def test_coverage_carried_over_then_the_moved_area_reaches_the_target(moved) -> 
     assert summary["deaths_by_cause"] == {}
 
 
+def test_the_leader_replans_the_unseen_cells_at_the_move(moved) -> None:
+    """The leader drops the rest of its old plan at the move and plans lanes over what its own
+    knowledge misses of the moved area. Without the re-plan (Leader.area_moved a no-op) the run
+    ends the same (99 % at 62.1 s: the old lanes are in area coordinates and move with it, and
+    re-scouting sweeps the rest), so only the plan itself tells a re-plan from luck: then the
+    leader is still on lane 1 of its first plan, sweeping."""
+    _, _, plans = moved
+    lead, before, _ = plans["before"]
+    again, after, known = plans["after"]
+    area = plans["area"]
+    assert lead == again == 1  # nobody died: agent 1 leads throughout
+    assert (before.stage, before.lane) == ("sweep", 1)  # seed 1: on the second of two lanes
+    assert (after.stage, after.lane) == ("cross", 0) and after.lanes != before.lanes
+    assert after.stage_since_s == pytest.approx(MOVE_S)  # re-planned at the event's tick
+    half = after.swath_m / 2
+    u = area.u_centres[:, None] * np.ones(area.shape)
+    v = area.v_centres[None, :] * np.ones(area.shape)
+    swept = np.zeros(area.shape, dtype=bool)
+    for ln in after.lanes:
+        band = np.abs(u - ln.u) <= half
+        assert (band & ~known).sum() > 0  # no lane over seen ground only
+        lo, hi = sorted((ln.v0, ln.v1))
+        swept |= band & (v >= lo) & (v <= hi)
+    # every cell the leader does not know lies on a new lane (seed 1: 585 of the 780 cells)
+    assert (~known).sum() == 585 and not (~known & ~swept).any()
+
+
 def test_the_flock_flies_the_moved_area(moved) -> None:
     """From the recorded trajectory: nobody flew east of the old area before the move; after it
     the flock sweeps the moved area up to its east edge (the last lane centre is one half swath
     inside it, so the easternmost member flies within a footprint of the edge)."""
-    out, _ = moved
+    out, _, _ = moved
     traj = read_trajectory(out)
     tick_s = 0.0025
     t = traj["tick"] * tick_s

@@ -21,7 +21,13 @@ from skyswarm.core.config import load_scenario
 from skyswarm.core.recorder import read_header, read_trajectory
 from skyswarm.core.simulator import Simulator
 from skyswarm.missions._coverage import Area, footprint_half_m
-from skyswarm.missions._leader import Leader, LeaderSettings, initial_plan, slot_order
+from skyswarm.missions._leader import (
+    Leader,
+    LeaderSettings,
+    initial_plan,
+    slot_offsets,
+    slot_order,
+)
 from skyswarm.missions._partition import PartMembership, share_of, split_view, within
 
 AREA = Area(1, (50.0, 50.0), (80.0, 100.0), 60.0, 1.0)  # the reference area
@@ -123,6 +129,86 @@ def test_two_leaders_plan_disjoint_lanes_without_talking() -> None:
     # 8 m): swaths -42.9..-16.1 m and -16.0..46.5 m (lanes centred on their cell columns)
     assert b_hi <= a_lo
     assert b_lo <= -40.0 + 0.5 and a_hi >= 40.0 - 0.5  # the union spans the width (a half cell)
+
+
+def test_parts_that_meet_merge_in_slots_that_cross_no_paths() -> None:
+    """The part {1, 2, 3} (slots 3, 2, 1 left to right, leader 1 on the right) has finished
+    its interval; members 7 and 8 of the other part come into radio range on its left, 8
+    furthest out, and 11 (a stray id for the test) on its right. Nobody is elsewhere any more:
+    the part takes the whole area back, gives every newcomer the slot on its side of where it
+    is heard across the sweep (the merged line keeps everyone's left-to-right order: forming
+    it crosses no paths) and hovers while the newcomers' coverage shares arrive."""
+    s = settings(True)
+    slot = s.slot_m
+    plan = initial_plan([AREA], STARTS, s, 0.0)
+    plan = replace(
+        plan,
+        stage="done",
+        offsets=slot_offsets((3, 2, 1), slot),
+        share=(16.0, 40.0),
+        part=(0.7, 1.0),
+        part_ids=(1, 2, 3),
+    )
+    lead = Leader(plan, [AREA], s)
+    u_here = 20.0
+    across = {2: u_here - slot, 3: u_here - 2 * slot, 7: 2.0, 8: -9.0, 11: u_here + 6.0}
+    peers = {i: AREA.to_world(u, 0.0) for i, u in across.items()}
+    across[1] = u_here
+    members = set(across)
+    lead.step(1, AREA.to_world(u_here, 0.0), members, peers, [AREA.grid()], 50.0, 6.0)
+    p = lead.plan
+    assert p.stage == "settle" and p.stage_since_s == 50.0  # hover for the shares first
+    assert p.share is None and p.part is None  # nobody elsewhere: the whole area again
+    assert [i for i, _ in p.offsets] == sorted(members, key=across.__getitem__)  # 8 7 3 2 1 11
+    assert [off for _, off in p.offsets] == pytest.approx([(k - 2.5) * slot for k in range(6)])
+
+
+def test_a_part_done_waits_then_takes_the_orphaned_strip() -> None:
+    """Rule 4: the part {1, 2, 3} finished its interval (u 16..40 m); its map misses only the
+    strip u -16..-8 m of member 8, presumed elsewhere but (unknown to it) dead. For 45 s
+    (3 x the 15 s form timeout) it waits for the other part; then it plans lanes over every
+    cell its map misses, the orphaned strip included, and keeps the whole area when a member
+    of its own drops out; it reports the sweep done once nothing is missing."""
+    s = replace(settings(True), orphan_wait_s=45.0)
+    plan = initial_plan([AREA], STARTS, s, 0.0)
+    plan = replace(
+        plan,
+        stage="done",
+        stage_since_s=100.0,
+        offsets=slot_offsets((3, 2, 1), s.slot_m),
+        share=(16.0, 40.0),
+        part=(0.7, 1.0),
+        part_ids=(1, 2, 3),
+    )
+    known = AREA.grid()
+    known[:] = True
+    orphan = (AREA.u_centres > -16.0) & (AREA.u_centres < -8.0)
+    known[orphan] = False  # 8 columns of 100 cells
+    lead = Leader(plan, [AREA], s)
+    here = AREA.to_world(28.0, 0.0)
+    peers = {2: AREA.to_world(28.0 - s.slot_m, 0.0), 3: AREA.to_world(28.0 - 2 * s.slot_m, 0.0)}
+    away = frozenset({4, 5, 6, 7, 8, 9, 10})
+
+    def step(members: set[int], now: float) -> None:
+        lead.step(1, here, members, peers, [known], now, 6.0, away)
+
+    step({1, 2, 3}, 144.9)
+    assert (lead.plan.stage, lead.plan.share) == ("done", (16.0, 40.0))  # still waiting
+    step({1, 2, 3}, 145.0)
+    p = lead.plan
+    assert p.stage == "cross" and p.share is None and p.claimed
+    half = p.swath_m / 2
+    lanes_u = [ln.u for ln in p.lanes]
+    assert all(-16.0 - half <= u <= -8.0 + half for u in lanes_u), lanes_u  # the strip only
+    assert any(abs(u - AREA.u_centres[orphan]).min() <= half for u in lanes_u)
+    lead.plan = replace(lead.plan, stage="wait")
+    step({1, 2}, 150.0)  # member 3 falls silent close by: ranks close, the whole area is kept
+    assert lead.plan.share is None and lead.plan.claimed
+    assert [i for i, _ in lead.plan.offsets] == [2, 1]
+    known[:] = True  # swept: nothing left
+    lead.plan = replace(lead.plan, stage="settle", stage_since_s=150.0, rounds=s.max_rescout_rounds)
+    step({1, 2}, 160.0)
+    assert lead.plan.stage == "done" and lead.plan.share is None  # FlockUav reports SweepDone
 
 
 # -- end to end: 30 UAVs, radio 60 m (the flock is 95 m wide) -----------------------------------

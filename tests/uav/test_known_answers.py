@@ -1,7 +1,7 @@
 """Known answers of the flight model: the SimUAV checks (Almeida, IST; REFERENCE.md section C)
 with skyswarm's own objects, and closed forms of the rotor model, the arm torques, ground
-effect, ISA density and hover at another planet's gravity (T2 thrust and T3 torque are in
-tests/core/test_world.py)."""
+effect, ISA density and hover at another planet's gravity (T2 thrust is in
+tests/core/test_world.py; T3 torque is here, on both physics backends)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from uav_helpers import CONFIG, run
 
+from skyswarm.core.backends import BodyShape, make_world
 from skyswarm.core.config import SimulationConfig, WorldConfig
 from skyswarm.core.resources import CONFIGS_DIR
 from skyswarm.core.simulator import Simulator
@@ -22,6 +23,7 @@ from skyswarm.uav.frames import quat_to_matrix
 from skyswarm.uav.mixer import Mixer
 from skyswarm.uav.model import (
     Airframe,
+    LandingGear,
     Motors,
     WrenchModel,
     air_density,
@@ -71,6 +73,30 @@ class ManualKernel:
     @property
     def angular_velocity(self) -> np.ndarray:
         return self.omega
+
+
+# -- SimUAV T3: torque -------------------------------------------------------------------------
+@pytest.mark.parametrize("physics", ["bullet", "fast"])
+def test_t3_torque_gives_an_angular_rate_slope_of_0_005(physics: str) -> None:
+    """SimUAV T3: I = identity, a constant 0.005 N m torque from rest, free space -> the angular
+    rate grows at 0.005 rad/s^2: 0.005 rad/s after 1 s (1e-9: nothing else acts on a body whose
+    inertia is isotropic), about the torque's axis only, and the angle is the matching parabola
+    0.0025 rad within the semi-implicit scheme's one-step lead (tau dt t / 2 = 6.25e-6 rad)."""
+    world = make_world(physics, DT, 0.0)
+    box = BodyShape(half_extents=(0.1, 0.1, 0.1))
+    (slot,) = world.add_bodies(box, 1.0, [(0.0, 0.0, 5.0)], inertia=(1.0, 1.0, 1.0))
+    slots, zero = np.array([slot]), np.zeros((1, 3))
+    torque = np.array([[0.005, 0.0, 0.0]])
+    for _ in range(400):  # 1 s
+        world.apply_wrenches(slots, zero, torque)
+        world.step_physics()
+        world.read_state()
+    omega = world.state.angular_velocity[slot]
+    assert omega[0] == pytest.approx(0.005, abs=1e-9)
+    assert np.abs(omega[1:]).max() < 1e-12
+    qx, qw = world.state.orientation[slot][[0, 3]]
+    angle = 2.0 * math.atan2(qx, qw)
+    assert angle == pytest.approx(0.0025, abs=0.005 * DT * 1.0 / 2 + 1e-9)
 
 
 # -- SimUAV T6: drag and wind ---------------------------------------------------------------
@@ -142,6 +168,29 @@ def test_t7_landing_gear_rests_the_centre_of_mass_at_1_513_m() -> None:
     assert uav.tilt_deg < 1e-4
 
 
+def test_t7_gear_friction_is_coulomb_on_each_legs_slip() -> None:
+    """T7's legs with friction mu = 0.5, level at z = 1.5 m (each 1 m leg squeezed 0.5 m:
+    k 0.5 = 2.5 N normal per leg, 10 N in all), sliding at 1 m/s along x: each leg adds
+    -mu 2.5 = -1.25 N along x, -5 N in all (beyond the 1 cm/s smoothing, Coulomb's law does not
+    depend on the speed: the same at 3 m/s), applied at the leg points 1 m below the centre of
+    mass, so +5 N m about y (the friction tips the nose down). At 5 mm/s, half the slip
+    speed, it is half; at rest or with mu = 0 there is no horizontal force."""
+    gear = (1.0, 1.0, -1.0, 1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0)
+    af = dataclasses.replace(
+        CONFIG.airframe, gear_points_m=gear, gear_length_m=1.0, gear_spring_n_m=5.0,
+        gear_damping_n_s_m=1.0, gear_friction=0.5,
+    )  # fmt: skip
+    legs = LandingGear(af)
+    pos, rot, spin = np.array([[0.0, 0.0, 1.5]]), np.eye(3)[None], np.zeros((1, 3))
+    for speed, drag in ((1.0, -5.0), (3.0, -5.0), (0.005, -2.5), (0.0, 0.0)):
+        force, torque = legs.wrench(pos, rot, np.array([[speed, 0.0, 0.0]]), spin)
+        assert force[0] == pytest.approx([drag, 0.0, 10.0], abs=1e-12), speed
+        assert torque[0] == pytest.approx([0.0, -drag, 0.0], abs=1e-12), speed
+    frictionless = LandingGear(dataclasses.replace(af, gear_friction=0.0))
+    force, _ = frictionless.wrench(pos, rot, np.array([[1.0, 0.0, 0.0]]), spin)
+    assert force[0] == pytest.approx([0.0, 0.0, 10.0], abs=1e-12)
+
+
 # -- rotor-speed model ------------------------------------------------------------------------
 def test_hover_rotor_speed_is_sqrt_m_g_over_4_k_f() -> None:
     """quad_x_rotor hovering at 10 m in pybullet: each rotor settles at sqrt(m g / (4 k_f)) =
@@ -178,6 +227,33 @@ def test_rotor_speed_step_reaches_63_2_percent_at_its_time_constant() -> None:
     f0, f1 = ROTOR.max_thrust_n * 0.25, ROTOR.max_thrust_n
     thrust_fraction = (uav.motors.thrust[0] - f0) / (f1 - f0)
     assert thrust_fraction == pytest.approx([0.5546] * 4, abs=1e-4)
+
+
+def test_rotor_speed_stays_between_zero_and_its_limit() -> None:
+    """Throttle maps to omega_cmd = sqrt(throttle) omega_max: full throttle for 0.5 s (25 tau)
+    brings every rotor to omega_max = sqrt(max_thrust / k_f) = 1100 rad/s within 1e-9 and never
+    past it, also with a full roll stick on top (the mixer's command is clipped at f_max);
+    throttle 0 then brings it down towards 0 without going below (e^-25 of the way left)."""
+    uav = ManualKernel(ROTOR, (0.0, 0.0, 0.0, 1.0))
+    uav.pos[0, 2] = 100.0
+    w_max = ROTOR.max_rotor_speed_rad_s
+    assert w_max == pytest.approx(1100.0, rel=1e-3)
+    top = []
+    for stick in ((1.0, 0.0, 0.0, 0.0), (1.0, 1.0, 0.0, 0.0)):
+        uav.sp.manual[0] = stick
+        for _ in range(200):
+            uav.tick()
+            top.append(uav.motors.rotor_speed[0].max())
+        if stick[1] == 0.0:
+            assert uav.motors.rotor_speed[0] == pytest.approx([w_max] * 4, rel=1e-9)
+    assert max(top) <= w_max * (1 + 1e-12)
+    uav.sp.manual[0] = (0.0, 0.0, 0.0, 0.0)
+    low = []
+    for _ in range(200):
+        uav.tick()
+        low.append(uav.motors.rotor_speed[0].min())
+    assert min(low) >= 0.0
+    assert uav.motors.rotor_speed[0].max() < w_max * math.exp(-24.0)
 
 
 # -- arm forces ---------------------------------------------------------------------------------

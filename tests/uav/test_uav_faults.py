@@ -242,3 +242,33 @@ def test_landing_rule_thresholds_are_config():
     swarm.agents[0].fly_velocity(0.0, 0.0, -0.3)
     run(sim, 6.0)
     assert not swarm.agents[0].alive
+
+
+@pytest.mark.parametrize(("tilt_deg", "survives"), [(0.0, True), (20.0, True), (45.0, False)])
+def test_a_slow_touchdown_kills_only_when_tilted_past_the_landing_tilt(tilt_deg, survives):
+    # Motors off in zero gravity, the body rolled by `tilt_deg` and sinking from 0.5 m/s (body
+    # drag slows it a little), well under landing_speed_mps (1 m/s): level or at 20 deg it
+    # lands; at 45 deg, past landing_tilt_deg (30), the same slow contact is a crash naming
+    # its speed and tilt.
+    import pybullet as pb
+
+    sim = Simulator(SimulationConfig(gravity=0.0), WorldConfig())
+    swarm = Swarm(sim, CONFIG, [1], np.array([[0.0, 0.0, 0.4]]), np.zeros(1))
+    sim.install_faults(FaultsConfig())
+    (uav,) = swarm.agents
+    uav.command_manual(0.0, 0.0, 0.0, 0.0)
+    half = np.radians(tilt_deg) / 2
+    body, cid = sim.world.body_of(uav.slot), sim.world.client
+    pb.resetBasePositionAndOrientation(
+        body, [0.0, 0.0, 0.4], [np.sin(half), 0.0, 0.0, np.cos(half)], physicsClientId=cid
+    )
+    pb.resetBaseVelocity(body, [0.0, 0.0, -0.5], [0.0, 0.0, 0.0], physicsClientId=cid)
+    sim.world.read_state()
+    assert uav.tilt_deg == pytest.approx(tilt_deg, abs=1e-9)
+    touched = run(sim, 1.5, lambda: len(sim.world.contacts) > 0)
+    assert touched.any()  # it reached the ground (and, with no gravity, may bounce off)
+    assert uav.alive is survives
+    if not survives:
+        cause = uav.death_cause
+        assert cause.startswith("crash: into ground at ") and cause.endswith(", tilt 45 deg")
+        assert 0.3 < float(cause.split(" at ")[1].split(" m/s")[0]) <= 0.5
