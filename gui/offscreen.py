@@ -61,7 +61,6 @@ class OffscreenCanvas:
         )
         self.renderer = Renderer(self.ctx, scenery, center, half_extent_m, agent_scale)
         self._pixels = bytearray(size[0] * size[1] * 3)  # reused by every read()
-        self._rgba = bytearray(size[0] * size[1] * 4)  # reused by every read_rgba()
 
     def render(
         self,
@@ -81,18 +80,18 @@ class OffscreenCanvas:
         selected: int | None = None,
         overlay: Callable[[Renderer, tuple[int, int]], None] | None = None,
     ) -> None:
-        """Draw into the framebuffer, to be read with read() or read_rgba()."""
+        """Draw into the framebuffer, to be read with read() or read_rgba_into()."""
         self.fbo.use()
         self.renderer.render(frame, camera, (0, 0, *self.size), selected)
         if overlay is not None:
             overlay(self.renderer, self.size)
 
-    def read_rgba(self) -> memoryview:
-        """The framebuffer's RGBA bytes as OpenGL stores them, bottom row first, in a buffer the
-        next call overwrites: a plain copy (reading RGB makes the driver repack every pixel,
-        and flipping the rows would be a second copy), for VideoWriter(pix_fmt="rgba")."""
-        self.fbo.read_into(self._rgba, components=4, alignment=1)
-        return memoryview(self._rgba)
+    def read_rgba_into(self, buffer: bytearray) -> None:
+        """The framebuffer's RGBA bytes as OpenGL stores them, bottom row first, into `buffer`
+        (width * height * 4 bytes): a plain copy (reading RGB makes the driver repack every
+        pixel, and flipping the rows would be a second copy), for VideoWriter(pix_fmt="rgba"),
+        whose write_into hands over its next free buffer."""
+        self.fbo.read_into(buffer, components=4, alignment=1)
 
     def read(self) -> np.ndarray:
         """The framebuffer as (height, width, 3) uint8, top row first: a view of a buffer the
@@ -198,7 +197,7 @@ class RenderSpec:
 
 class LocalRender:
     """Renders and encodes each submitted frame at once, in this process. The video gets the
-    framebuffer's RGBA bytes as they are read (OffscreenCanvas.read_rgba)."""
+    framebuffer's RGBA bytes read straight into its writer's next buffer."""
 
     def __init__(self, spec: RenderSpec) -> None:
         self.canvas = OffscreenCanvas(spec.scenery, spec.size, spec.center, spec.half_extent_m)
@@ -212,7 +211,7 @@ class LocalRender:
         hud = (lambda r, size: draw_hud(r, size, frame)) if self.hud else None
         self.canvas.draw(frame, camera, overlay=hud)
         if self.video is not None:
-            self.video.write(self.canvas.read_rgba())
+            self.video.write_into(self.canvas.read_rgba_into)
         if self.frames is not None:
             self.frames.write(self.canvas.read())
 

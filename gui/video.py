@@ -11,8 +11,11 @@ shader pass packing planar yuv420p measured 7-11 ms per 720p frame, ffmpeg's SIM
 from __future__ import annotations
 
 import fcntl
+import queue
 import subprocess
 import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -42,6 +45,10 @@ ENCODER = Encoder()
 KR, KB = 0.2126, 0.0722  # BT.709 luma weights of red and blue (green: 1 - KR - KB)
 PIPE_BYTES = 1 << 20  # pipe buffer to ffmpeg (Linux default 64 kB): writes wait less often
 F_SETPIPE_SZ = 1031  # fcntl command (Linux); not in Python's fcntl module before 3.10
+# Frames a VideoWriter holds for its feeder thread: the renderer goes on drawing while ffmpeg
+# takes the previous frames (a 720p RGBA frame is 3.7 MB, more than any pipe buffer, so writing
+# it in the rendering thread waited ~3 ms per frame for ffmpeg to read, up to 7 at p90).
+FEED_FRAMES = 3
 
 
 def bt709_yuv(rgb: np.ndarray) -> np.ndarray:
@@ -59,8 +66,9 @@ class VideoWriter:
     imageio-ffmpeg ships.
 
     Frames are (H, W, 3) uint8 RGB images, top row first; or with `pix_fmt="rgba"` the RGBA
-    bytes of a framebuffer as OpenGL reads them, bottom row first: no copy, no conversion on
-    the way (ffmpeg flips the rows as it converts the colours, at no extra cost).
+    bytes of a framebuffer as OpenGL reads them, bottom row first: no conversion on the way
+    (ffmpeg flips the rows as it converts the colours, at no extra cost), and with write_into
+    no copy either. A feeder thread writes the frames to ffmpeg from FEED_FRAMES buffers.
     """
 
     def __init__(
@@ -93,35 +101,73 @@ class VideoWriter:
         ]  # fmt: skip
         self._log = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=self._log, bufsize=0)
-        try:  # a bigger pipe: the render goes on while ffmpeg takes the previous frame
+        try:  # a bigger pipe: fewer wake-ups of the feeder and ffmpeg per frame
             fcntl.fcntl(self._proc.stdin.fileno(), F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
         except OSError:  # refused (over the system's limit): the default pipe works too
             pass
         self.frames = 0
+        # Frame buffers cycle free -> filled -> written -> free; None in `_filled` ends the feed.
+        self._free: queue.Queue[bytearray] = queue.Queue()
+        for _ in range(FEED_FRAMES):
+            self._free.put(bytearray(self.frame_bytes))
+        self._filled: queue.Queue[bytearray | None] = queue.Queue()
+        self._broken = False
+        self._feeder = threading.Thread(target=self._feed, name="ffmpeg-feeder", daemon=True)
+        self._feeder.start()
+
+    def _feed(self) -> None:
+        """The feeder thread: filled buffers into ffmpeg's stdin (the GIL is released while
+        the pipe is written); after a broken pipe it only recycles them."""
+        stdin = self._proc.stdin
+        while (buf := self._filled.get()) is not None:
+            if not self._broken:
+                try:
+                    stdin.write(buf)  # type: ignore[union-attr]
+                except (BrokenPipeError, ValueError):
+                    self._broken = True
+            self._free.put(buf)
 
     def write(self, frame: np.ndarray | memoryview | bytes | bytearray) -> None:
-        """Send one frame (see the class docstring for the layout)."""
+        """Queue one frame (see the class docstring for the layout): it is copied into one of
+        FEED_FRAMES buffers and written to ffmpeg by the feeder thread, so the caller may
+        reuse `frame` at once; waits only while every buffer is still queued."""
         data = memoryview(np.ascontiguousarray(frame) if isinstance(frame, np.ndarray) else frame)
         if data.nbytes != self.frame_bytes:
             raise ValueError(
                 f"a {self.size[0]}x{self.size[1]} {self.pix_fmt} frame is {self.frame_bytes}"
                 f" bytes, got {data.nbytes}"
             )
-        try:
-            self._proc.stdin.write(data.cast("B"))  # type: ignore[union-attr]
-        except BrokenPipeError:
-            self._proc.wait()
-            raise RuntimeError(f"ffmpeg stopped writing {self.path}: {self._error()}") from None
+        self.write_into(lambda buf: buf.__setitem__(slice(None), data.cast("B")))
+
+    def write_into(self, fill: Callable[[bytearray], object]) -> None:
+        """Queue one frame that `fill` writes into the writer's next free buffer (the
+        framebuffer read straight into it: no copy on the way to ffmpeg)."""
+        if self._broken:
+            self._fail()
+        buf = self._free.get()
+        fill(buf)
+        self._filled.put(buf)
         self.frames += 1
 
     def close(self) -> None:
-        """Finish the file; raises if ffmpeg failed."""
-        self._proc.stdin.close()  # type: ignore[union-attr]
+        """Write the queued frames and finish the file; raises if ffmpeg failed."""
+        self._filled.put(None)
+        self._feeder.join()
+        try:
+            self._proc.stdin.close()  # type: ignore[union-attr]
+        except BrokenPipeError:
+            pass
         code = self._proc.wait()
         error = self._error()
         self._log.close()
-        if code != 0:
+        if code != 0 or self._broken:
             raise RuntimeError(f"ffmpeg exited with {code} writing {self.path}: {error}")
+
+    def _fail(self) -> None:
+        self._filled.put(None)
+        self._feeder.join()
+        self._proc.wait()
+        raise RuntimeError(f"ffmpeg stopped writing {self.path}: {self._error()}")
 
     def _error(self) -> str:
         self._log.seek(0)
