@@ -11,19 +11,18 @@ case is then asserted on its own.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import get_type_hints
 
 import pytest
 
 from skyswarm.app.api import load_scenario
 from skyswarm.core.config import CORE_SECTIONS
 from skyswarm.core.resources import CONFIGS_DIR as CONFIGS
+from tests.config_keys import number_keys
 
 # a mesh that parses: one triangle
 GOOD_OBJ = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
@@ -401,18 +400,7 @@ def _scalar_keys(scenario_name: str) -> list[tuple[str, type, bool]]:
     core and mission sections (tables inside lists left out)."""
     sc = load_scenario(scenario_name)
     sections = dict(CORE_SECTIONS) | dict(sc.mission_class.sections)
-    out = []
-    todo = [(name, cls) for name, cls in sections.items() if dataclasses.is_dataclass(cls)]
-    while todo:
-        prefix, cls = todo.pop(0)
-        hints = get_type_hints(cls)
-        for f in dataclasses.fields(cls):
-            tp = hints[f.name]
-            if dataclasses.is_dataclass(tp):
-                todo.append((f"{prefix}.{f.name}", tp))
-            elif tp in (float, int):
-                out.append((f"{prefix}.{f.name}", tp, bool(f.metadata.get("inf_ok"))))
-    return out
+    return [(k, tp, bool(meta.get("inf_ok"))) for k, tp, meta in number_keys(sections)]
 
 
 def _generated() -> list[tuple[str, list[str], str]]:

@@ -394,16 +394,23 @@ sweep_report.open = _open
 """
 
 
-def test_batch_full_disk_is_one_line_and_keeps_the_previous_tables(tmp_path):
-    """A resumed sweep whose disk is full: one line, exit 1, sweep.csv and aggregate.csv
-    byte-identical to what the finished sweep left, no .tmp debris."""
-    sweep = _sweep(tmp_path, '"drop_test.height_m" = [2.0, 4.0]\n', seeds=1)
+def _finished_sweep(tmp_path: Path, heights: list[float]) -> tuple[Path, list[str]]:
+    """(results directory, CLI arguments) of a finished sweep over drop heights, one seed each,
+    on two workers (its sweep.csv holds one row per height)."""
+    sweep = _sweep(tmp_path, f'"drop_test.height_m" = {heights}\n', seeds=1)
     out = tmp_path / "out"
     args = ["batch", str(sweep), "--workers", "2", "--quiet", "--no-plots", "--out", str(out)]
     done = subprocess.run([*CLI, *args], cwd=tmp_path, env=ENV, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    assert len(_rows(out / "sweep.csv")) == len(heights)
+    return out, args
+
+
+def test_batch_full_disk_is_one_line_and_keeps_the_previous_tables(tmp_path):
+    """A resumed sweep whose disk is full: one line, exit 1, sweep.csv and aggregate.csv
+    byte-identical to what the finished sweep left, no .tmp debris."""
+    out, args = _finished_sweep(tmp_path, [2.0, 4.0])
     before = {n: (out / n).read_bytes() for n in ("sweep.csv", "aggregate.csv")}
-    assert len(_rows(out / "sweep.csv")) == 2  # two heights, one seed
     proc = _run_injected(FULL_TABLE_REWRITE, [*args, "--resume"], tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.splitlines() == ["skyswarm: error: No space left on device"], proc.stderr
@@ -458,13 +465,8 @@ def test_batch_resume_on_a_full_disk_loses_no_row(tmp_path, patch):
     adds the summary columns (a rewrite), the second write failed: only the header was left.
     Full writing sweep.json: written atomically, the previous plan stays (write_text truncated
     it to nothing)."""
-    sweep = _sweep(tmp_path, '"drop_test.height_m" = [2.0, 4.0, 6.0]\n', seeds=1)
-    out = tmp_path / "out"
-    args = ["batch", str(sweep), "--workers", "2", "--quiet", "--no-plots", "--out", str(out)]
-    done = subprocess.run([*CLI, *args], cwd=tmp_path, env=ENV, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    out, args = _finished_sweep(tmp_path, [2.0, 4.0, 6.0])
     before = {n: (out / n).read_bytes() for n in ("sweep.csv", "sweep.json")}
-    assert len(_rows(out / "sweep.csv")) == 3  # three heights, one seed
     proc = _run_injected(patch, [*args, "--resume"], tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.splitlines() == ["skyswarm: error: No space left on device"], proc.stderr

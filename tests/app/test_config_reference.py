@@ -4,33 +4,22 @@ a value just inside each stated end is accepted and one just outside is refused.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
-from typing import get_type_hints
 
 import pytest
 
 from skyswarm.core.config import CORE_SECTIONS
 from skyswarm.core.mission import available_missions, resolve_mission
 from skyswarm.core.schema import ConfigError, convert, range_text
+from tests.config_keys import number_keys
 
 
 def _number_keys() -> list[tuple[str, type, dict]]:
     sections = dict(CORE_SECTIONS)
     for name in sorted(available_missions()):
         sections.update(resolve_mission(name).sections)
-    out, todo = [], [(k, v) for k, v in sections.items() if dataclasses.is_dataclass(v)]
-    while todo:
-        prefix, cls = todo.pop(0)
-        hints = get_type_hints(cls)
-        for f in dataclasses.fields(cls):
-            tp = hints[f.name]
-            if dataclasses.is_dataclass(tp):
-                todo.append((f"{prefix}.{f.name}", tp))
-            elif tp in (int, float):
-                out.append((f"{prefix}.{f.name}", tp, dict(f.metadata)))
-    return out
+    return number_keys(sections)
 
 
 KEYS = _number_keys()

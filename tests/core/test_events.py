@@ -10,13 +10,13 @@ import csv
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from conftest import ROOT
 
 from skyswarm.core.config import apply_overrides, read_toml, validate_scenario
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
+from tests.viewer_driver import drive_like_a_viewer
 
 HOVER = ROOT / "configs" / "hover.toml"
 
@@ -219,11 +219,7 @@ def test_a_viewed_run_fires_the_same_events_as_a_headless_one(tmp_path: Path) ->
     head.close()
     sim = Simulator.from_scenario(sc, tmp_path / "viewed")
     session = SimSession(sim, speed=3.0)
-    rng = np.random.default_rng(0)
-    while not session.finished:
-        session.advance(float(rng.uniform(0.001, 0.05)), budget_s=10.0)
-        if rng.random() < 0.1:
-            session.start_or_pause()  # pauses and resumes at random
+    drive_like_a_viewer(session)  # random frame times, pausing and resuming at random
     assert sim.world.tick == 600  # 1.5 s of 2.5 ms ticks
     assert sim.finish()["events"] == fired and len(fired) == 2 and len(fired[0]["targets"]) == 1
     sim.close()

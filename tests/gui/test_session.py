@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tests.gui.conftest import ROOT
+from tests.viewer_driver import drive_like_a_viewer
 
 DROP = ROOT / "configs" / "drop_test.toml"
 
@@ -25,11 +26,7 @@ def test_paced_session_records_same_trajectory_as_headless(tmp_path: Path) -> No
     head.close()
     sim = Simulator.from_scenario(scenario, tmp_path / "viewed")
     session = SimSession(sim, speed=3.0)
-    rng = np.random.default_rng(0)
-    while not session.finished:
-        session.advance(float(rng.uniform(0.001, 0.05)), budget_s=10.0)
-        if rng.random() < 0.1:
-            session.start_or_pause()  # pauses and resumes at random
+    drive_like_a_viewer(session)  # random frame times, pausing and resuming at random
     assert session.reason == "duration" and sim.world.tick == 400
     sim.finish()
     sim.close()
