@@ -123,7 +123,7 @@ class VideoWriter:
             if not self._broken:
                 try:
                     stdin.write(buf)  # type: ignore[union-attr]
-                except (BrokenPipeError, ValueError):
+                except (OSError, ValueError):  # ffmpeg gone (broken pipe) or the pipe failed
                     self._broken = True
             self._free.put(buf)
 
