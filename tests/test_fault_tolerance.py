@@ -340,40 +340,33 @@ def test_killed_coordinator_leaves_no_orphans_and_resume_equals_an_uninterrupted
 
 
 # -- batch on a full disk: ENOSPC in the coordinator's own writes (workers write their runs) -----
-FULL_TABLE_REWRITE = f"""
+
+
+def _full_from_nth_open(matches: str, nth: int) -> str:
+    """An injection patch: sweep_report's open raises ENOSPC from the `nth` open whose file
+    and mode satisfy the expression `matches` on."""
+    return f"""
 import builtins
 from skyswarm.app import sweep_report
+_hits = []
 def _open(file, mode="r", *a, **k):
-    if str(file).endswith(".csv.tmp") and "w" in mode:  # sweep.csv / aggregate.csv, atomically
-        raise {ENOSPC}
-    return builtins.open(file, mode, *a, **k)
-sweep_report.open = _open
-"""
-FULL_SECOND_ROW = f"""
-import builtins
-from skyswarm.app import sweep_report
-_appends = []
-def _open(file, mode="r", *a, **k):
-    if mode == "a":  # a finished run's row appended to sweep.csv
-        _appends.append(file)
-        if len(_appends) >= 2:
+    if {matches}:
+        _hits.append(file)
+        if len(_hits) >= {nth}:
             raise {ENOSPC}
     return builtins.open(file, mode, *a, **k)
 sweep_report.open = _open
 """
 
-FULL_AFTER_FIRST_TABLE_WRITE = f"""
-import builtins
-from skyswarm.app import sweep_report
-_writes = []
-def _open(file, mode="r", *a, **k):
-    if any(m in mode for m in "wa") and str(file).rsplit("/", 1)[-1].startswith("sweep.csv"):
-        _writes.append(file)  # sweep.csv rewritten (via .tmp) or appended to
-        if len(_writes) >= 2:
-            raise {ENOSPC}
-    return builtins.open(file, mode, *a, **k)
-sweep_report.open = _open
-"""
+
+# sweep.csv / aggregate.csv rewritten (atomically, through a .tmp file)
+FULL_TABLE_REWRITE = _full_from_nth_open('str(file).endswith(".csv.tmp") and "w" in mode', 1)
+# the second finished run's row appended to sweep.csv
+FULL_SECOND_ROW = _full_from_nth_open('mode == "a"', 2)
+# sweep.csv's second write: rewritten (via .tmp) or appended to
+FULL_AFTER_FIRST_TABLE_WRITE = _full_from_nth_open(
+    'any(m in mode for m in "wa") and str(file).rsplit("/", 1)[-1].startswith("sweep.csv")', 2
+)
 FULL_WRITING_SWEEP_JSON = f"""
 import builtins, pathlib
 from skyswarm.app import sweep_report
