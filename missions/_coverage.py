@@ -99,6 +99,20 @@ class Area:
         c = self.cell_xy.reshape(-1, 1, 2)
         return c + np.stack([-du - dv, du - dv, du + dv, -du + dv])[None]
 
+    def run_polygons(self, mask: np.ndarray) -> np.ndarray:
+        """(M, 4, 2) world corners, m, of quads covering the True cells of an (n_u, n_v) `mask`:
+        one per run of consecutive cells along `v`, corners in the order of `cell_polygons`.
+        The same ground as one quad per cell with a fraction of the quads (a drawn coverage
+        overlay costs a software rasteriser per triangle)."""
+        iu, start, end = row_runs(mask)
+        hu = 0.5 * self.cell_u
+        u = self.u_centres[iu]
+        v0 = self.v_centres[start] - 0.5 * self.cell_v
+        v1 = self.v_centres[end - 1] + 0.5 * self.cell_v
+        us = np.stack([u - hu, u + hu, u + hu, u - hu], axis=1)
+        vs = np.stack([v0, v0, v1, v1], axis=1)
+        return self.to_world(us, vs).reshape(-1, 4, 2)
+
     def footprint(
         self, xy: np.ndarray, yaw_rad: float, half_m: float
     ) -> tuple[slice, slice, np.ndarray] | None:
@@ -235,3 +249,15 @@ def unpack(data: bytes, shape: tuple[int, int]) -> np.ndarray:
     """The inverse of `pack` for a grid of `shape`."""
     bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), count=shape[0] * shape[1])
     return bits.astype(bool).reshape(shape)
+
+
+def row_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Runs of consecutive True cells along the last axis of a 2-D bool `mask`: (row, first
+    column, end column (exclusive)) arrays, one entry per run, in row-major order."""
+    m = np.asarray(mask, dtype=bool)
+    padded = np.zeros((m.shape[0], m.shape[1] + 2), dtype=np.int8)
+    padded[:, 1:-1] = m
+    d = np.diff(padded, axis=1)
+    rows, starts = np.nonzero(d == 1)
+    _, ends = np.nonzero(d == -1)  # the same row order: each row's runs start, end, start, ...
+    return rows, starts, ends

@@ -180,7 +180,7 @@ class FlockReport:
             for a in self.areas:
                 c = np.c_[a.corners(), np.full(4, 0.03)]
                 outlines.append(np.stack([c, np.roll(c, -1, axis=0)], axis=1))
-            polys = [a.cell_polygons()[k.ravel()] for a, k in zip(self.areas, self.base_known)]
+            polys = [a.run_polygons(k) for a, k in zip(self.areas, self.base_known)]
             cells = np.concatenate(polys)
             quads = np.concatenate([cells, np.full((*cells.shape[:2], 1), 0.02)], axis=2)
             self._overlays = [

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from skyswarm.missions._coverage import row_runs
 from skyswarm.missions.wildfire.fire import BURNING, BURNT, FireGrid
 
 BURNING_RGBA = (1.0, 0.25, 0.05, 0.85)
@@ -59,11 +60,7 @@ def run_quads(grid: FireGrid, mask: np.ndarray, lift_m: float) -> np.ndarray:
     row; on a slope one per cell (`cell_quads`)."""
     if np.ptp(grid.elevation) > 0.0:
         return cell_quads(grid, mask, lift_m)
-    padded = np.zeros((mask.shape[0], mask.shape[1] + 2), dtype=np.int8)
-    padded[:, 1:-1] = mask
-    d = np.diff(padded, axis=1)
-    js, starts = np.nonzero(d == 1)
-    _, ends = np.nonzero(d == -1)  # same row order: runs alternate start/end in each row
+    js, starts, ends = row_runs(mask)
     if len(js) == 0:
         return np.zeros((0, 4, 3))
     c = grid.cell_m

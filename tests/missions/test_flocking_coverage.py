@@ -181,6 +181,40 @@ def test_footprint_matches_a_one_cell_reference() -> None:
         assert np.array_equal(fast, slow)
 
 
+def test_run_polygons_cover_exactly_the_seen_cells() -> None:
+    """The coverage overlay's quads (one per run of seen cells along v, on a turned area) cover
+    each seen cell once and nothing else: every seen cell's centre lies in exactly one quad, no
+    unseen centre in any, the quads' areas add up to the seen cells', and there is one quad per
+    run (counted by a plain loop)."""
+    from skyswarm.missions._coverage import Area
+
+    area = Area(1, (50.0, 50.0), (12.0, 9.0), 60.0, 1.5)  # 8 x 6 cells of 1.5 m, turned 60 deg
+    rng = np.random.default_rng(5)
+    mask = rng.random(area.shape) < 0.5
+    mask[0] = True  # a full row
+    mask[1] = False  # an empty one
+    mask[2, [0, -1]] = True  # runs touching both ends
+    mask[2, 1:-1] = False
+    quads = area.run_polygons(mask)
+    runs = sum(
+        int(mask[i, j] and (j == 0 or not mask[i, j - 1]))
+        for i in range(area.n_u)
+        for j in range(area.n_v)
+    )
+    assert len(quads) == runs
+    centres = area.cell_xy.reshape(-1, 2)
+    inside = np.zeros(len(centres), dtype=int)
+    for q in quads:
+        edges = np.roll(q, -1, axis=0) - q  # counter-clockwise: a centre is left of every edge
+        rel = centres[:, None, :] - q[None]
+        cross = edges[None, :, 0] * rel[..., 1] - edges[None, :, 1] * rel[..., 0]
+        inside += np.all(cross > 1e-9, axis=1)
+    assert np.array_equal(inside, mask.ravel().astype(int))
+    x, y = quads[..., 0], quads[..., 1]
+    areas = 0.5 * np.abs(np.sum(x * np.roll(y, -1, 1) - np.roll(x, -1, 1) * y, axis=1))
+    assert areas.sum() == pytest.approx(mask.sum() * 1.5 * 1.5, rel=1e-9)
+
+
 def test_lanes_tile_the_band_in_alternate_directions() -> None:
     from skyswarm.missions._coverage import plan_lanes
 
