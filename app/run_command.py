@@ -136,15 +136,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             bar.close()
     with deferred_sigint():
         if capture is not None:
-            capture.close()
+            capture.end()  # the render process draws what is queued while results are written
         summary = sim.finish()
         sim.close()
     _print_summary(summary, out)
+    try:
+        if not interrupted and getattr(scenario.mission_class, "plot_results", False):
+            print_plots(out)  # the mission asks for plots
+    finally:
+        if capture is not None:
+            with deferred_sigint():
+                capture.close()
     if interrupted:
         error("interrupted; results kept", prefix="skyswarm: ")
         return EXIT_INTERRUPTED
-    if getattr(scenario.mission_class, "plot_results", False):  # the mission asks for plots
-        print_plots(out)
     return OUTCOME_EXIT.get(summary.get("outcome", ""), EXIT_TIME_LIMIT)
 
 

@@ -15,6 +15,9 @@ machine shared with other work.
     python bench/video.py [SCENARIO] --before-tree DIR
         # the third run with an older source tree instead (DIR holds skyswarm/, e.g. from
         # `mkdir -p DIR/skyswarm && git archive REV | tar -x -C DIR/skyswarm`)
+    python bench/video.py --repeat 3 [--no-before]
+        # three rounds one after the other, and the median ratio: the headless run alone moves
+        # by 10-20 % between minutes on a shared machine, so one round's ratio is a rough figure
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,6 +74,41 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def one_round(scenario: str, tree: str | None, with_before: bool) -> dict:
+    """Headless, then --video, then (with_before) the comparison run: walls, CPU, file sizes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        headless, headless_cpu = timed_run(scenario, d / "plain", [])
+        video = d / "run.mp4"
+        with_video, video_cpu = timed_run(scenario, d / "video", ["--video", str(video)])
+        r = {"headless_wall_s": headless, "headless_cpu_s": headless_cpu}
+        r |= {"video_wall_s": with_video, "video_cpu_s": video_cpu}
+        plain = (d / "plain" / "trajectory.bin").read_bytes()
+        r["same_trajectory"] = plain == (d / "video" / "trajectory.bin").read_bytes()
+        r["video_MB"] = video.stat().st_size / 1e6
+        summary = json.loads((d / "video" / "summary.json").read_text(encoding="utf-8"))
+        r["simulated_s"] = summary["ticks"] * summary["tick_s"]
+        if with_before:
+            old = d / "before.mp4"
+            before, before_cpu = timed_run(
+                scenario, d / "before", ["--video", str(old)], True, tree
+            )
+            r |= {"before_wall_s": before, "before_cpu_s": before_cpu}
+            r["before_MB"] = old.stat().st_size / 1e6
+            r["before_same_trajectory"] = plain == (d / "before" / "trajectory.bin").read_bytes()
+    frames = int(r["simulated_s"] * 30 + 1e-6)
+    r["frames"] = frames
+    r["ratio"] = r["video_wall_s"] / headless
+    r["render_encode_cpu_ms_per_frame"] = 1000 * (video_cpu - headless_cpu) / frames
+    if with_before:
+        r["before_ratio"] = r["before_wall_s"] / headless
+        r["before_render_encode_cpu_ms_per_frame"] = (
+            1000 * (r["before_cpu_s"] - headless_cpu) / frames
+        )
+    r["load_average"] = list(os.getloadavg())
+    return r
+
+
 def main() -> None:
     args = sys.argv[1:]
     tree = None
@@ -77,63 +116,54 @@ def main() -> None:
         k = args.index("--before-tree")
         tree = str(Path(args[k + 1]).resolve())
         del args[k : k + 2]
+    repeat = 1
+    if "--repeat" in args:
+        k = args.index("--repeat")
+        repeat = int(args[k + 1])
+        del args[k : k + 2]
+    with_before = "--no-before" not in args
+    args = [a for a in args if a != "--no-before"]
     scenario = args[0] if args else "flocking_coverage"
-    with tempfile.TemporaryDirectory() as tmp:
-        d = Path(tmp)
-        headless, headless_cpu = timed_run(scenario, d / "plain", [])
-        video = d / "run.mp4"
-        with_video, video_cpu = timed_run(scenario, d / "video", ["--video", str(video)])
-        old = d / "before.mp4"
-        before, before_cpu = timed_run(scenario, d / "before", ["--video", str(old)], True, tree)
-        before_mb = old.stat().st_size / 1e6
-        summary = json.loads((d / "video" / "summary.json").read_text(encoding="utf-8"))
-        sim_s = summary["ticks"] * summary["tick_s"]
-        size_mb = video.stat().st_size / 1e6
-        plain = (d / "plain" / "trajectory.bin").read_bytes()
-        same = plain == (d / "video" / "trajectory.bin").read_bytes()
-        same_before = plain == (d / "before" / "trajectory.bin").read_bytes()
-    frames = int(sim_s * 30 + 1e-6)
-    per_frame = 1000 * (video_cpu - headless_cpu) / frames
-    per_frame_before = 1000 * (before_cpu - headless_cpu) / frames
     label = f"before ({'tree ' + Path(tree).name if tree else 'superfast'})"
+    rounds = [one_round(scenario, tree, with_before) for _ in range(repeat)]
+    print(
+        f"{'round':<7}{'headless s':>11}{'video s':>9}{'x headless':>12}{'CPU ms/frame':>14}"
+        f"{'MB':>7}"
+        + (f"{'before s':>10}{'x headless':>12}{'CPU ms/frame':>14}" if with_before else "")
+    )
+    for k, r in enumerate(rounds, 1):
+        line = (
+            f"{k:<7}{r['headless_wall_s']:>11.1f}{r['video_wall_s']:>9.1f}{r['ratio']:>12.2f}"
+            f"{r['render_encode_cpu_ms_per_frame']:>14.1f}{r['video_MB']:>7.1f}"
+        )
+        if with_before:
+            line += (
+                f"{r['before_wall_s']:>10.1f}{r['before_ratio']:>12.2f}"
+                f"{r['before_render_encode_cpu_ms_per_frame']:>14.1f}"
+            )
+        print(line)
+    median = statistics.median(r["ratio"] for r in rounds)
+    last = rounds[-1]
+    print(
+        f"{last['frames']} frames over {last['simulated_s']:.1f} s; median ratio {median:.2f} over "
+        f"{repeat} round(s); targets: <= {TARGET_RATIO:g}x headless wall, <= {TARGET_MB:g} MB; "
+        f"trajectory identical to headless in every round: "
+        f"{all(r['same_trajectory'] for r in rounds)}"
+        + (
+            f" (before: {all(r['before_same_trajectory'] for r in rounds)}, {label})"
+            if with_before
+            else ""
+        )
+        + f"; load average {os.getloadavg()[0]:.1f}"
+    )
     result = {
         "scenario": scenario,
-        "simulated_s": sim_s,
-        "frames": frames,
-        "headless_wall_s": headless,
-        "video_wall_s": with_video,
-        "ratio": with_video / headless,
-        "headless_cpu_s": headless_cpu,
-        "video_cpu_s": video_cpu,
-        "cpu_ratio": video_cpu / headless_cpu,
-        "render_encode_cpu_ms_per_frame": per_frame,
-        "before": label,
-        "before_wall_s": before,
-        "before_cpu_s": before_cpu,
-        "before_ratio": before / headless,
-        "before_render_encode_cpu_ms_per_frame": per_frame_before,
-        "before_MB": before_mb,
-        "before_same_trajectory": same_before,
-        "load_average": list(os.getloadavg()),
-        "video_MB": size_mb,
-        "video_Mbit_s": size_mb * 8 / sim_s,
-        "same_trajectory": same,
+        "rounds": rounds,
+        "median_ratio": median,
+        "before": label if with_before else None,
         "targets": {"ratio_max": TARGET_RATIO, "MB_max": TARGET_MB},
         "machine": platform.platform(),
     }
-    print(f"{'run':<26}{'wall s':>9}{'CPU s':>9}{'x headless':>12}{'CPU ms/frame':>14}{'MB':>7}")
-    print(f"{'headless':<26}{headless:>9.1f}{headless_cpu:>9.1f}{1.0:>12.2f}")
-    for name, wall, cpu, ms, mb in (
-        ("--video 720p 30 fps", with_video, video_cpu, per_frame, size_mb),
-        (label, before, before_cpu, per_frame_before, before_mb),
-    ):
-        print(f"{name:<26}{wall:>9.1f}{cpu:>9.1f}{wall / headless:>12.2f}{ms:>14.1f}{mb:>7.1f}")
-    print(
-        f"{frames} frames over {sim_s:.1f} s; targets: <= {TARGET_RATIO:g}x headless wall, "
-        f"<= {TARGET_MB:g} MB; video {result['video_Mbit_s']:.2f} Mbit/s; trajectory identical "
-        f"to headless: {same} (before: {same_before}); render+encode CPU per frame "
-        f"after/before {per_frame / per_frame_before:.2f}; load average {os.getloadavg()[0]:.1f}"
-    )
     out = Path(__file__).parent / "results" / "video.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=1), encoding="utf-8")

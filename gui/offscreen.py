@@ -164,6 +164,7 @@ class Capture:
             RenderWorker(spec) if process else LocalRender(spec)
         )
         self.count = 0
+        self._ended = False
         sim.add_post_tick(self.post_tick)
 
     def post_tick(self, world: World) -> None:
@@ -175,8 +176,17 @@ class Capture:
             self.follower.update(frame, 1.0 / self.fps)
         self.worker.submit(frame, self.camera)
 
+    def end(self) -> None:
+        """No more frames: a render process goes on drawing what is queued (while the caller
+        writes its results) until close()."""
+        if not self._ended:
+            self._ended = True
+            self.sim.remove_post_tick(self.post_tick)
+            self.worker.end()
+
     def close(self) -> None:
-        self.sim.remove_post_tick(self.post_tick)
+        """end(), then wait until every frame is drawn and the files are complete."""
+        self.end()
         self.worker.close()
 
 
@@ -215,6 +225,9 @@ class LocalRender:
         if self.frames is not None:
             self.frames.write(self.canvas.read())
 
+    def end(self) -> None:
+        """Nothing to do: every submitted frame is already drawn."""
+
     def close(self) -> None:
         for sink in (self.video, self.frames):
             if sink is not None:
@@ -248,6 +261,7 @@ class RenderWorker:
         )
         self.proc.start()
         self._sent_overlays: list[Any] | None = None
+        self._ended = False
 
     def submit(self, frame: Frame, camera: Camera) -> None:
         if not self.proc.is_alive():
@@ -261,8 +275,15 @@ class RenderWorker:
         # (moved by the follower every frame) and any reused array would show a later moment.
         self._put(pickle.dumps((wire, camera), protocol=pickle.HIGHEST_PROTOCOL))
 
+    def end(self) -> None:
+        """Tell the process there are no more frames (it drains the queue and exits)."""
+        if not self._ended:
+            self._ended = True
+            self._put(None)
+
     def close(self) -> None:
-        self._put(None)
+        """end(), then wait for the process; raise what it failed with."""
+        self.end()
         self.proc.join()
         self._raise()
 

@@ -29,6 +29,7 @@ SHADOW_ALPHA = 0.45  # darkening of the ground right under an agent on the groun
 SHADOW_FADE_M = 40.0  # m of height over which a shadow fades to a third of SHADOW_ALPHA
 FOG_M = 600.0  # m: the ground fades into the horizon colour over this distance
 GROUND_HALF_M = 20000.0  # m: the ground plane is this big, enough to look infinite
+GROUND_OVERLAY_M = 0.1  # m: overlays no higher (coverage cells, area outlines) lie on the ground
 HORIZON = (0.80, 0.86, 0.92)  # sky colour at the horizon (SKY at the top of the view)
 LEADER = (0.0, 0.78, 0.92)  # cyan: the mission's "leader" (Mission.role_members), any role
 GHOST = (1.0, 1.0, 1.0, 0.45)  # the selected agent's estimated pose (sensors on): white, faint

@@ -29,6 +29,7 @@ from skyswarm.gui.palette import (  # re-exported: the views and tests name them
     GRID_MINOR,
     GROUND,
     GROUND_HALF_M,
+    GROUND_OVERLAY_M,
     HORIZON,
     LEADER,
     LOD_PX,
@@ -101,8 +102,11 @@ class Renderer:
         uv_buf = ctx.buffer(uv)
         self._quad_vao = ctx.vertex_array(self.image_prog, [(uv_buf, "2f", "in_uv")])
         self._sky_vao = ctx.vertex_array(self.sky_prog, [(uv_buf, "2f", "in_uv")])
-        self._textures: dict[tuple[int, int], moderngl.Texture] = {}
-        self._uploaded: dict[tuple[int, int], np.ndarray] = {}  # last image written per texture
+        # Two textures per image size, written in turn: writing the texture the last draw of
+        # that size used (still bound) makes llvmpipe rasterise the frame queued so far first,
+        # which costs a video frame ~0.8 ms (HUD text, new every frame).
+        self._textures: dict[tuple[int, int], tuple[moderngl.Texture, moderngl.Texture]] = {}
+        self._uploaded: dict[tuple[int, int], tuple[int, np.ndarray]] = {}  # (slot, image) last
 
     # -- static ---------------------------------------------------------------------------
     def _static_geometry(
@@ -166,6 +170,7 @@ class Renderer:
         ctx.clear(*HORIZON, 1.0, depth=1.0)
         ctx.scissor = None
         camera.aspect = viewport[2] / max(1, viewport[3])
+        camera = camera.fixed()
         vp = _gl(camera.matrix)
         self.flat_prog["u_vp"].write(vp)
         self.mesh_prog["u_vp"].write(vp)
@@ -185,17 +190,20 @@ class Renderer:
         ctx.enable(moderngl.BLEND)
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         self.drones.draw_shadows(frame)
+        # Overlays lying on the ground, in a scene with no obstacles or terrain, need no depth
+        # test: whatever is in front of a ground point is above the ground and drawn later
+        # (a depth test over the coverage cells costs a video frame ~0.8 ms on llvmpipe).
+        self._draw_overlays(frame.overlays, ground=True)
         ctx.enable(moderngl.DEPTH_TEST)
         for inst in self._obstacles:
             inst.draw()
         self.drones.draw_agents(frame, selected, camera)
+        self._draw_overlays(frame.overlays, ground=False)
         self._draw_lines(frame, selected, trails)
         ctx.disable(moderngl.DEPTH_TEST)
 
     def _draw_lines(self, frame: Frame, selected: int | None, trails: Sequence[np.ndarray]) -> None:
-        """Mission overlays (uploaded again only when the frame carries a new overlay list),
-        then the crosses of the dead, trails, base-station drops and the selection's drop."""
-        self._draw_overlays(frame.overlays)
+        """The crosses of the dead, trails, base-station drops and the selection's drop."""
         lines: list[np.ndarray] = []
         dead = ~frame.alive & np.all(np.isfinite(frame.positions), axis=1)
         if dead.any():
@@ -212,25 +220,35 @@ class Renderer:
             lines.append(colored(np.array([p, [p[0], p[1], 0.0]]), SELECTED))
         self.flat.draw("lines", lines, moderngl.LINES)
 
-    def _draw_overlays(self, overlays: list[Lines | Quads]) -> None:
-        """Quads then lines of the mission overlays; the vertices are built and uploaded only
-        when `overlays` is not the list object drawn last (a video's render process keeps
-        the list while the mission's overlays do not change)."""
-        if self.flat.is_current("overlay_tris", overlays):
-            self.flat.draw("overlay_tris", [], moderngl.TRIANGLES, key=overlays)
-            self.flat.draw("overlay_lines", [], moderngl.LINES, key=overlays)
+    def _draw_overlays(self, overlays: list[Lines | Quads], ground: bool) -> None:
+        """Quads then lines of the mission overlays that lie on the ground (`ground`: every
+        vertex within GROUND_OVERLAY_M of it, in a scene without obstacles) or of the others.
+        The vertices are built and uploaded only when `overlays` is not the list object drawn
+        last (a video's render process keeps the list while the mission's do not change)."""
+        names = ("ground_tris", "ground_lines") if ground else ("overlay_tris", "overlay_lines")
+        if self.flat.is_current(names[0], overlays):
+            self.flat.draw(names[0], [], moderngl.TRIANGLES, key=overlays)
+            self.flat.draw(names[1], [], moderngl.LINES, key=overlays)
             return
         lines: list[np.ndarray] = []
         tris: list[np.ndarray] = []
         for ov in overlays:
+            if self._on_ground(ov) != ground:
+                continue
             if isinstance(ov, Lines):
                 lines.append(colored(ov.segments.reshape(-1, 3), ov.color))
             elif isinstance(ov, Quads):
                 c = ov.corners
                 tri = np.stack([c[:, 0], c[:, 1], c[:, 2], c[:, 0], c[:, 2], c[:, 3]], axis=1)
                 tris.append(colored(tri.reshape(-1, 3), ov.color))
-        self.flat.draw("overlay_tris", tris, moderngl.TRIANGLES, key=overlays)
-        self.flat.draw("overlay_lines", lines, moderngl.LINES, key=overlays)
+        self.flat.draw(names[0], tris, moderngl.TRIANGLES, key=overlays)
+        self.flat.draw(names[1], lines, moderngl.LINES, key=overlays)
+
+    def _on_ground(self, overlay: Lines | Quads) -> bool:
+        if self._obstacles:
+            return False
+        points = overlay.segments if isinstance(overlay, Lines) else overlay.corners
+        return not len(points) or bool(np.abs(points[..., 2]).max() <= GROUND_OVERLAY_M)
 
     def _station_drops(self, frame: Frame) -> list[np.ndarray]:
         """A line from each base station down to the ground, whatever its mast's height."""
@@ -245,13 +263,20 @@ class Renderer:
         """Blend an (h, w, 4) uint8 image with its top-left at pixel (x, y) from the top-left
         of a `target` (width, height) framebuffer."""
         h, w = rgba.shape[:2]
-        tex = self._textures.get((w, h))
-        if tex is None:
-            tex = self._textures[(w, h)] = self.ctx.texture((w, h), 4)
-            tex.filter = moderngl.NEAREST, moderngl.NEAREST
-        if self._uploaded.get((w, h)) is not rgba:  # the same image again: already on the GPU
-            tex.write(np.ascontiguousarray(rgba, dtype=np.uint8).tobytes())
-            self._uploaded[(w, h)] = rgba
+        pair = self._textures.get((w, h))
+        if pair is None:
+            pair = self._textures[(w, h)] = (
+                self.ctx.texture((w, h), 4),
+                self.ctx.texture((w, h), 4),
+            )
+            for t in pair:
+                t.filter = moderngl.NEAREST, moderngl.NEAREST
+        slot, last = self._uploaded.get((w, h), (1, None))
+        if last is not rgba:  # the same image again: already on the GPU
+            slot = 1 - slot
+            pair[slot].write(np.ascontiguousarray(rgba, dtype=np.uint8).tobytes())
+            self._uploaded[(w, h)] = (slot, rgba)
+        tex = pair[slot]
         tw, th = target
         self.ctx.viewport = (0, 0, tw, th)
         rect = (2 * x / tw - 1, 1 - 2 * (y + h) / th, 2 * (x + w) / tw - 1, 1 - 2 * y / th)
