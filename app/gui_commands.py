@@ -55,11 +55,11 @@ def add_gui_parsers(
 
 
 def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
-    """A gui.offscreen.Capture for `run --video/--frames`, or None when neither is given; it
+    """A gui.capture.Capture for `run --video/--frames`, or None when neither is given; it
     renders and encodes in a child process while the simulation steps."""
     if getattr(args, "video", None) is None and getattr(args, "frames", None) is None:
         return None
-    from skyswarm.gui.offscreen import Capture
+    from skyswarm.gui.capture import Capture
 
     return Capture(sim, args.video, args.frames, args.fps, args.size, args.camera, process=True)
 

@@ -126,9 +126,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         interrupted = True
         sim.stop_reason = "interrupted"
-    except OSError:  # full disk ...: close what was written (readable, torn last record at most)
-        with contextlib.suppress(Exception):
-            sim.close()
+    except BaseException as exc:
+        if isinstance(exc, OSError):  # full disk ...: close what was written (readable, torn
+            with contextlib.suppress(Exception):  # last record at most)
+                sim.close()
+        if capture is not None:  # its render processes and shared memory, and the video so far
+            with contextlib.suppress(Exception):
+                capture.close()
         raise
     finally:
         if bar:

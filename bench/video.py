@@ -40,7 +40,7 @@ TARGET_MB = 40.0
 BEFORE = """
 import sys
 import skyswarm.app.gui_commands as g
-import skyswarm.gui.offscreen as o
+import skyswarm.gui.capture as o
 from skyswarm.app.cli import main
 from skyswarm.gui.video import Encoder
 g.start_capture = lambda args, sim: o.Capture(

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -107,10 +107,12 @@ class VideoWriter:
             pass
         self.frames = 0
         # Frame buffers cycle free -> filled -> written -> free; None in `_filled` ends the feed.
+        # A filled entry is (buffer, done): done() hands back a buffer the caller owns
+        # (write_shared); None puts one of the writer's own back in `_free`.
         self._free: queue.Queue[bytearray] = queue.Queue()
         for _ in range(FEED_FRAMES):
             self._free.put(bytearray(self.frame_bytes))
-        self._filled: queue.Queue[bytearray | None] = queue.Queue()
+        self._filled: queue.Queue[tuple[Any, Callable[[], object] | None] | None] = queue.Queue()
         self._broken = False
         self._feeder = threading.Thread(target=self._feed, name="ffmpeg-feeder", daemon=True)
         self._feeder.start()
@@ -119,13 +121,17 @@ class VideoWriter:
         """The feeder thread: filled buffers into ffmpeg's stdin (the GIL is released while
         the pipe is written); after a broken pipe it only recycles them."""
         stdin = self._proc.stdin
-        while (buf := self._filled.get()) is not None:
+        while (item := self._filled.get()) is not None:
+            buf, done = item
             if not self._broken:
                 try:
                     stdin.write(buf)  # type: ignore[union-attr]
                 except (OSError, ValueError):  # ffmpeg gone (broken pipe) or the pipe failed
                     self._broken = True
-            self._free.put(buf)
+            if done is None:
+                self._free.put(buf)
+            else:
+                done()
 
     def write(self, frame: np.ndarray | memoryview | bytes | bytearray) -> None:
         """Queue one frame (see the class docstring for the layout): it is copied into one of
@@ -146,7 +152,18 @@ class VideoWriter:
             self._fail()
         buf = self._free.get()
         fill(buf)
-        self._filled.put(buf)
+        self._filled.put((buf, None))
+        self.frames += 1
+
+    def write_shared(self, frame: memoryview, done: Callable[[], object]) -> None:
+        """Queue one frame in a buffer the caller owns (a slot of shared memory another
+        process drew into): the feeder writes it as it is, then calls `done()`, after which
+        the caller may reuse the buffer (also when a broken pipe drops the frame)."""
+        if self._broken:
+            self._fail()
+        if frame.nbytes != self.frame_bytes:
+            raise ValueError(f"a frame is {self.frame_bytes} bytes, got {frame.nbytes}")
+        self._filled.put((frame, done))
         self.frames += 1
 
     def close(self) -> None:
@@ -182,10 +199,13 @@ class FrameWriter:
         self.dir = directory
         self.frames = 0
 
-    def write(self, image: np.ndarray) -> None:
+    def write(self, image: np.ndarray, index: int | None = None) -> None:
+        """Save `image` as the next frame, or as frame `index` (render processes sharing
+        the frames of one video each write theirs)."""
         from PIL import Image
 
-        Image.fromarray(image).save(self.dir / f"frame_{self.frames:05d}.png", compress_level=1)
+        k = self.frames if index is None else index
+        Image.fromarray(image).save(self.dir / f"frame_{k:05d}.png", compress_level=1)
         self.frames += 1
 
     def close(self) -> None:

@@ -62,8 +62,8 @@ def test_video_camera_follows_the_flock_and_keeps_every_alive_agent_in_frame(
 
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.capture import Capture
     from skyswarm.gui.framing import FILL, SHRINK_TAU_S
-    from skyswarm.gui.offscreen import Capture
 
     size, fps, duration = (320, 180), 2.0, 20.0
     sim = Simulator.from_scenario(load_scenario(FLOCK, [f"simulation.duration_s={duration}"]))

@@ -130,7 +130,7 @@ def test_render_process_writes_the_same_frames_as_rendering_in_process(tmp_path:
 
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
-    from skyswarm.gui.offscreen import Capture
+    from skyswarm.gui.capture import Capture
 
     flock = ROOT / "configs" / "flocking_coverage.toml"
     images = {}
@@ -156,8 +156,8 @@ def test_render_process_draws_each_frame_with_the_camera_as_it_was_submitted(tmp
 
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.capture import LocalRender, RenderPool, RenderSpec
     from skyswarm.gui.framing import default_camera, scene_extent, shown_points
-    from skyswarm.gui.offscreen import LocalRender, RenderSpec, RenderWorker
     from skyswarm.gui.scene import LiveSource
 
     flock = ROOT / "configs" / "flocking_coverage.toml"
@@ -168,7 +168,7 @@ def test_render_process_draws_each_frame_with_the_camera_as_it_was_submitted(tmp
     center, half = scene_extent(shown)
     azimuths = [-60.0 + 30.0 * k for k in range(8)]  # 8 frames: they all fit in the queue
     images = {}
-    for name, make in (("local", LocalRender), ("process", RenderWorker)):
+    for name, make in (("local", LocalRender), ("process", RenderPool)):
         out = tmp_path / name
         spec = RenderSpec(source.scenery, (160, 90), tuple(center), half, None, out, 4.0, False)
         worker, camera = make(spec), default_camera("orbit", shown)
@@ -183,3 +183,63 @@ def test_render_process_draws_each_frame_with_the_camera_as_it_was_submitted(tmp
     for a, b in zip(images["local"], images["process"]):
         assert np.array_equal(a, b)
     assert not np.array_equal(images["local"][0], images["local"][-1])  # the views differ
+
+
+def test_render_pool_writes_the_video_of_one_renderer_in_frame_order(tmp_path: Path) -> None:
+    """Two render processes draw alternate frames into shared memory and this process writes
+    them to ffmpeg in order: the decoded video equals the one drawn and encoded in-process,
+    frame by frame, and the shared memory is gone afterwards."""
+    from multiprocessing.shared_memory import SharedMemory
+
+    import imageio_ffmpeg
+
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.capture import Capture
+
+    flock = ROOT / "configs" / "flocking_coverage.toml"
+    decoded = {}
+    for workers in (None, 2):
+        sim = Simulator.from_scenario(load_scenario(flock, ["simulation.duration_s=2.0"]))
+        video = tmp_path / f"w{workers}.mp4"
+        cap = Capture(
+            sim, video=video, fps=15.0, size=(320, 180), process=workers is not None,
+            workers=workers,
+        )  # fmt: skip
+        sim.run()
+        if workers is not None:
+            shm_name = cap.worker.shm.name
+        cap.close()
+        sim.close()
+        reader = imageio_ffmpeg.read_frames(str(video))
+        next(reader)
+        decoded[workers] = [np.frombuffer(f, np.uint8) for f in reader]
+    assert len(decoded[None]) == len(decoded[2]) == 30  # 2 s at 15 fps
+    for a, b in zip(decoded[None], decoded[2]):
+        assert np.array_equal(a, b)
+    # the frames differ from one another, so a swapped pair would have shown
+    assert not np.array_equal(decoded[None][0], decoded[None][-1])
+    with pytest.raises(FileNotFoundError):
+        SharedMemory(name=shm_name)
+
+
+def test_render_pool_reports_a_worker_that_fails(tmp_path: Path) -> None:
+    """A render process that cannot start (a scenery mesh that is not there) makes the pool
+    raise, naming the error, instead of waiting for frames that never come."""
+    from skyswarm.gui.camera import OrbitCamera
+    from skyswarm.gui.capture import RenderPool, RenderSpec
+    from skyswarm.gui.scene import Frame, Scenery, upright
+
+    scenery = Scenery(meshes=((tmp_path / "missing.obj", (0.0, 0.0, 0.0), 1.0),))
+    spec = RenderSpec(scenery, (64, 36), (0.0, 0.0), 10.0, tmp_path / "v.mp4", None, 10.0, False)
+    pool = RenderPool(spec, workers=2)
+    frame = Frame(0.0, np.array([1]), ["uav"], np.zeros(1, int), np.zeros((1, 3)), upright(1),
+                  np.ones(1, bool))  # fmt: skip
+    failed = "video render process failed: worker .*missing"
+    with pytest.raises(RuntimeError, match=failed):
+        for _ in range(1000):  # a failure shows at a submit or at close, within seconds
+            pool.submit(frame, OrbitCamera((0.0, 0.0, 0.0), 10.0))
+        pool.close()
+    with pytest.raises(RuntimeError, match=failed):  # closing after it cleans up, and says so
+        pool.close()
+    assert not any(p.is_alive() for p in pool.procs)

@@ -67,7 +67,7 @@ def test_every_video_frame_carries_the_hud(tmp_path: Path) -> None:
 
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
-    from skyswarm.gui.offscreen import Capture
+    from skyswarm.gui.capture import Capture
 
     size, fps = (320, 180), 5.0
     videos = {}

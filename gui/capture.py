@@ -1,0 +1,371 @@
+"""Capturing a running simulation: video and PNG frames at a fixed simulated frame rate, drawn
+in this process or by a pool of render processes.
+
+`Capture` is a post-tick listener: it only reads the world, so a run with `--video` writes the
+same trajectory as a run without. With `process` it hands each frame (the agents' state and the
+camera, a few kB) to a `RenderPool` and the simulation steps on.
+
+The pool: worker process j of W draws frames j, j + W, j + 2W, ... (EGL; Mesa llvmpipe on a
+server, where the GPU is the CPU) and reads each into a slot of shared memory; a collector
+thread of this process hands the slots to the ffmpeg writer in frame order. A frame's drawing
+has a single-threaded part (Python, the driver's front end) and a rasteriser part spread over
+the cores; with two workers one rasterises while the other runs its single-threaded part, so
+both cores stay busy (README, Benchmarks, Video: the reference run's video ~8 % sooner than
+with one render process, for the same CPU). The frames are pixel-identical either way.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import queue
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skyswarm.gui.camera import Camera
+from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
+from skyswarm.gui.offscreen import OffscreenCanvas
+from skyswarm.gui.scene import Frame, LiveSource, Scenery
+from skyswarm.gui.video import ENCODER, Encoder, FrameWriter, VideoWriter, draw_hud
+
+if TYPE_CHECKING:
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.core.world import World
+
+# Render processes of a pool (1 on a single-core machine): two keep two cores busy.
+WORKERS = 2
+# Frames in flight to the pool before the simulation waits: 8 s of 30 fps video. The simulation
+# makes frames ~4x faster than they are drawn and encoded; a deep queue lets it run ahead and
+# finish, after which both cores render and encode. A frame on the wire is the agents' state
+# (~100 kB at 1,000 drones), not pixels.
+QUEUE_FRAMES = 240
+# Shared memory for finished frames: at most this many bytes, at least one slot per worker and
+# one for the writer (8 slots of a 720p RGBA frame: 29 MB).
+SLOTS_MAX, SLOT_BYTES = 8, 32 << 20
+WAIT_S = 0.2  # how often a waiting collector looks for a dead worker or the end
+
+
+@dataclass(frozen=True)
+class RenderSpec:
+    """What a renderer of a capture needs: scenery, size, grid placement and the sinks."""
+
+    scenery: Scenery
+    size: tuple[int, int]
+    center: tuple[float, ...]
+    half_extent_m: float
+    video: Path | None
+    frames: Path | None
+    fps: float
+    hud: bool
+    encoder: Encoder = ENCODER
+
+
+class Capture:
+    """Renders a Simulator to video and/or PNG frames at `fps` frames per simulated second.
+
+    Frame k (k = 1, 2, ...) shows the state after the first tick with time >= k / fps, so a run
+    of D seconds gives floor(D * fps) frames. The camera starts framing the agents and the
+    mission overlays; with `follow` it then keeps the alive agents in view as they fly
+    (gui/framing.py `SwarmFollower`). With `process` the frames are drawn and encoded by a
+    `RenderPool` while the simulation steps on.
+    """
+
+    def __init__(
+        self,
+        sim: Simulator,
+        video: Path | None = None,
+        frames: Path | None = None,
+        fps: float = 30.0,
+        size: tuple[int, int] = (1280, 720),
+        camera: str = "orbit",
+        hud: bool = True,
+        follow: bool = True,
+        process: bool = False,
+        encoder: Encoder = ENCODER,
+        workers: int | None = None,
+    ) -> None:
+        self.sim = sim
+        self.source = LiveSource(sim)
+        first = self.source.frame()
+        shown = shown_points(first)
+        center, half = scene_extent(shown)
+        self.camera = default_camera(camera, shown)
+        self.follower = SwarmFollower(self.camera, size[0] / size[1]) if follow else None
+        self.fps = fps
+        spec = RenderSpec(
+            self.source.scenery, size, tuple(center), half, video, frames, fps, hud, encoder
+        )
+        self.worker: RenderPool | LocalRender = (
+            RenderPool(spec, workers) if process else LocalRender(spec)
+        )
+        self.count = 0
+        self._ended = False
+        sim.add_post_tick(self.post_tick)
+
+    def post_tick(self, world: World) -> None:
+        if world.time_s + 1e-9 < (self.count + 1) / self.fps:
+            return
+        self.count += 1
+        frame = self.source.frame()
+        if self.follower is not None:
+            self.follower.update(frame, 1.0 / self.fps)
+        self.worker.submit(frame, self.camera)
+
+    def end(self) -> None:
+        """No more frames: the render processes go on drawing what is queued (while the caller
+        writes its results) until close()."""
+        if not self._ended:
+            self._ended = True
+            self.sim.remove_post_tick(self.post_tick)
+            self.worker.end()
+
+    def close(self) -> None:
+        """end(), then wait until every frame is drawn and the files are complete."""
+        self.end()
+        self.worker.close()
+
+
+class LocalRender:
+    """Draws and encodes each submitted frame at once, in this process. The video gets the
+    framebuffer's RGBA bytes read straight into its writer's next buffer."""
+
+    def __init__(self, spec: RenderSpec) -> None:
+        self.canvas = OffscreenCanvas(spec.scenery, spec.size, spec.center, spec.half_extent_m)
+        self.hud = spec.hud
+        self.video: VideoWriter | None = None
+        if spec.video is not None:
+            self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, "rgba", spec.encoder)
+        self.frames = FrameWriter(Path(spec.frames)) if spec.frames is not None else None
+
+    def draw(self, frame: Frame, camera: Camera) -> None:
+        """Draw `frame` (with the HUD) into the canvas's framebuffer."""
+        hud = (lambda r, size: draw_hud(r, size, frame)) if self.hud else None
+        self.canvas.draw(frame, camera, overlay=hud)
+
+    def submit(self, frame: Frame, camera: Camera) -> None:
+        self.draw(frame, camera)
+        if self.video is not None:
+            self.video.write_into(self.canvas.read_rgba_into)
+        if self.frames is not None:
+            self.frames.write(self.canvas.read())
+
+    def end(self) -> None:
+        """Nothing to do: every submitted frame is already drawn."""
+
+    def close(self) -> None:
+        for sink in (self.video, self.frames):
+            if sink is not None:
+                sink.close()
+        self.canvas.release()
+
+
+class RenderPool:
+    """`workers` render processes (spawned: no state shared with pybullet or numba) drawing
+    alternate frames; the video is written here, in frame order, from shared memory.
+
+    Frames travel pickled through one bounded queue per worker; a frame's overlays go to a
+    worker only when they differ from the last ones sent to it (None: unchanged).
+    """
+
+    def __init__(self, spec: RenderSpec, workers: int | None = None) -> None:
+        import multiprocessing as mp
+        from multiprocessing.shared_memory import SharedMemory
+
+        ctx = mp.get_context("spawn")
+        n = workers if workers is not None else (WORKERS if (os.cpu_count() or 1) > 1 else 1)
+        self.errors = ctx.Queue()
+        self.video: VideoWriter | None = None
+        slots = None
+        if spec.video is not None:
+            self.frame_bytes = spec.size[0] * spec.size[1] * 4
+            self.n_slots = max(n + 1, min(SLOTS_MAX, SLOT_BYTES // self.frame_bytes))
+            self.shm = SharedMemory(create=True, size=self.n_slots * self.frame_bytes)
+            self.free = [ctx.Semaphore(1) for _ in range(self.n_slots)]
+            self.ready = [ctx.Semaphore(0) for _ in range(self.n_slots)]
+            self.views = [self._slot(k) for k in range(self.n_slots)]
+            slots = (self.shm.name, self.n_slots, self.frame_bytes, self.free, self.ready)
+            self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, "rgba", spec.encoder)
+        drawn = replace(spec, video=None)  # the workers draw; only this process encodes
+        self.queues = [ctx.Queue(maxsize=max(1, QUEUE_FRAMES // n)) for _ in range(n)]
+        self.procs = [
+            ctx.Process(target=_render_loop, args=(drawn, q, self.errors, slots, j), daemon=True)
+            for j, q in enumerate(self.queues)
+        ]
+        for p in self.procs:
+            p.start()
+        self._sent: list[list[Any] | None] = [None] * n
+        self.count = 0
+        self.total: int | None = None  # frames submitted, once end() is called
+        self.failure: str | None = None
+        self._closed = False
+        self._collector: threading.Thread | None = None
+        if self.video is not None:
+            self._collector = threading.Thread(
+                target=self._collect, name="frame-collector", daemon=True
+            )
+            self._collector.start()
+
+    def _slot(self, k: int) -> memoryview:
+        return self.shm.buf[k * self.frame_bytes : (k + 1) * self.frame_bytes]
+
+    def submit(self, frame: Frame, camera: Camera) -> None:
+        self._check()
+        j = self.count % len(self.procs)
+        overlays, sent = frame.overlays, self._sent[j]
+        same = sent is not None and _same_overlays(overlays, sent)
+        if not same:
+            self._sent[j] = overlays
+        wire = replace(frame, overlays=None if same else overlays)  # type: ignore[arg-type]
+        # Pickled now: the queue's feeder thread would pickle it later, and by then the camera
+        # (moved by the follower every frame) and any reused array would show a later moment.
+        item = pickle.dumps((self.count, wire, camera), protocol=pickle.HIGHEST_PROTOCOL)
+        self._put(j, item)
+        self.count += 1
+
+    def end(self) -> None:
+        """Tell the workers there are no more frames (they drain their queues and exit)."""
+        if self.total is None:
+            self.total = self.count
+            for j in range(len(self.procs)):
+                self._put(j, None)
+
+    def close(self) -> None:
+        """end(), wait for the workers and the video, free the shared memory; raise what
+        failed (again at a second call)."""
+        if self._closed:
+            self._check()
+            return
+        self._closed = True
+        try:
+            self.end()
+        except RuntimeError:
+            pass  # a worker failed: raised below, after the cleanup
+        if self._collector is not None:
+            self._collector.join()  # at the last frame, or at a worker's failure
+        for p in self.procs:
+            if self.failure is not None:
+                p.terminate()  # it may wait for a slot nobody will free
+            p.join()
+        for q in self.queues:  # frames a dead worker never took must not hold up our exit
+            q.cancel_join_thread()
+            q.close()
+        error: RuntimeError | None = None
+        try:
+            self._check()
+        except RuntimeError as exc:
+            error = exc
+        if self.video is not None:
+            try:
+                self.video.close()
+            except RuntimeError as exc:
+                error = error or exc
+            finally:
+                self._release_slots()
+        if error is not None:
+            raise error
+
+    def _release_slots(self) -> None:
+        for v in self.views:
+            v.release()
+        self.shm.close()
+        self.shm.unlink()
+
+    def _collect(self) -> None:
+        """The collector thread: frame k's slot, once its worker has filled it, to the video
+        writer, whose feeder frees the slot when it has written it to ffmpeg."""
+        k = 0
+        while self.total is None or k < self.total:
+            s = k % self.n_slots
+            if not self.ready[s].acquire(timeout=WAIT_S):
+                owner = self.procs[k % len(self.procs)]
+                if owner.exitcode is not None and not self.ready[s].acquire(timeout=WAIT_S):
+                    self.failure = self._worker_error() or f"exited with {owner.exitcode}"
+                    return
+                continue
+            try:
+                self.video.write_shared(self.views[s], self.free[s].release)  # type: ignore[union-attr]
+            except (RuntimeError, ValueError) as exc:  # ffmpeg stopped
+                self.failure = str(exc)
+                return
+            k += 1
+
+    def _put(self, j: int, item: bytes | None) -> None:
+        """Queue `item` for worker j, waiting while its queue is full; raise if it died."""
+        while True:
+            try:
+                self.queues[j].put(item, timeout=1.0)
+                return
+            except queue.Full:
+                self._check()
+
+    def _worker_error(self) -> str | None:
+        try:
+            return self.errors.get_nowait()
+        except queue.Empty:
+            return None
+
+    def _check(self) -> None:
+        """Raise if a worker or the video writer failed."""
+        if self.failure is None:
+            if (err := self._worker_error()) is not None:
+                self.failure = err
+            else:
+                for p in self.procs:
+                    if p.exitcode not in (None, 0):
+                        self.failure = f"exited with {p.exitcode}"
+        if self.failure is not None:
+            raise RuntimeError(f"video render process failed: {self.failure}")
+
+
+def _render_loop(spec: RenderSpec, frames: Any, errors: Any, slots: Any, worker: int) -> None:
+    """A worker: frames from its queue until None, drawn into a LocalRender; each read into its
+    slot of shared memory (video) and/or saved as PNG frame k."""
+    try:
+        local = LocalRender(spec)
+        views: list[memoryview] = []
+        if slots is not None:
+            from multiprocessing.shared_memory import SharedMemory
+
+            name, n_slots, nbytes, free, ready = slots
+            shm = SharedMemory(name=name)  # the pool, which made it, unlinks it
+            views = [shm.buf[k * nbytes : (k + 1) * nbytes] for k in range(n_slots)]
+        overlays: list[Any] = []
+        while (item := frames.get()) is not None:
+            k, frame, camera = pickle.loads(item)
+            if frame.overlays is None:
+                frame.overlays = overlays
+            overlays = frame.overlays
+            local.draw(frame, camera)
+            if views:
+                s = k % len(views)
+                free[s].acquire()
+                local.canvas.read_rgba_into(views[s])  # type: ignore[arg-type]
+                ready[s].release()
+            if local.frames is not None:
+                local.frames.write(local.canvas.read(), index=k)
+        for v in views:
+            v.release()
+        if slots is not None:
+            shm.close()
+        local.close()
+    except BaseException as exc:  # reported to the pool, which raises it
+        errors.put(f"worker {worker}: {type(exc).__name__}: {exc}")
+        raise
+
+
+def _same_overlays(a: list[Any], b: list[Any]) -> bool:
+    """True if two overlay lists draw the same (kind, colour and every coordinate)."""
+    import numpy as np
+
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if type(x) is not type(y) or x.color != y.color:
+            return False
+        ax = getattr(x, "segments", getattr(x, "corners", None))
+        bx = getattr(y, "segments", getattr(y, "corners", None))
+        if ax.shape != bx.shape or not np.array_equal(ax, bx):
+            return False
+    return True
