@@ -54,6 +54,28 @@ def add_gui_parsers(
     rep.set_defaults(func=cmd_replay)
 
 
+def require_gui(option: str, value: object, module: str = "skyswarm.gui.capture") -> None:
+    """Import `module` (GUI code); without the GUI extra installed, a one-line bad-input error
+    naming the option instead of a traceback."""
+    import importlib
+
+    from skyswarm.core.schema import ConfigError
+
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        expected = f"the GUI extra installed: pip install 'skyswarm[gui]' ({exc})"
+        raise ConfigError("", option, str(value), expected) from None
+
+
+def check_capture(args: argparse.Namespace) -> None:
+    """Before a run starts: `--video`/`--frames` can be written (the GUI extra is there)."""
+    for option in ("video", "frames"):
+        value = getattr(args, option, None)
+        if value is not None:
+            require_gui(f"--{option}", value)
+
+
 def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
     """A gui.capture.Capture for `run --video/--frames`, or None when neither is given; it
     renders and encodes in a child process while the simulation steps."""

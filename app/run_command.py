@@ -85,6 +85,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from skyswarm.core.simulator import Simulator
 
     scenario = load_args(args)
+    gui_commands.check_capture(args)
     out = args.out or default_results_dir(scenario)
     inputs = _read_inputs(args.inputs) if args.inputs is not None else None
     existed = prepare_out(out, args.overwrite)

@@ -243,3 +243,21 @@ def test_render_pool_reports_a_worker_that_fails(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=failed):  # closing after it cleans up, and says so
         pool.close()
     assert not any(p.is_alive() for p in pool.procs)
+
+
+def test_video_without_the_gui_extra_is_a_one_line_bad_input(tmp_path: Path) -> None:
+    """`run --video` where moderngl is not installed: exit 2 and one line naming the option and
+    the extra to install, before any results directory exists."""
+    out = tmp_path / "r"
+    code = f"""
+import sys
+sys.modules["moderngl"] = None  # import moderngl now raises ImportError, as when not installed
+from skyswarm.app.cli import main
+sys.exit(main(["run", {str(DROP)!r}, "--duration", "0.1", "--out", {str(out)!r},
+               "--video", {str(tmp_path / "v.mp4")!r}]))
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--video" in lines[0] and "skyswarm[gui]" in lines[0], lines
+    assert not out.exists()
