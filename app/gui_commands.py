@@ -74,6 +74,12 @@ def check_capture(args: argparse.Namespace) -> None:
         value = getattr(args, option, None)
         if value is not None:
             require_gui(f"--{option}", value)
+    w, h = getattr(args, "size", (2, 2))
+    if getattr(args, "video", None) is not None and (w % 2 or h % 2):
+        from skyswarm.core.schema import ConfigError
+
+        expected = "an even width and height (H.264 in yuv420p halves both for colour)"
+        raise ConfigError("", "--size", f"{w}x{h}", expected)
 
 
 def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:

@@ -261,3 +261,16 @@ sys.exit(main(["run", {str(DROP)!r}, "--duration", "0.1", "--out", {str(out)!r},
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "--video" in lines[0] and "skyswarm[gui]" in lines[0], lines
     assert not out.exists()
+
+
+def test_video_of_odd_size_is_a_one_line_bad_input(tmp_path: Path) -> None:
+    """yuv420p needs an even width and height: `--size 1281x720` with `--video` is refused
+    before the run starts (exit 2, one line naming --size), not in the render process."""
+    out = tmp_path / "r"
+    cmd = [sys.executable, "-m", "skyswarm.app.cli", "run", str(DROP), "--duration", "0.1",
+           "--out", str(out), "--video", str(tmp_path / "v.mp4"), "--size", "1281x720"]  # fmt: skip
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--size = '1281x720'" in lines[0] and "even" in lines[0], lines
+    assert not out.exists()
