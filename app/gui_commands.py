@@ -54,15 +54,13 @@ def add_gui_parsers(
     rep.set_defaults(func=cmd_replay)
 
 
-def require_gui(option: str, value: object, module: str = "skyswarm.gui.capture") -> None:
-    """Import `module` (GUI code); without the GUI extra installed, a one-line bad-input error
-    naming the option instead of a traceback."""
-    import importlib
-
+def require_gui(option: str, value: object) -> None:
+    """Import the capture code (moderngl, ffmpeg); without the GUI extra installed, a one-line
+    bad-input error naming the option instead of a traceback."""
     from skyswarm.core.schema import ConfigError
 
     try:
-        importlib.import_module(module)
+        import skyswarm.gui.capture  # noqa: F401
     except ImportError as exc:
         expected = f"the GUI extra installed: pip install 'skyswarm[gui]' ({exc})"
         raise ConfigError("", option, str(value), expected) from None
