@@ -138,7 +138,6 @@ class FixedCamera(Camera):
         super().__init__()
         self.aspect = aspect
         self._view, self._projection = view, projection
-        self._matrix = projection @ view
 
     @property
     def view(self) -> np.ndarray:
@@ -147,10 +146,6 @@ class FixedCamera(Camera):
     @property
     def projection(self) -> np.ndarray:
         return self._projection
-
-    @property
-    def matrix(self) -> np.ndarray:
-        return self._matrix
 
 
 class Glide:
