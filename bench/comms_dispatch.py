@@ -28,10 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from skyswarm.core.agent import PhysicalAgent
-from skyswarm.core.channels import CommsConfig
-from skyswarm.core.comms import MessageDispatcher, attach_comms
+from skyswarm.core.comms.channels import CommsConfig
+from skyswarm.core.comms.dispatcher import MessageDispatcher, attach_comms
+from skyswarm.core.comms.fates import neighbours_within
 from skyswarm.core.config import SimulationConfig
-from skyswarm.core.fates import neighbours_within
 from skyswarm.core.simulator import Simulator
 
 RANGE_M = 100.0  # m

@@ -4,7 +4,7 @@ side by side in one process, and the fast backend's boids curve with a per-phase
 Every variant is a scenario run as `skyswarm run` builds it (`Simulator.from_scenario` with a
 results directory: mission, collision monitor, fault injector, recorder, timeline):
 - hover:  configs/hover.toml with N agents (5 m grid): 400 Hz control, the hover metrics;
-- boids:  configs/boids.toml with N agents: 10 Hz state beacons (core/beacons.py), the 10 Hz
+- boids:  configs/boids.toml with N agents: 10 Hz state beacons (core/comms/beacons.py), the 10 Hz
           swarm-level steering (uav/group.py), 20 Hz flock metrics.
 Ratios compare boids and hover at the same N and backend, measured in interleaved rounds (one
 chunk of each in turn, median per variant), so both see the same machine load. For N >= 1,000

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from skyswarm.core.channels import CommsConfig
+from skyswarm.core.comms.channels import CommsConfig
 from skyswarm.core.faults import FaultsConfig
 from skyswarm.core.geo import GeoConfig
 from skyswarm.core.schema import ConfigError, build, check_ticks, did_you_mean, param, to_plain

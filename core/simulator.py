@@ -12,7 +12,7 @@ import numpy as np
 from skyswarm.core import faults
 from skyswarm.core.agent import Agent, AgentId, PhysicalAgent
 from skyswarm.core.collisions import CollisionMonitor
-from skyswarm.core.comms import comms_from_scenario
+from skyswarm.core.comms.dispatcher import comms_from_scenario
 from skyswarm.core.config import ScenarioConfig, SimulationConfig, WorldConfig
 from skyswarm.core.hooks import (
     Controller,

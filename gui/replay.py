@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from skyswarm.core.channels import CommsConfig
+from skyswarm.core.comms.channels import CommsConfig
 from skyswarm.core.config import WorldConfig, read_toml
 from skyswarm.core.recorder import read_trajectory
 from skyswarm.core.schema import build

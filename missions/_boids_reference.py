@@ -17,7 +17,7 @@ from skyswarm.core.geo import heading_to_yaw, yaw_to_heading
 from skyswarm.uav.agents import AutonomousUavAgent
 
 if TYPE_CHECKING:
-    from skyswarm.core.beacons import BeaconNet
+    from skyswarm.core.comms.beacons import BeaconNet
     from skyswarm.missions.boids import BoidsConfig
 
 

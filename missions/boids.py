@@ -1,7 +1,7 @@
 """Boids: Reynolds flocking (separation, alignment, cohesion) from broadcast states only.
 
 Every UAV beacons what it senses of itself (position, velocity) on the radio at `broadcast_hz`
-(core/beacons.py: one vectorised pass per beacon tick) and each keeps the latest beacon heard
+(core/comms/beacons.py: one vectorised pass per beacon tick) and each keeps the latest beacon heard
 from each neighbour. At `behaviour_hz` one swarm-level behaviour (uav/group.py) steers every
 boid at once from those tables alone, in one compiled pass (missions/_boids_steering.py); no
 agent ever reads another agent's true state from the simulator, so with the radio cut the flock

@@ -1,6 +1,6 @@
 """Vásárhelyi flocking: the self-propelled flock of Vásárhelyi et al. 2018 ("Optimized flocking
 of autonomous drones in confined environments", Science Robotics 3, eaat3536), as one
-swarm-level behaviour (uav/group.py) from state beacons (core/beacons.py).
+swarm-level behaviour (uav/group.py) from state beacons (core/comms/beacons.py).
 
 Every UAV beacons its sensed state; every behaviour tick each one computes a desired horizontal
 velocity from its own state and the neighbours heard (positions dead-reckoned to now):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from skyswarm.core.beacons import BeaconNet, NeighbourTable
+from skyswarm.core.comms.beacons import BeaconNet, NeighbourTable
 from skyswarm.core.geo import heading_to_yaw, yaw_of
 from skyswarm.uav import control as ctl
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skyswarm.core.beacons import BeaconNet
+from skyswarm.core.comms.beacons import BeaconNet
 from skyswarm.core.geo import heading_to_yaw
 from skyswarm.core.state import rows_of_slots
 from skyswarm.core.wind import WindConfig, WindField
@@ -263,7 +263,7 @@ class Swarm:
         log: bool = False,
     ) -> BeaconNet:
         """Every agent beacons its sensed state (plus `extra(rows)`, (n, k) for the k
-        `extra_fields`) every `period_s` on `channel` (core/beacons.py)."""
+        `extra_fields`) every `period_s` on `channel` (core/comms/beacons.py)."""
         from skyswarm.uav.group import beacon_source
 
         if self.sim.dispatcher is None:

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from skyswarm.core.comms import BaseStation
+from skyswarm.core.comms.dispatcher import BaseStation
 from skyswarm.core.config import ScenarioConfig
 from skyswarm.core.faults import DeathEvent
 from skyswarm.core.mission import Mission

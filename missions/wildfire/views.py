@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from skyswarm.missions._coverage import row_runs
+from skyswarm.missions.coverage import row_runs
 from skyswarm.missions.wildfire.fire import BURNING, BURNT, FireGrid
 
 BURNING_RGBA = (1.0, 0.25, 0.05, 0.85)

@@ -1,4 +1,4 @@
-"""The compiled passes of core/_beacon_kernels.py against plain numpy."""
+"""The compiled passes of core/comms/beacon_kernels.py against plain numpy."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from skyswarm.core._beacon_kernels import ordered_pairs
+from skyswarm.core.comms.beacon_kernels import ordered_pairs
 
 
 def by_numpy(pairs: np.ndarray, n: int, pos: np.ndarray):

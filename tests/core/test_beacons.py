@@ -1,4 +1,4 @@
-"""State beacons (core/beacons.py): delivery vs distance, latency histogram, fates, edges."""
+"""State beacons (core/comms/beacons.py): delivery vs distance, latency histogram, fates, edges."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from skyswarm.core.beacons import FIELDS, BeaconNet
-from skyswarm.core.channels import LOSS_MODELS, ChannelConfig
+from skyswarm.core.comms.beacons import FIELDS, BeaconNet
+from skyswarm.core.comms.channels import LOSS_MODELS, ChannelConfig
 from tests.core.test_comms import make_sim, static_agents, steps
 
 TICK = 0.0025

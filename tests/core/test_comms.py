@@ -12,8 +12,8 @@ import pytest
 from scipy.stats import binom
 
 from skyswarm.core.agent import PhysicalAgent
-from skyswarm.core.channels import CommsConfig
-from skyswarm.core.comms import BaseStation, Message, MessageDispatcher, attach_comms
+from skyswarm.core.comms.channels import CommsConfig
+from skyswarm.core.comms.dispatcher import BaseStation, Message, MessageDispatcher, attach_comms
 from skyswarm.core.config import SimulationConfig
 from skyswarm.core.simulator import Simulator
 

@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skyswarm.core.channels import (
+from skyswarm.core.comms.channels import (
     DEFAULT_CHANNELS,
     LOSS_MODELS,
     ChannelConfig,
     CommsConfig,
     LossModel,
 )
-from skyswarm.core.comms import FATES, BaseStation, attach_comms
+from skyswarm.core.comms.dispatcher import FATES, BaseStation, attach_comms
+from skyswarm.core.comms.fates import neighbours_within, neighbours_within_reference
 from skyswarm.core.config import load_scenario, validate_scenario
-from skyswarm.core.fates import neighbours_within, neighbours_within_reference
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
 

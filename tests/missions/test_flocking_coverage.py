@@ -164,7 +164,7 @@ def test_radio_cut_followers_do_not_follow() -> None:
 
 def test_footprint_matches_a_one_cell_reference() -> None:
     """The windowed, vectorised footprint test agrees with a plain loop over every cell."""
-    from skyswarm.missions._coverage import Area
+    from skyswarm.missions.coverage import Area
 
     area = Area(1, (50.0, 50.0), (80.0, 100.0), 60.0, 1.0)
     rng = np.random.default_rng(3)
@@ -190,7 +190,7 @@ def test_run_polygons_cover_exactly_the_seen_cells() -> None:
     each seen cell once and nothing else: every seen cell's centre lies in exactly one quad, no
     unseen centre in any, the quads' areas add up to the seen cells', and there is one quad per
     run (counted by a plain loop)."""
-    from skyswarm.missions._coverage import Area
+    from skyswarm.missions.coverage import Area
 
     area = Area(1, (50.0, 50.0), (12.0, 9.0), 60.0, 1.5)  # 8 x 6 cells of 1.5 m, turned 60 deg
     rng = np.random.default_rng(5)
@@ -220,7 +220,7 @@ def test_run_polygons_cover_exactly_the_seen_cells() -> None:
 
 
 def test_lanes_tile_the_band_in_alternate_directions() -> None:
-    from skyswarm.missions._coverage import plan_lanes
+    from skyswarm.missions.coverage import plan_lanes
 
     lanes = plan_lanes(0, (-40.0, 40.0), 32.8, (-49.0, 49.0), True, True)
     assert len(lanes) == 3  # ceil(80 / 32.8)

@@ -20,7 +20,7 @@ from skyswarm.core.config import load_scenario, read_toml, validate_scenario
 from skyswarm.core.recorder import read_trajectory
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
-from skyswarm.missions._coverage import Area, carry_over
+from skyswarm.missions.coverage import Area, carry_over
 
 CONFIG = ROOT / "configs" / "flocking_move_area.toml"
 MOVE_S = 30.0

@@ -15,7 +15,7 @@ from conftest import ROOT
 
 from skyswarm.core.config import load_scenario
 from skyswarm.core.simulator import Simulator
-from skyswarm.missions._coverage import Area
+from skyswarm.missions.coverage import Area
 
 pytestmark = pytest.mark.slow  # two coverage runs, ~40 s
 

@@ -1,6 +1,6 @@
 """Split flocks work disjoint parts of the area (`flocking.split_lanes = "partition"`).
 
-The rule (missions/_partition.py) is evaluated by each part alone; these tests check that two
+The partition rule is evaluated by each part alone; these tests check that two
 (or three) parts that cannot talk pick complementary intervals, from their own views only, and,
 end to end, that the parts of a flock split by a short radio range sweep disjoint cells, as
 measured from the recorded trajectory and the recorded leadership (events.csv), not from the
@@ -20,15 +20,20 @@ from conftest import ROOT
 from skyswarm.core.config import load_scenario
 from skyswarm.core.recorder import read_header, read_trajectory
 from skyswarm.core.simulator import Simulator
-from skyswarm.missions._coverage import Area, footprint_half_m
-from skyswarm.missions._leader import (
+from skyswarm.missions.coverage import Area, footprint_half_m
+from skyswarm.missions.flocking_coverage.leader import (
     Leader,
     LeaderSettings,
     initial_plan,
     slot_offsets,
     slot_order,
 )
-from skyswarm.missions._partition import PartMembership, share_of, split_view, within
+from skyswarm.missions.flocking_coverage.partition import (
+    PartMembership,
+    share_of,
+    split_view,
+    within,
+)
 
 AREA = Area(1, (50.0, 50.0), (80.0, 100.0), 60.0, 1.0)  # the reference area
 STARTS = {k: np.array([2.0 * (k - 1), 2.0 * (k - 1)]) for k in range(1, 11)}  # diagonal, 2 m

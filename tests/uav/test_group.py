@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from skyswarm.core.comms import attach_comms
+from skyswarm.core.comms.dispatcher import attach_comms
 from skyswarm.uav import control as ctl
 from skyswarm.uav.group import Commands, GroupInputs
 from tests.uav.uav_helpers import make_swarm, run

@@ -13,7 +13,7 @@ from scipy import stats
 from uav_helpers import CONFIG, run
 
 from skyswarm.core.collisions import CollisionConfig
-from skyswarm.core.comms import attach_comms
+from skyswarm.core.comms.dispatcher import attach_comms
 from skyswarm.core.config import ObstacleConfig, SimulationConfig, WorldConfig, validate_scenario
 from skyswarm.core.faults import FaultsConfig
 from skyswarm.core.hooks import FaultCapable

@@ -1,8 +1,8 @@
 """The fate of every message: range queries, the fate codes, and the vectorised decision.
 
 `resolve()` takes one tick's sends and decides, per receiver copy and in numpy, whether it is
-over bandwidth, out of range, lost on air or scheduled for delivery; core/comms.py owns the
-queues and counters (see `FateSink`). Channel timing and loss models live in core/channels.py.
+over bandwidth, out of range, lost on air or scheduled for delivery; dispatcher.py owns the
+queues and counters (see `FateSink`). Channel timing and loss models live in core/comms/channels.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from skyswarm.core.channels import Channel
+from skyswarm.core.comms.channels import Channel
 
 
 # -- range queries ----------------------------------------------------------------------------

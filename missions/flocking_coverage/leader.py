@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from skyswarm.missions._coverage import Area, Lane, plan_holes, plan_lanes
-from skyswarm.missions._partition import SplitPlanning, area_share, within
+from skyswarm.missions.coverage import Area, Lane, plan_holes, plan_lanes
+from skyswarm.missions.flocking_coverage.partition import SplitPlanning, area_share, within
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class PlanSnapshot:
     swath_m: float  # swath the lanes were planned for, m
     rounds: int  # re-scouting rounds done in this area
     stage_since_s: float  # time the stage began, s
-    # Split flock (missions/_partition.py): the `u` interval (m) of the area this part works,
+    # Split flock (partition.py): the `u` interval (m) of the area this part works,
     # its fraction of the flock's width, and the part's members when it split (None/(): whole).
     share: tuple[float, float] | None = None
     part: tuple[float, float] | None = None
@@ -77,7 +77,9 @@ class LeaderSettings:
     rescout_min_cells: int
     altitude_m: float
     partition: bool = False  # split flocks divide the area (flocking.split_lanes)
-    order: tuple[int, ...] = ()  # member ids in take-off slot order (missions/_partition.py)
+    order: tuple[
+        int, ...
+    ] = ()  # member ids in take-off slot order (missions/flocking_coverage/partition.py)
     orphan_wait_s: float = math.inf  # a finished part takes the whole area after this (rule 4)
 
 
@@ -205,7 +207,7 @@ class Leader(SplitPlanning):
         `here` (2,) m is the leader's own position; `members` the ids of its part (itself
         included); `peers` the last positions heard from them (m); `known` its own coverage
         knowledge per area; `elsewhere` the members it presumes alive in other parts of a split
-        flock (missions/_partition.py).
+        flock (missions/flocking_coverage/partition.py).
         """
         self._me, self._where = me, (here, peers)
         self._known = known

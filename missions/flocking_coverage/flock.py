@@ -27,7 +27,7 @@ agent that has never heard any member accepts only the pre-agreed leader (the lo
 roster) and hovers where it is once that leader falls silent; a leader that loses everyone goes
 on alone with the plan.
 
-Split flocks (`split_lanes = "partition"`, missions/_partition.py): heartbeats name the leader
+Split flocks (`split_lanes = "partition"`, partition.py): heartbeats name the leader
 whose beacons the sender flies by and members note who was last heard far away, which tells a
 leader its own part from members alive in another; one that leads again resumes its own plan
 when it is newer than every beacon heard.
@@ -43,16 +43,22 @@ from typing import Literal
 import numpy as np
 
 from skyswarm.core.schema import param
-from skyswarm.missions._coverage import Area, carry_over, footprint_half_m, pack, unpack
-from skyswarm.missions._flock_msgs import BaseAck, Beacon, CoverageMsg, Heartbeat, SweepDone
-from skyswarm.missions._leader import (
+from skyswarm.missions.coverage import Area, carry_over, footprint_half_m, pack, unpack
+from skyswarm.missions.flocking_coverage.leader import (
     Leader,
     LeaderCommand,
     LeaderSettings,
     PlanSnapshot,
     initial_plan,
 )
-from skyswarm.missions._partition import PartMembership, split_view
+from skyswarm.missions.flocking_coverage.messages import (
+    BaseAck,
+    Beacon,
+    CoverageMsg,
+    Heartbeat,
+    SweepDone,
+)
+from skyswarm.missions.flocking_coverage.partition import PartMembership, split_view
 from skyswarm.uav.agents import AutonomousUavAgent
 
 

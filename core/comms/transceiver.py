@@ -1,5 +1,5 @@
 """The agent's side of comms: its `MessageTransceiver` (send, broadcast, bounded receive queues)
-and the `BaseStation` logical agent. The dispatcher that carries messages is in core/comms.py.
+and the `BaseStation` logical agent. The dispatcher that carries messages is in dispatcher.py.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.agent import Agent
-from skyswarm.core.fates import Message
+from skyswarm.core.comms.fates import Message
 
 if TYPE_CHECKING:
-    from skyswarm.core.comms import MessageDispatcher
+    from skyswarm.core.comms.dispatcher import MessageDispatcher
     from skyswarm.core.simulator import Simulator
 
 

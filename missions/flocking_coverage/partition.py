@@ -59,12 +59,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from skyswarm.missions._coverage import Area, Lane, plan_holes
+from skyswarm.missions.coverage import Area, Lane, plan_holes
 
 ORPHAN_WAIT_FORMS = 3.0  # rule 4: a finished part waits this many form timeouts (45 s)
 
 if TYPE_CHECKING:
-    from skyswarm.missions._leader import LeaderSettings, PlanSnapshot
+    from skyswarm.missions.flocking_coverage.leader import LeaderSettings, PlanSnapshot
 
 
 def share_of(

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skyswarm.core._beacon_kernels import merge_into, ordered_pairs
-from skyswarm.core.fates import (
+from skyswarm.core.comms.beacon_kernels import merge_into, ordered_pairs
+from skyswarm.core.comms.fates import (
     ADDRESSED,
     DELIVERED,
     FATES,
@@ -49,7 +49,7 @@ from skyswarm.core.fates import (
 
 if TYPE_CHECKING:
     from skyswarm.core.agent import Agent
-    from skyswarm.core.comms import MessageDispatcher
+    from skyswarm.core.comms.dispatcher import MessageDispatcher
 
 FIELDS = ("x", "y", "z", "vx", "vy", "vz", "yaw")  # m, m/s (world ENU), rad (ENU yaw)
 BEACON_BYTES = 8 * (1 + len(FIELDS))  # id + the fixed fields, as float64; extras add 8 each

@@ -44,7 +44,7 @@ class ChannelConfig:
     )
     loss: float = param(0.0, "loss probability (constant), or at 0 m (rayleigh)", ge=0.0, le=1.0)
     loss_model: Literal["constant", "rayleigh"] = param(
-        "constant", "constant, or rayleigh (distance-dependent, see core/channels.py)"
+        "constant", "constant, or rayleigh (distance-dependent, see core/comms/channels.py)"
     )
     half_loss_distance_m: float = param(
         50.0, "rayleigh: distance at which half of the frames arrive, m", gt=0.0

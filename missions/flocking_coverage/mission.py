@@ -10,9 +10,9 @@ square footprint (half-size altitude x tan(fov / 2)) as seen. Members talk only 
 base station over the long-range link; the mission's coverage figure is what the base station
 knows. Members silent for `timeout_s` are presumed dead; the survivors elect the lowest id they
 hear as leader, close ranks and re-scout the cells the dead were responsible for and had not seen
-(`flocking.rescout`). See missions/_flock.py and missions/_leader.py for the behaviour; a flock
+(`flocking.rescout`). See flock.py and leader.py for the behaviour; a flock
 split by a short radio range can divide the area between its parts (`flocking.split_lanes`,
-missions/_partition.py). The scheduled event `move_area` moves an area while the flock works
+partition.py). The scheduled event `move_area` moves an area while the flock works
 (see `FlockingCoverage.move_area`).
 
 The run ends when the base station knows `coverage.target` of the cells of every area (of all
@@ -33,13 +33,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from skyswarm.core.comms import BaseStation
+from skyswarm.core.comms.dispatcher import BaseStation
 from skyswarm.core.config import ScenarioConfig
 from skyswarm.core.faults import DeathEvent
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import ConfigError, param
-from skyswarm.missions._coverage import Area, carry_over, footprint_half_m, pack, unpack
-from skyswarm.missions._flock import (
+from skyswarm.missions.coverage import Area, carry_over, footprint_half_m, pack, unpack
+from skyswarm.missions.flocking_coverage.flock import (
     BaseAck,
     CameraConfig,
     CoverageMsg,
@@ -48,9 +48,9 @@ from skyswarm.missions._flock import (
     FlockUav,
     SweepDone,
 )
-from skyswarm.missions._flock_report import FlockReport
-from skyswarm.missions._leader import LeaderSettings, slot_order
-from skyswarm.missions._partition import ORPHAN_WAIT_FORMS
+from skyswarm.missions.flocking_coverage.leader import LeaderSettings, slot_order
+from skyswarm.missions.flocking_coverage.partition import ORPHAN_WAIT_FORMS
+from skyswarm.missions.flocking_coverage.report import FlockReport
 from skyswarm.uav.config import UavSection
 from skyswarm.uav.swarm import Swarm
 

@@ -1,4 +1,4 @@
-"""Compiled (numba) inner loops of core/beacons.py: ordered neighbour pairs by receiver, and the
+"""Compiled (numba) inner loops of beacons.py: ordered neighbour pairs by receiver, and the
 merge of fresh beacons into the neighbour table (linear in the number of entries)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the flocking-coverage mission measures and shows: metrics, samples, maps, HUD, overlays.
 
 All of it reads the true state (positions from the world, every member's own maps) and is never
-fed back to the agents. `FlockReport` is mixed into the mission (missions/flocking_coverage.py),
+fed back to the agents. `FlockReport` is mixed into the mission (missions/flocking_coverage/),
 whose state it reads: the areas, the members, the base stations' knowledge, the event log.
 """
 
@@ -11,8 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from skyswarm.missions._coverage import Area, footprint_half_m
-from skyswarm.missions._flock import CameraConfig, FlockConfig, FlockContext, FlockUav
+from skyswarm.missions.coverage import Area, footprint_half_m
+from skyswarm.missions.flocking_coverage.flock import (
+    CameraConfig,
+    FlockConfig,
+    FlockContext,
+    FlockUav,
+)
 
 
 class FlockReport:

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.agent import Agent, PhysicalAgent
-from skyswarm.core.channels import Channel, CommsConfig, resolve_channels
-from skyswarm.core.fates import (
+from skyswarm.core.comms.channels import Channel, CommsConfig, resolve_channels
+from skyswarm.core.comms.fates import (
     DELIVERED,
     FATES,
     OVERFLOW,
@@ -44,9 +44,9 @@ from skyswarm.core.fates import (
     Message,
     resolve,
 )
+from skyswarm.core.comms.transceiver import BaseStation, MessageTransceiver
 from skyswarm.core.faults import software_fault
 from skyswarm.core.schema import ConfigError
-from skyswarm.core.transceiver import BaseStation, MessageTransceiver
 
 __all__ = ["FATES", "BaseStation", "Message", "MessageDispatcher", "MessageTransceiver"]
 __all__ += ["attach_comms", "comms_from_scenario"]

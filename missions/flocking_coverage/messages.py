@@ -1,4 +1,4 @@
-"""The flock's messages: what members and base stations put on the air (see missions/_flock.py).
+"""The flock's messages: what members and base stations put on the air (see flock.py).
 
 Every message is an immutable payload; receivers keep the newest per sender. Sizes on the air
 are the channel's default message size except coverage grids, sent with their packed size.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from skyswarm.missions._leader import PlanSnapshot
+from skyswarm.missions.flocking_coverage.leader import PlanSnapshot
 
 
 @dataclass(frozen=True, slots=True)
