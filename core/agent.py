@@ -13,6 +13,7 @@ import numpy as np
 from skyswarm.core.tasks import Task
 
 if TYPE_CHECKING:
+    from skyswarm.core.hooks import EstimateSource
     from skyswarm.core.simulator import Simulator
 
 AgentId = NewType("AgentId", int)
@@ -54,6 +55,16 @@ class Agent:
     @property
     def position(self) -> np.ndarray | None:
         """Logical agents have no pose unless a subclass gives them one."""
+        return None
+
+    def mode_name(self) -> str:
+        """Name of the control mode it flies in now, for the views and the timeline ("-": none;
+        `uav.agents.UavAgent` names its cascade mode, e.g. "POSITION")."""
+        return "-"
+
+    def estimate_row(self) -> tuple[EstimateSource, int] | None:
+        """The group whose state estimate this agent flies on, and its row there
+        (`core.hooks.EstimateSource`); None when it acts on the truth (the default)."""
         return None
 
     def __repr__(self) -> str:

@@ -46,8 +46,7 @@ def agent_count(agents: AgentsConfig) -> int:
 
 def estimated_bytes(scenario: ScenarioConfig) -> int:
     """Memory the run will need: the swarm plus what the mission declares (grids ...)."""
-    extra = getattr(scenario.mission_class, "memory_bytes", None)
-    grids = int(extra(scenario)) if extra is not None else 0
+    grids = int(scenario.mission_class.memory_bytes(scenario))  # Mission's default: 0
     return BASE_BYTES + AGENT_BYTES * agent_count(scenario.agents) + grids
 
 

@@ -322,7 +322,7 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
         data.get("events"),
         file,
         core["simulation"].tick_s,
-        getattr(mission_class, "event_actions", {}),
+        mission_class.event_actions,
     )
     scenario = ScenarioConfig(
         file=file, mission_class=mission_class, sections=sections, events=events, **core

@@ -240,9 +240,7 @@ def _kill(sim: Simulator, params: Any, agents: list[Any]) -> None:
 
 def _channel(down: bool) -> Callable[[Simulator, Any, list[Any]], None]:
     def apply(sim: Simulator, params: ChannelParams, agents: list[Any]) -> None:
-        d = sim.dispatcher
-        ch = d.channels[d.channel_index(params.channel)]
-        ch.range_m = 0.0 if down else float(ch.cfg.range_m)  # range 0: nobody is in range
+        sim.dispatcher.set_channel_enabled(params.channel, not down)
 
     return apply
 

@@ -14,11 +14,16 @@ Hooks are registered on the Simulator, never on the World:
 Each registry calls its hooks in registration order; `sim.remove_…` takes one out again. An
 object whose hook is a method registers the bound method (`sim.add_post_tick(self.post_tick)`).
 Agents that random faults strike implement `FaultCapable`; the fault injector finds them by it.
+
+What the views and the timeline read of the floors above core is declared here too:
+`EstimateSource` (a group of agents flying on a state estimate, e.g. a UAV swarm with sensors)
+and `ViewSource` (what a mission shows: HUD lines, overlays, the highlighted role; the `Mission`
+base implements it with do-nothing defaults). Core reads nothing else of those objects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
@@ -134,6 +139,79 @@ class FaultCapable(Protocol):
 
     def apply_fault(self, kind: str, detail: str) -> bool:
         """Play the fault out physically; False if this kind is not modelled (the agent dies)."""
+        ...
+
+
+@runtime_checkable
+class EstimateSource(Protocol):
+    """A group of agents that fly on an estimate of their state instead of the truth (a UAV
+    swarm with sensors on, `uav.swarm.Swarm`). Arrays are indexed by the member's row in the
+    group, which the agent names with `Agent.estimate_row()`. core/timeline.py records them
+    beside the truth and the views draw them; neither reads anything else of the group.
+
+    Example, a group whose estimate lags the truth by one tick::
+
+        class Laggy:
+            def __init__(self, n: int) -> None:
+                self.previous = np.zeros((n, 3))
+
+            def estimated_positions(self) -> np.ndarray | None:
+                return self.previous
+
+            def gps_errors(self) -> np.ndarray | None:
+                return None  # no GPS model
+    """
+
+    def estimated_positions(self) -> np.ndarray | None:
+        """(n, 3) m, world ENU: each member row's estimated position (read it before the next
+        tick: it may be a live view); None when the group acts on the truth (no estimate)."""
+        ...
+
+    def gps_errors(self) -> np.ndarray | None:
+        """(n, 3) m: each member row's current GPS fix minus its true position; None when the
+        group has no GPS model."""
+        ...
+
+
+Overlay = Mapping[str, Any]
+"""One overlay item a mission draws: `segments` (M, 2, 3) line endpoints or `corners` (M, 4, 3)
+filled quads, m world ENU, and an optional linear RGBA `color` (4 floats in [0, 1]). An object
+with those attributes is read the same way (gui.overlays `Lines` and `Quads`)."""
+
+
+@runtime_checkable
+class ViewSource(Protocol):
+    """What the views (live, gui/scene.py) and the timeline (replay, core/timeline.py) ask of a
+    mission. `core.mission.Mission` implements every member with a do-nothing default, so a
+    mission overrides only what it shows.
+
+    Example, a mission drawing its search box and naming its scouts::
+
+        class Survey(Mission):
+            highlight_role = "scout"  # drawn in the views' highlight colour
+
+            def hud(self) -> list[str]:
+                return [f"found {self.found}"]
+
+            def overlays(self) -> list[Overlay]:
+                return [{"corners": self.box[None], "color": (0.2, 0.6, 1.0, 0.35)}]
+
+            def role_members(self, role: str) -> list[int]:
+                return [u.id for u in self.scouts if u.alive] if role == "scout" else []
+    """
+
+    highlight_role: str | None  # role whose holders the views colour; None: no highlight
+
+    def hud(self) -> list[str]:
+        """Text lines for the HUD (state, headline metric)."""
+        ...
+
+    def overlays(self) -> Sequence[Overlay]:
+        """World-space primitives to draw now (see `Overlay`); plain data, no GUI import."""
+        ...
+
+    def role_members(self, role: str) -> list[int]:
+        """Ids of the agents holding `role` now; [] when nobody does."""
         ...
 
 

@@ -13,13 +13,14 @@ import importlib.metadata
 import inspect
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from skyswarm.core.schema import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
     from skyswarm.core.config import ScenarioConfig
+    from skyswarm.core.hooks import Overlay
     from skyswarm.core.simulator import Simulator
     from skyswarm.core.world import World
 
@@ -37,9 +38,14 @@ class Mission:
     - `metrics()`: numbers for summary.json; `sample()`: numbers for each time-series row.
     - `teardown()`: after the last tick.
     - `hud()`: text lines (state, headline metric) the views show, live and in replay.
+    - `overlays()`: plain-data primitives the views draw (`core.hooks.Overlay`).
+    - `highlight_role`: the role whose holders the views colour (`role_members` names them).
     - `event_actions` / `on_event()`: scenario `[[events]]` actions the mission handles itself.
     - `role_members(role)`: agent ids holding a role, for an event's `target = "leader"` etc.
     - `outcome()`: "target reached" / "plan exhausted" once known (see core/events.py, summary).
+
+    `hud`, `overlays`, `role_members` and `highlight_role` are the `core.hooks.ViewSource`
+    protocol: all the views and core/timeline.py read of a mission.
     """
 
     sections: ClassVar[Mapping[str, Any]] = {}
@@ -84,6 +90,18 @@ class Mission:
         """Lines for the views' HUD (state, headline metric), plain text; recorded with the
         overlays by core/timeline.py so a replay shows the same."""
         return []
+
+    def overlays(self) -> Sequence[Overlay]:
+        """What the views draw for the mission now: mappings with `segments` (M, 2, 3) or
+        `corners` (M, 4, 3), m world ENU, and an optional RGBA `color` (`core.hooks.Overlay`).
+        Plain data (missions must not import gui/); recorded by core/timeline.py when changed.
+
+        Example: `return [{"segments": path_segments, "color": (1.0, 0.8, 0.2, 1.0)}]`."""
+        return []
+
+    # The role whose holders the views draw in their highlight colour, live and in replay
+    # (recorded by core/timeline.py as the sample's `leaders`); None: nobody is highlighted.
+    highlight_role: ClassVar[str | None] = None
 
     # Actions a scenario's [[events]] may name that this mission handles itself: action name ->
     # frozen dataclass of the action's parameters (fields built with core.schema.param, so they

@@ -127,7 +127,7 @@ class Recorder:
             "tick": tick,
             "alive": len(self.sim.agents) - len(self.sim.deaths),  # an agent dies once
         }
-        if self.sim.dispatcher is not None and hasattr(self.sim.dispatcher, "sample"):
+        if self.sim.dispatcher is not None:
             row.update(self.sim.dispatcher.sample())
         if self.sim.mission is not None:
             row.update(self.sim.mission.sample())

@@ -26,6 +26,7 @@ from skyswarm.core.tasks import Task, TaskScheduler
 from skyswarm.core.world import make_world
 
 if TYPE_CHECKING:
+    from skyswarm.core.comms.dispatcher import MessageDispatcher
     from skyswarm.core.mission import Mission
     from skyswarm.core.recorder import Recorder
 
@@ -73,7 +74,7 @@ class Simulator:
         self.tasks = TaskScheduler(self.world.ticks_for)
         self.tasks.on_error = self._task_failed
         self.agents: dict[AgentId, Agent] = {}
-        self.dispatcher: Any = None  # phase 1: an object with deliver(tick), sync(), summary()
+        self.dispatcher: MessageDispatcher | None = None  # phase 1 (attach_comms sets it)
         self._pre_tick = Registry[TickListener]("pre-tick listener")
         self._controllers = Registry[Controller]("controller")
         self._environment = Registry[EnvironmentForce]("environment force")
@@ -338,7 +339,7 @@ class Simulator:
             "tasks": self.tasks.summary(),
             "metrics": self.mission.metrics() if self.mission is not None else {},
         }
-        if self.dispatcher is not None and hasattr(self.dispatcher, "summary"):
+        if self.dispatcher is not None:
             out["comms"] = self.dispatcher.summary()
         if self.events is not None:
             out["events"] = self.events.fired
@@ -359,7 +360,7 @@ class Simulator:
             return "all agents lost"
         if self.stop_reason == "duration":
             whole = all(a.alive for a in bodies)
-            held = whole and getattr(self.mission, "duration_is_target", False)
+            held = whole and self.mission is not None and self.mission.duration_is_target
             return "target reached" if held else "time limit"
         if self.stop_reason == "mission done":
             return "plan exhausted"

@@ -1,16 +1,17 @@
 """The view timeline: what the 3D views showed during a recorded run, for a faithful replay.
 
 A post-tick listener (registered after the mission's) samples, every `PERIOD_S` of simulated
-time, the mission's HUD lines (`Mission.hud()`), the ids holding its "leader" role
-(`Mission.role_members`), its overlays (an optional `overlays()` method returning plain data:
-mappings with `segments` (M, 2, 3) or `corners` (M, 4, 3) and an optional RGBA `color`) and
-each agent's control-mode name, and, when a swarm has sensors on (`uav.sensors`), its agents'
-state estimate, and appends them to the results directory as the run goes (nothing is lost if
-the run is interrupted):
+time, what the mission shows (`core.hooks.ViewSource`, implemented by `Mission`): its HUD lines,
+the ids holding its `highlight_role`, its overlays (plain data, `core.hooks.Overlay`), plus each
+agent's `Agent.mode_name()` and, for the agents whose `Agent.estimate_row()` names a group with
+an estimate (`core.hooks.EstimateSource`, e.g. a UAV swarm with sensors on), their state
+estimate, and appends them to the results directory as the run goes (nothing is lost if the
+run is interrupted):
 
 - `timeline.jsonl`: one JSON object per sample: `tick`, `hud` (list of str), `modes` ({id: name}),
-  `leaders` (list of ids), `overlays`, a list of {kind, color, shape, offset, nbytes} into
-  timeline.bin, and, only with sensors on, `estimates` {count, offset, nbytes} into
+  `leaders` (sorted ids holding the highlighted role), `overlays`, a list of {kind, color, shape,
+  offset, nbytes} into timeline.bin, and, only with an estimate, `estimates` {count, offset,
+  nbytes} into
 - `timeline.bin`: zlib-compressed float32 arrays. An overlay list identical to the previous
   sample's is not written again: the sample's `overlays` is then `null` ("unchanged"). An
   estimate block is `count` int32 agent ids then (count, 6) float32: the estimated position
@@ -19,8 +20,9 @@ the run is interrupted):
   keeps the estimate beside the moving UAV instead of lagging up to a period behind it, and
   float32 offsets of metres keep micrometres where float32 positions far out would not.
 
-Generic: it knows nothing of missions, graphics or quadrotors, and only reads the simulation,
-so a run's trajectory is the same with or without it.
+Generic: it knows nothing of missions, graphics or quadrotors and reads only what the Protocols
+above declare (tests/core/test_contracts.py runs it against objects that have nothing else), so
+a run's trajectory is the same with or without it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from skyswarm.core.agent import PhysicalAgent
+
 if TYPE_CHECKING:
+    from skyswarm.core.hooks import EstimateSource, ViewSource
     from skyswarm.core.simulator import Simulator
     from skyswarm.core.world import World
 
@@ -59,20 +64,20 @@ class Timeline:
         self._last: list[tuple[str, tuple[float, ...], bytes]] | None = None
         self.samples = 0
         self._key: tuple[int, int] = (-1, -1)
-        self._sensed: list[tuple[Any, np.ndarray, np.ndarray]] = []  # (swarm, slots, indexes)
+        self._sensed: list[tuple[EstimateSource, np.ndarray, np.ndarray]] = []  # group, slots, rows
         self._ids = np.zeros(0, dtype=np.int32)
 
     def post_tick(self, world: World) -> None:
         if world.tick % self.every:
             return
-        mission = self.sim.mission
-        hud = _call(mission, "hud")
+        mission: ViewSource | None = self.sim.mission
+        hud = mission.hud() if mission is not None else ()
         row: dict[str, Any] = {
             "tick": world.tick,
             "hud": [str(line) for line in hud or ()],
-            "modes": {str(a.id): _mode(a) for a in self.sim.agents.values()},
-            "leaders": _leaders(mission),
-            "overlays": self._overlays(_call(mission, "overlays") or ()),
+            "modes": {str(a.id): a.mode_name() for a in self.sim.agents.values()},
+            "leaders": highlighted(mission),
+            "overlays": self._overlays((mission.overlays() if mission is not None else ()) or ()),
         }
         estimates = self._estimates(world)
         if estimates is not None:
@@ -82,16 +87,18 @@ class Timeline:
         self.samples += 1
 
     def _refresh(self) -> None:
-        """Group the agents with a swarm by swarm, once per change of the agent set."""
+        """Group the physical agents with an estimate source by source (first seen first),
+        once per change of the agent set."""
         key = (len(self.sim.agents), len(self.sim.deaths))
         if key == self._key:
             return
         self._key = key
-        groups: dict[int, tuple[Any, list[int], list[int], list[int]]] = {}
+        groups: dict[int, tuple[EstimateSource, list[int], list[int], list[int]]] = {}
         for a in self.sim.agents.values():
-            swarm, index = getattr(a, "swarm", None), getattr(a, "index", None)
-            if swarm is not None and index is not None and hasattr(a, "slot"):
-                g = groups.setdefault(id(swarm), (swarm, [], [], []))
+            source = a.estimate_row() if isinstance(a, PhysicalAgent) else None
+            if source is not None:
+                group, index = source
+                g = groups.setdefault(id(group), (group, [], [], []))
                 g[1].append(int(a.slot))
                 g[2].append(int(index))
                 g[3].append(int(a.id))
@@ -101,18 +108,17 @@ class Timeline:
         self._ids = np.array([i for g in groups.values() for i in g[3]], dtype=np.int32)
 
     def _estimates(self, world: World) -> dict[str, int] | None:
-        """Write the estimate block of the agents whose swarm has sensors on; its index entry,
-        or None when no swarm has (the estimate is the truth: nothing to show)."""
+        """Write the estimate block of the agents whose group has an estimate; its index entry,
+        or None when no group has (the estimate is the truth: nothing to show)."""
         self._refresh()
         ids, blocks = [], []
         start = 0
-        for swarm, slots, idx in self._sensed:
+        for group, slots, idx in self._sensed:
             n = len(slots)
-            sensors = getattr(swarm, "sensors", None)
-            position = getattr(sensors, "position", None)
+            position = group.estimated_positions()
             if position is not None:
                 truth = world.state.position[slots]
-                gps = getattr(sensors, "gps_error", None)
+                gps = group.gps_errors()
                 gps = np.full((n, 3), np.nan) if gps is None else np.asarray(gps)[idx]
                 ids.append(self._ids[start : start + n])
                 blocks.append(np.hstack([np.asarray(position)[idx] - truth, gps]))
@@ -156,25 +162,15 @@ class Timeline:
 
 
 def _get(item: Any, key: str) -> Any:
+    """A field of an overlay item (`core.hooks.Overlay`): a mapping, or an object with it."""
     return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
 
 
-def _call(obj: Any, name: str) -> Any:
-    fn = getattr(obj, name, None)
-    return fn() if callable(fn) else None
-
-
-def _leaders(mission: Any) -> list[int]:
-    """Ids holding the mission's "leader" role (`Mission.role_members`), for the views' colours."""
-    members = getattr(mission, "role_members", None)
-    return sorted(int(i) for i in members("leader") or ()) if callable(members) else []
-
-
-def _mode(agent: Any) -> str:
-    mode = getattr(agent, "mode", None)
-    if mode is None or mode == "":
-        return "-"
-    return str(getattr(mode, "name", mode))
+def highlighted(mission: ViewSource | None) -> list[int]:
+    """Sorted ids holding the mission's `highlight_role` now ([] without one), which the views
+    draw in their highlight colour and the timeline records as `leaders`."""
+    role = mission.highlight_role if mission is not None else None
+    return sorted(int(i) for i in mission.role_members(role) or ()) if role else []
 
 
 def read_timeline(results_dir: Path | str) -> list[dict[str, Any]]:

@@ -1,23 +1,21 @@
-"""Mission overlays: the small, optional hook a mission implements to draw on the views.
+"""Mission overlays as the views draw them: `Lines` and `Quads`.
 
-A mission (or any object) that wants to draw areas, paths or a coverage grid defines
-
-    def overlays(self) -> Sequence[Lines | Quads]: ...
-
-returning world-space primitives. core/mission.py knows nothing about it: the GUI looks the method
-up with `getattr`, so missions stay importable and runnable without the GUI installed. Missions
-must not import gui/ (imports point gui -> missions, never back), so they return plain data: a
-mapping (or any object) with `segments` (M, 2, 3) or `corners` (M, 4, 3) and an optional RGBA
-`color`; `overlays_of` turns those into the `Lines` and `Quads` below.
+A mission that draws areas, paths or a coverage grid overrides `Mission.overlays()` (declared,
+with a do-nothing default, on the Mission base in core/mission.py; the contract is
+`core.hooks.ViewSource`). Missions must not import gui/ (imports point gui -> missions, never
+back), so they return plain data (`core.hooks.Overlay`): a mapping (or any object) with
+`segments` (M, 2, 3) or `corners` (M, 4, 3) and an optional RGBA `color`; `overlays_of` turns
+those into the `Lines` and `Quads` below.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
+
+from skyswarm.core.hooks import ViewSource
 
 Color = tuple[float, float, float, float]  # linear RGBA in [0, 1]
 
@@ -49,19 +47,9 @@ class Quads:
 Overlay = Lines | Quads
 
 
-@runtime_checkable
-class OverlayProvider(Protocol):
-    """What a mission implements to draw; the method is optional."""
-
-    def overlays(self) -> Sequence[Overlay]: ...
-
-
-def overlays_of(obj: Any) -> list[Overlay]:
-    """The overlays `obj` provides, or [] when it has no `overlays()` method."""
-    fn = getattr(obj, "overlays", None)
-    if not callable(fn):
-        return []
-    return as_overlays(fn())
+def overlays_of(mission: ViewSource) -> list[Overlay]:
+    """The overlays `mission` draws now (`Mission.overlays()`), as Lines and Quads."""
+    return as_overlays(mission.overlays())
 
 
 def as_overlays(items: Any) -> list[Overlay]:

@@ -12,25 +12,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from skyswarm.core.timeline import highlighted
 from skyswarm.gui.overlays import Overlay, overlays_of
 
 if TYPE_CHECKING:
     from skyswarm.core.config import WorldConfig
+    from skyswarm.core.hooks import EstimateSource, ViewSource
     from skyswarm.core.simulator import Simulator
 
 
 STATION_ROLES = frozenset({"base_station"})  # logical agents drawn at a fixed position
-LEADER_ROLE = "leader"  # the mission role drawn in its own colour (Mission.role_members)
 
 
-def role_ids(mission: Any, role: str) -> list[int]:
-    """Agent ids holding a mission `role` (`Mission.role_members`, read with getattr so a mission
-    or core without it works); [] if it has none or fails (a view must not stop a run)."""
-    members = getattr(mission, "role_members", None)
-    if members is None:
-        return []
+def highlighted_ids(mission: ViewSource | None) -> list[int]:
+    """Ids holding the mission's `highlight_role` (drawn in the LEADER colour); [] when it names
+    none or its `role_members` fails (a view must not stop a run)."""
     try:
-        return [int(i) for i in members(role) or ()]
+        return highlighted(mission)
     except Exception:  # noqa: BLE001 - a mission bug must not take the viewer down
         return []
 
@@ -48,13 +46,13 @@ class Frame:
     alive: np.ndarray  # (N,) bool; dead agents keep the pose where they died
     overlays: list[Overlay] = field(default_factory=list)
     hud: list[str] = field(default_factory=list)  # the mission's HUD lines (Mission.hud())
-    leader: np.ndarray | None = None  # (N,) bool: agents the mission names "leader", or None
+    leader: np.ndarray | None = None  # (N,) bool: holders of Mission.highlight_role, or None
     estimates: np.ndarray | None = None  # (N, 3) m: each agent's estimated position (NaN: none)
     gps_fixes: np.ndarray | None = None  # (N, 3) m: truth + GPS error (NaN: no GPS)
 
     @property
     def leaders(self) -> np.ndarray:
-        """(N,) bool: agents holding the mission's "leader" role (none when it names none)."""
+        """(N,) bool: agents holding the mission's `highlight_role` (none when it names none)."""
         if self.leader is None:
             return np.zeros(len(self.ids), dtype=bool)
         return self.leader
@@ -119,7 +117,7 @@ class LiveSource:
         self._ids = np.zeros(0, dtype=np.int64)
         self._fixed: list[Any] = []
         self._fixed_pos = np.zeros((0, 3))
-        self._sensed: list[tuple[Any, np.ndarray, np.ndarray]] = []  # (swarm, rows, indexes)
+        self._sensed: list[tuple[EstimateSource, np.ndarray, np.ndarray]] = []  # source, rows, idx
 
     def _refresh(self) -> None:
         key = (len(self.sim.agents), len(self.sim.deaths))
@@ -137,30 +135,30 @@ class LiveSource:
         lookup = {r: i for i, r in enumerate(self._roles)}
         self._role_index = np.array([lookup[a.role] for a in self._agents], dtype=np.intp)
         self._ids = np.array([a.id for a in self._agents], dtype=np.int64)
-        groups: dict[int, tuple[Any, list[int], list[int]]] = {}
+        groups: dict[int, tuple[EstimateSource, list[int], list[int]]] = {}
         for row, a in enumerate(bodies):
-            swarm = getattr(a, "swarm", None)
-            if swarm is not None and getattr(a, "index", None) is not None:
-                g = groups.setdefault(id(swarm), (swarm, [], []))
+            source = a.estimate_row()
+            if source is not None:
+                g = groups.setdefault(id(source[0]), (source[0], [], []))
                 g[1].append(row)
-                g[2].append(int(a.index))
+                g[2].append(int(source[1]))
         self._sensed = [
             (sw, np.array(r, np.intp), np.array(i, np.intp)) for sw, r, i in groups.values()
         ]
 
     def _estimates(self, truth: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """(N, 3) estimated positions and GPS fixes (truth + GPS error) of the agents whose swarm
-        has sensors on (`uav.sensors`), NaN elsewhere; (None, None) when no swarm has sensors."""
+        """(N, 3) estimated positions and GPS fixes (truth + GPS error) of the agents whose
+        group has an estimate (`core.hooks.EstimateSource`, e.g. a UAV swarm with sensors on),
+        NaN elsewhere; (None, None) when no group has one."""
         est = gps = None
-        for swarm, rows, idx in self._sensed:
-            sensors = getattr(swarm, "sensors", None)
-            position = getattr(sensors, "position", None)
+        for source, rows, idx in self._sensed:
+            position = source.estimated_positions()
             if position is None:
                 continue
             if est is None:
                 est, gps = np.full_like(truth, np.nan), np.full_like(truth, np.nan)
             est[rows] = np.asarray(position)[idx]
-            error = getattr(sensors, "gps_error", None)
+            error = source.gps_errors()
             if error is not None:
                 gps[rows] = truth[rows] + np.asarray(error)[idx]
         return est, gps
@@ -177,8 +175,8 @@ class LiveSource:
         alive = np.array([a.alive for a in self._agents], dtype=bool)
         mission = self.sim.mission
         overlays = overlays_of(mission) if mission is not None else []
-        hud = [str(line) for line in getattr(mission, "hud", lambda: [])() or ()]
-        leaders = role_ids(mission, LEADER_ROLE)
+        hud = [str(line) for line in (mission.hud() if mission is not None else ()) or ()]
+        leaders = highlighted_ids(mission)
         positions = np.vstack([st.position[self._slots], self._fixed_pos])
         estimates, gps = self._estimates(positions)
         return Frame(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, sh
 from skyswarm.gui.panel import PANEL_W, AgentRow, Button, Panel, filter_rows
 from skyswarm.gui.renderer import Renderer, legend_entries
 from skyswarm.gui.scene import Frame
+
+if TYPE_CHECKING:
+    from skyswarm.core.agent import Agent
 from skyswarm.gui.text import legend_image, text_image
 from skyswarm.gui.windows import ViewWindow, key  # first: sets pyglet options
 
@@ -328,13 +331,10 @@ class ViewerBase:
         return [f"{a.key_label:>6}   {a.help}" for a in self.actions] + ["", *MOUSE_HELP]
 
 
-def mode_label(agent: Any) -> str:
-    """The control mode's name of an agent (a mode object's `name`, not its repr); "-" if the
-    agent has no mode (base stations, drop-test bodies)."""
-    mode = getattr(agent, "mode", None)
-    if mode is None or mode == "":
-        return "-"
-    return str(getattr(mode, "name", mode))
+def mode_label(agent: Agent) -> str:
+    """The control mode's name of an agent (`Agent.mode_name()`); "-" if the agent has no mode
+    (base stations, drop-test bodies)."""
+    return agent.mode_name()
 
 
 def selected_line(frame: Frame, selected: int | None) -> str:

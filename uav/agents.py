@@ -40,6 +40,13 @@ class UavAgent(PhysicalAgent):
     def mode(self) -> ctl.ControlMode:
         return self.swarm.mode_of(self.index)
 
+    def mode_name(self) -> str:
+        return self.mode.name
+
+    def estimate_row(self) -> tuple[Swarm, int]:
+        """Its swarm (a `core.hooks.EstimateSource`) and its row there."""
+        return self.swarm, self.index
+
     @property
     def euler(self) -> np.ndarray:
         """(3,) roll, pitch, yaw in rad (yaw ENU)."""

@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 
 
 class Swarm:
-    """N quadrotors of one airframe: bodies, setpoints, controller and motor state."""
+    """N quadrotors of one airframe: bodies, setpoints, controller and motor state. It is the
+    `core.hooks.EstimateSource` of its UAVs (their state estimate when sensors are on)."""
 
     def __init__(
         self,
@@ -301,6 +302,17 @@ class Swarm:
 
     def mode_of(self, index: int) -> ControlMode:
         return MODES[self.setpoints.mode[index]]
+
+    # -- core.hooks.EstimateSource: what the timeline and the views show beside the truth -----
+    def estimated_positions(self) -> np.ndarray | None:
+        """(N, 3) m, world ENU, each UAV's estimated position (the sensor suite's live array:
+        read it before the next tick); None with sensors off (the controller flies the truth)."""
+        return None if self.sensors is None else self.sensors.position
+
+    def gps_errors(self) -> np.ndarray | None:
+        """(N, 3) m, each UAV's GPS fix minus its true position (zeros without a GPS model);
+        None with sensors off."""
+        return None if self.sensors is None else self.sensors.gps_error
 
     def set_mode(self, index: np.ndarray | Sequence[int] | int, mode: ControlMode) -> None:
         """Switch agents to `mode` bumplessly (see uav.bumpless)."""

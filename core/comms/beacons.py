@@ -149,11 +149,9 @@ class BeaconNet:
     def send(self) -> None:
         """Every alive member sends its beacon now; fates decided at once (module doc)."""
         d, c, sim = self.dispatcher, self.channel, self.sim
-        d._grow()
-        d._refresh_alive()
         now = sim.tick
         m = self._m
-        alive = d.alive[self.rows]
+        alive = d.on_air()[self.rows]
         senders = np.flatnonzero(alive)
         if not len(senders):
             return
@@ -200,7 +198,7 @@ class BeaconNet:
             idx = np.flatnonzero(dl == t)
             if len(idx):
                 self._due.setdefault(now + t, []).append((sent, idx))
-                d._in_flight[c.index] += len(idx)
+                d.add_in_flight(c.index, len(idx))
 
     @staticmethod
     def _pairs(
@@ -234,10 +232,9 @@ class BeaconNet:
         if not batches:
             return
         d, ch = self.dispatcher, self.channel.index
-        d._refresh_alive()
-        alive = d.alive[self.rows]
+        alive = d.on_air()[self.rows]
         for sent, idx in batches:
-            d._in_flight[ch] -= len(idx)
+            d.add_in_flight(ch, -len(idx))
             rcv, snd = sent.receiver[idx], sent.sender[idx]
             ok = alive[rcv]
             if not ok.all():
@@ -314,11 +311,7 @@ class BeaconNet:
         """One count per copy, for each sender (and receiver) given."""
         if not len(sender):
             return
-        d = self.dispatcher
-        n = d._tx.shape[1]
-        d._tx[ch, :, fate] += np.bincount(sender, minlength=n)
-        if receiver is not None:
-            d._rx[ch, :, fate] += np.bincount(receiver, minlength=n)
+        self.dispatcher.count_rows(ch, sender, receiver, fate)
         self._counts[fate] += len(sender)
 
     def _add_per(
@@ -332,10 +325,10 @@ class BeaconNet:
         """Add `k[i]` copies to the sender counter of `tx_rows[i]` (or receiver `rx_rows[i]`)."""
         d = self.dispatcher
         if tx_rows is not None:
-            np.add.at(d._tx[ch, :, fate], tx_rows, k)
+            d.count_n(ch, tx_rows, k, fate)
             self._counts[fate] += int(k.sum())
         if rx_rows is not None:
-            np.add.at(d._rx[ch, :, fate], rx_rows, k)
+            d.count_n(ch, rx_rows, k, fate, receiver=True)
 
     def counts(self) -> dict[str, int]:
         """This net's fate totals (copies), with copies in flight."""

@@ -195,6 +195,11 @@ class Channel:
         self.tokens = np.zeros(0)  # (N,) bytes each agent may still send
         self.tokens_tick = 0  # tick of the last refill
 
+    def set_enabled(self, on: bool) -> None:
+        """Switch the channel off (range 0: every copy is out of range, counted so) or back on
+        at its configured range. Called by its dispatcher (`set_channel_enabled`) only."""
+        self.range_m = float(self.cfg.range_m) if on else 0.0
+
     def add_senders(self, count: int) -> None:
         """Token buckets for `count` new agents, full."""
         self.tokens = np.r_[self.tokens, np.full(count, self.bucket_bytes)]

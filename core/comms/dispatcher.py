@@ -169,12 +169,28 @@ class MessageDispatcher:
             for i in self.down:  # cut off: counted as a dead receiver while down
                 self.alive[i] = False
 
+    def on_air(self) -> np.ndarray:
+        """(N,) bool by member row: alive and not cut off now. Brings the per-member arrays
+        (counters, token buckets) up to every agent that joined first. The array is the
+        dispatcher's own: read it, do not write it (beacon nets call this before their fates)."""
+        self._grow()
+        self._refresh_alive()
+        return self.alive
+
     def set_down(self, agent_id: int, down: bool) -> None:
         """Cut an agent off the air (it neither sends nor receives; its sends count as from a
         dead sender, copies to it as to a dead receiver), or bring it back."""
         i = self.index_of[int(agent_id)]
         (self.down.add if down else self.down.discard)(i)
         self._deaths_seen = -1  # re-read `alive` at the next fate decision
+
+    def set_channel_enabled(self, name: str, on: bool) -> None:
+        """Switch channel `name` off (it carries nothing: every copy sent on it while off is
+        out of range) or back on; ValueError for a channel not configured.
+
+        Example (core/events.py, `channel_cut`): `sim.dispatcher.set_channel_enabled("radio",
+        False)`."""
+        self.channels[self.channel_index(name)].set_enabled(on)
 
     def positions(self) -> np.ndarray:
         """(N, 3) m, every member's current position (NaN for agents without one)."""
@@ -250,6 +266,21 @@ class MessageDispatcher:
         np.add.at(self._tx.reshape(-1), (channel * n + sender) * nf + fate, 1)  # 1-D: fast path
         if receiver is not None:
             np.add.at(self._rx.reshape(-1), (channel * n + receiver) * nf + fate, 1)
+
+    def count_rows(
+        self, channel: int, sender: np.ndarray, receiver: np.ndarray | None, fate: int
+    ) -> None:
+        """One copy of `fate` on `channel` per entry of `sender` (member rows, repeats allowed)
+        and, if given, of `receiver`: one bincount per call, for whole beacon rounds."""
+        n = self._tx.shape[1]
+        self._tx[channel, :, fate] += np.bincount(sender, minlength=n)
+        if receiver is not None:
+            self._rx[channel, :, fate] += np.bincount(receiver, minlength=n)
+
+    def add_in_flight(self, channel: int, copies: int) -> None:
+        """`copies` more (negative: fewer) copies on the air on `channel`, for `summary()`; a
+        beacon net adds its copies when it schedules them and takes them off at delivery."""
+        self._in_flight[channel] += copies
 
     def count_n(
         self, channel: int, rows: np.ndarray, k: np.ndarray, fate: int, *, receiver: bool = False

@@ -109,6 +109,7 @@ class FlockingCoverage(FlockReport, Mission):
     }
     plot_results = True  # `skyswarm run` writes the plots of core/plot.py
     event_actions: ClassVar[dict[str, type]] = {"move_area": MoveArea}
+    highlight_role: ClassVar[str | None] = "leader"  # the views colour the acting leader(s)
 
     # -- setup ------------------------------------------------------------------------------
     def setup(self) -> None:

@@ -176,8 +176,8 @@ class FlockReport:
         ]
 
     def overlays(self) -> list[dict[str, Any]]:
-        """Area outlines and the cells the base station knows as seen, as plain data for the
-        GUI's overlay hook (gui/overlays.py): `segments` (M, 2, 3) / `corners` (M, 4, 3), m."""
+        """Area outlines and the cells the base station knows as seen, as plain data for
+        `Mission.overlays` (core.hooks.Overlay): `segments` (M, 2, 3) / `corners` (M, 4, 3), m."""
         # what is known, and where the areas are (a `move_area` event bumps a version)
         known = (sum(int(k.sum()) for k in self.base_known), tuple(self.ctx.versions))
         if getattr(self, "_overlay_key", None) != known:

@@ -1,6 +1,6 @@
 """What the views and plots show of a fire: overlay arrays and the `fire.npz` record.
 
-Overlays (gui/overlays.py's plain-data channel, recorded by core/timeline.py for replay): the
+Overlays (`Mission.overlays`, plain data, recorded by core/timeline.py for replay): the
 grid outline, burning cells (red) and burnt cells (near black) as quads just above the terrain
 (on flat ground, runs of equal cells along a row merged into one quad; on a slope, one quad per
 cell with its corners at the terrain height there, so the drawn terrain never hides part of it),
