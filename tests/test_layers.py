@@ -230,3 +230,55 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
     found = [t for _, t in imports_of(bad, "skyswarm.core.bad")]
     assert "skyswarm.gui" in found and "skyswarm.app.cli" in found
     assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+# `getattr(obj, "name", ...)` / `hasattr(obj, "name")` in core on anything but `self`: hook
+# discovery by name, which the import rules cannot see (docs/architecture.md, Contracts between
+# floors). Dunder names (type names, qualnames) are not hooks. Allowed, with the reason:
+NAME_READS_ALLOWED = {
+    ("core/mission.py", "MISSION"): "a plug-in module's optional export, by the documented spec",
+    ("core/config.py", "lineno"): "an optional field of the TOML parser's exception",
+}
+
+
+def name_reads(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, name) of every getattr/hasattr with a literal, non-dunder name on a non-self."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr")
+            and len(node.args) >= 2
+        ):
+            continue
+        obj, name = node.args[0], node.args[1]
+        if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
+            continue
+        if name.value.startswith("__") or (isinstance(obj, ast.Name) and obj.id == "self"):
+            continue
+        yield node.lineno, name.value
+
+
+def test_core_discovers_no_hook_by_name() -> None:
+    found = []
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        found += [f"{rel}:{n} {name!r}" for n, name in name_reads(path)]
+    allowed = {f"{f}:{n}" for f, n in NAME_READS_ALLOWED}
+    bad = [f for f in found if f.split(":")[0] + ":" + f.split("'")[1] not in allowed]
+    assert not bad, "hooks read by name in core (declare a Protocol or a base method):\n" + (
+        "\n".join(bad)
+    )
+    used = {f.split(":")[0] + ":" + f.split("'")[1] for f in found}
+    assert allowed <= used, f"stale allow-list entries: {sorted(allowed - used)}"
+
+
+def test_the_name_read_check_sees_getattr_discovery(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "def f(swarm, self):\n"
+        "    s = getattr(swarm, 'sensors', None)\n"
+        "    ok = hasattr(s, 'position') and getattr(self, '_cache', None)\n"
+        "    return getattr(type(s), '__name__', '')\n"
+    )
+    assert sorted(name_reads(bad)) == [(2, "sensors"), (3, "position")]
