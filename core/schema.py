@@ -14,7 +14,17 @@ import math
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    Any,
+    Literal,
+    Protocol,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    runtime_checkable,
+)
 
 T = TypeVar("T")
 _MISSING = dataclasses.MISSING
@@ -94,6 +104,26 @@ def _hints(cls: type) -> dict[str, Any]:
     return get_type_hints(cls)
 
 
+@runtime_checkable
+class SelfChecking(Protocol):
+    """A config dataclass with checks across its own fields, run by `build` once the fields
+    are converted (raise ConfigError naming `path` + the key).
+
+    Example::
+
+        @dataclass(frozen=True)
+        class Band:
+            low_m: float = param(0.0, "lower edge, m")
+            high_m: float = param(10.0, "upper edge, m")
+
+            def validate(self, path: str, file: str) -> None:
+                if not self.low_m < self.high_m:
+                    raise ConfigError(file, f"{path}.high_m", self.high_m, "more than low_m")
+    """
+
+    def validate(self, path: str, file: str) -> None: ...
+
+
 def build(cls: type[T], data: Any, path: str, file: str) -> T:
     """Validate `data` (a TOML table) against dataclass `cls`; `path` is its key path."""
     if not isinstance(data, Mapping):
@@ -117,9 +147,8 @@ def build(cls: type[T], data: Any, path: str, file: str) -> T:
         elif f.default is _MISSING and f.default_factory is _MISSING:
             raise ConfigError(file, key, _MISSING, f"a value ({describe(hints[name])})")
     obj = cls(**kwargs)
-    check = getattr(obj, "validate", None)
-    if check is not None:
-        check(path, file)
+    if isinstance(obj, SelfChecking):
+        obj.validate(path, file)
     return obj
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.agent import Agent, PhysicalAgent
-from skyswarm.core.comms.channels import Channel, CommsConfig, resolve_channels
+from skyswarm.core.comms.channels import Channel, ChannelConfig, CommsConfig, resolve_channels
 from skyswarm.core.comms.fates import (
     DELIVERED,
     FATES,
@@ -66,7 +66,7 @@ class MessageDispatcher:
     def __init__(self, sim: Simulator, config: CommsConfig | None = None, file: str = "") -> None:
         cfg = config or CommsConfig()
         table = cfg.channels
-        if not all(hasattr(c, "latency_s") for c in table.values()):
+        if not all(isinstance(c, ChannelConfig) for c in table.values()):
             table = resolve_channels(table, "comms", file)
         tick_s = sim.world.tick_s
         self.sim = sim
