@@ -219,6 +219,8 @@ def convert(tp: Any, value: Any, key: str, file: str, meta: Mapping[str, Any]) -
                 return convert(alt, value, key, file, meta)
             except ConfigError as exc:
                 errors.append(exc)
+        if len(errors) == 1:  # `X | None`: X's own error ("a value >= 0.0", not "a number")
+            raise errors[0]
         raise ConfigError(file, key, value, describe(tp))
     if origin is Literal:
         if value not in args:
