@@ -98,6 +98,54 @@ def did_you_mean(key: str, known: typing.Iterable[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+class Tables(Mapping[str, Any]):
+    """An immutable, hashable name -> config dataclass mapping: the value of a `tables()` field.
+
+    Tables(gps=GpsConfig(pr_sigma_m=3.0))["gps"].pr_sigma_m  # 3.0
+    """
+
+    def __init__(self, items: Mapping[str, Any] | None = None, **more: Any) -> None:
+        self._items = dict(items or {}, **more)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._items[name]
+
+    def __iter__(self) -> typing.Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._items.items()))
+
+    def __repr__(self) -> str:
+        return f"Tables({self._items!r})"
+
+
+def tables(registry: typing.Callable[[], Mapping[str, type]], doc: str = "") -> Any:
+    """A field for sub-tables declared by a registry instead of by the dataclass.
+
+    In the file each name of `registry()` (name -> config dataclass) is a table beside the
+    parent's own keys (`[uav.sensors.gps]` next to `[uav.sensors] preset`); `build` checks it like
+    a field (unknown names get the same "no such key" error, bad values the same one-line
+    ConfigError) and the field holds a `Tables` of the ones the file sets. `to_plain`,
+    `check_ticks` and `reference_markdown` flatten it the same way.
+
+        @dataclass(frozen=True)
+        class SensorsConfig:
+            preset: str = param("ideal", "...")
+            tables: Tables = tables(lambda: {"gps": GpsConfig}, "one table per sensor")
+    """
+    return dataclasses.field(default=Tables(), metadata={"doc": doc, "tables": registry})
+
+
+def _registry_of(f: dataclasses.Field) -> Mapping[str, type]:
+    """The sub-tables a `tables()` field declares (empty for any other field)."""
+    registry = f.metadata.get("tables")
+    return registry() if registry is not None else {}
+
+
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
     """get_type_hints of a config class, evaluated once (it compiles every annotation)."""
@@ -128,16 +176,19 @@ def build(cls: type[T], data: Any, path: str, file: str) -> T:
     """Validate `data` (a TOML table) against dataclass `cls`; `path` is its key path."""
     if not isinstance(data, Mapping):
         raise ConfigError(file, path or "(top level)", data, "a table")
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    every = [f for f in dataclasses.fields(cls) if f.init]
+    fields = {f.name: f for f in every if "tables" not in f.metadata}
+    registered = {f.name: _registry_of(f) for f in every if "tables" in f.metadata}
+    keys = {**fields, **{k: None for reg in registered.values() for k in reg}}
     hints = _hints(cls)
     for key in data:
-        if key not in fields:
-            known = ", ".join(sorted(fields))
+        if key not in keys:
+            known = ", ".join(sorted(keys))
             raise ConfigError(
                 file,
                 _join(path, key),
                 data[key],
-                f"no such key{did_you_mean(key, fields)}; known keys: {known}",
+                f"no such key{did_you_mean(key, keys)}; known keys: {known}",
             )
     kwargs = {}
     for name, f in fields.items():
@@ -146,6 +197,9 @@ def build(cls: type[T], data: Any, path: str, file: str) -> T:
             kwargs[name] = convert(hints[name], data[name], key, file, f.metadata)
         elif f.default is _MISSING and f.default_factory is _MISSING:
             raise ConfigError(file, key, _MISSING, f"a value ({describe(hints[name])})")
+    for name, reg in registered.items():
+        given = {k: build(c, data[k], _join(path, k), file) for k, c in reg.items() if k in data}
+        kwargs[name] = Tables(given)
     obj = cls(**kwargs)
     if isinstance(obj, SelfChecking):
         obj.validate(path, file)
@@ -194,6 +248,8 @@ def convert(tp: Any, value: Any, key: str, file: str, meta: Mapping[str, Any]) -
                 return convert(alt, value, key, file, meta)
             except ConfigError as exc:
                 errors.append(exc)
+        if len(errors) == 1:  # `X | None`: X's own error ("a value >= 0.0", not "a number")
+            raise errors[0]
         raise ConfigError(file, key, value, describe(tp))
     if origin is Literal:
         if value not in args:
@@ -269,7 +325,9 @@ def to_plain(obj: Any) -> Any:
         out = {}
         for f in dataclasses.fields(obj):
             v = to_plain(getattr(obj, f.name))
-            if v is not None:
+            if "tables" in f.metadata:
+                out.update(v)  # registered sub-tables sit beside the parent's keys
+            elif v is not None:
                 out[f.name] = v
         return out
     if isinstance(obj, tuple | list):
@@ -298,6 +356,12 @@ def reference_markdown(sections: Mapping[str, Any]) -> str:
         out += [f"**[{prefix}]**", "", "| key | type | default | meaning |", "|---|---|---|---|"]
         hints = get_type_hints(cls)
         for f in dataclasses.fields(cls):
+            if "tables" in f.metadata:
+                for name, table in _registry_of(f).items():
+                    todo.append((f"{prefix}.{name}", table))
+                    doc = (table.__doc__ or "").strip().partition("\n")[0].replace("|", "\\|")
+                    out.append(f"| `{name}` | a table | `(table)` | {doc} |")
+                continue
             inner = _table_type(hints[f.name])
             if inner is not None:
                 todo.append((f"{prefix}.{f.name}", inner))
@@ -382,7 +446,9 @@ def check_ticks(obj: Any, path: str, file: str, tick_s: float) -> None:
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         key = _join(path, f.name)
-        if f.metadata.get("period") or f.metadata.get("rate"):
+        if "tables" in f.metadata:
+            check_ticks(value, path, file, tick_s)  # its tables sit beside the parent's keys
+        elif f.metadata.get("period") or f.metadata.get("rate"):
             seconds = 1.0 / value if f.metadata.get("rate") else value
             ticks = ticks_exact(seconds, tick_s)
             if ticks is None or ticks < 1:

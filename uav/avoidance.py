@@ -95,7 +95,8 @@ class Avoidance:
         control = swarm.config.control
         self.kp = float(control.position.kp)
         self.max_speed = float(control.max_speed_m_s)
-        self.period_s = swarm.sensors.every["proximity"] * swarm.dt
+        self.proximity = swarm.sensors.sensor("proximity")  # uav.sensors.proximity.Proximity
+        self.period_s = self.proximity.every * swarm.dt
         self._scan = None  # the scan the tracks were last updated with
         self._p: np.ndarray | None = None  # (N, M, 2) tracked relative positions, m
         self._v: np.ndarray | None = None  # (N, M, 2) tracked relative velocities, m/s
@@ -208,7 +209,7 @@ class Avoidance:
     def setpoints(self) -> object:
         """The setpoints the kernel flies this tick: the swarm's own, or a corrected copy."""
         swarm = self.swarm
-        scan = swarm.sensors.scan
+        scan = self.proximity.scan
         if scan is not None and scan is not self._scan:  # a new scan: tracks and correction
             self._scan = scan
             pos, vel, yaw = self._own(slice(None))

@@ -37,12 +37,12 @@ import numpy as np
 from skyswarm.core.geo import wrap_angle
 from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.uav.sensors import (
-    GaussMarkov,
-    GpsModel,
-    RandomWalk,
-    Scan,
+    Sensor,
     SensorsConfig,
-    scan,
+    Setting,
+    Truth,
+    registered_sensors,
+    sampling_order,
     ticks_of,
 )
 
@@ -53,8 +53,8 @@ if TYPE_CHECKING:
 COMPASS_TAU_S = 1.0  # yaw pulled toward the compass with this time constant
 CSV_HEADER = (
     "time_s,id,x,y,z,est_x,est_y,est_z,vx,vy,vz,est_vx,est_vy,est_vz,"
-    "roll,pitch,yaw,est_roll,est_pitch,est_yaw,gps_ex,gps_ey,gps_ez"
-)
+    "roll,pitch,yaw,est_roll,est_pitch,est_yaw"
+)  # then the columns of each sensor on that records some (the GPS: gps_ex, gps_ey, gps_ez)
 
 
 def euler_to_quat(e: np.ndarray) -> np.ndarray:
@@ -74,7 +74,11 @@ def euler_to_quat(e: np.ndarray) -> np.ndarray:
 
 
 class SensorSuite:
-    """The sensors and the estimate of one swarm's N agents, all (N, ...) arrays."""
+    """The sensors and the estimate of one swarm's N agents, all (N, ...) arrays.
+
+    `sensors` are the registered sensors switched on (name -> `Sensor`, in sampling order);
+    `position`, `velocity`, `euler`, `body_rate` the estimate; `gps_error` (N, 3) m the
+    position input's last fix error (zeros without one)."""
 
     @classmethod
     def create(cls, swarm: Swarm, config: SensorsConfig) -> SensorSuite | None:
@@ -88,76 +92,20 @@ class SensorSuite:
         self.dt = dt = swarm.dt
         n = self.n = swarm.n
         self.drives_control = config.control_on == "estimate"
-        cfg = {name: config.resolved(name) for name in ("gps", "baro", "imu", "attitude")}
-        cfg.update({name: config.resolved(name) for name in ("compass", "proximity")})
-        self.cfg = cfg
-        self.every = {}
-        for name, c in cfg.items():
-            if c["enabled"] and "period_s" in c:
-                self.every[name] = ticks_of(c["period_s"], dt, f"{name}.period_s")
-        on = {name for name, c in cfg.items() if c["enabled"]}
-        self.on = on
-        rng = self.rng
-        # truth now
-        pos, vel, euler, rate, _ = self._truth()
-        self._last_velocity = vel.copy()
-        self.gps_error = np.zeros((n, 3))
-        self.gps: GpsModel | None = None
-        if "gps" in on:
-            self.gps = GpsModel(cfg["gps"], n, rng)
-            self.gps_error = self.gps.error = np.einsum(
-                "nis,ns->ni",
-                self.gps.rows,
-                np.broadcast_to(self.gps.pseudorange.x, (n, len(self.gps.los))),
-            )
-            self.latency = ticks_of(cfg["gps"]["latency_s"], dt, "gps.latency_s", allow_zero=True)
-            self._history: deque[np.ndarray] = deque(maxlen=self.latency + 1)
-            self._pending: deque[tuple[int, np.ndarray]] = deque()
-        self.baro_bias: GaussMarkov | None = None
-        if "baro" in on:
-            b = cfg["baro"]
-            self.baro_bias = GaussMarkov(
-                (n,), b["bias_sigma_m"], b["bias_tau_s"], b["period_s"], rng
-            )
-        self.gyro_bias = self.accel_bias = None
-        if "imu" in on:
-            i = cfg["imu"]
-            self.gyro_bias = RandomWalk((n, 3), i["gyro_bias_walk"], i["period_s"], rng)
-            self.accel_bias = RandomWalk((n, 3), i["accel_bias_walk"], i["period_s"], rng)
-        self.gyro = rate.copy()  # (N, 3) rad/s, the last gyro sample
-        self.baro_altitude = pos[:, 2].copy()  # (N,) m, the last barometer sample
-        self.compass_yaw = euler[:, 2].copy()  # (N,) rad ENU, the last compass sample (unwrapped)
-        g = swarm.g  # m/s^2, the world's gravity: what the accelerometers feel at rest
-        self.specific_force = np.tile([0.0, 0.0, g], (n, 1))  # (N, 3) m/s^2 body, last sample
-        self.attitude_noise: GaussMarkov | None = None
-        if "attitude" in on:
-            a = cfg["attitude"]
-            self.attitude_noise = GaussMarkov((n, 3), a["sigma_rad"], a["tau_s"], dt, rng)
-        # the estimate, started from the sensors' first view of the start pose
-        self.position = pos + self.gps_error
-        if self.baro_bias is not None:
-            self.position[:, 2] = pos[:, 2] + self.baro_bias.x
-        self.velocity = vel.copy()
-        self.euler = euler.copy()
-        if self.attitude_noise is not None:
-            self.euler += self.attitude_noise.x
-            if "compass" in on:
-                self.euler[:, 2] = euler[:, 2]
-        self.body_rate = rate.copy()
-        self.scan: Scan | None = None
-        self._g = np.array([0.0, 0.0, g])
-        self._compass_gain = (
-            min(self.every["compass"] * dt / COMPASS_TAU_S, 1.0) if "compass" in on else 0.0
-        )
-        self._boxes = _boxes_of(swarm)
-        # the controller's view, in the layout of core.state.BodyState (rows 0..N-1)
-        self.control_state = SimpleNamespace(
-            position=self.position,
-            linear_velocity=self.velocity,
-            orientation=euler_to_quat(self.euler),
-            angular_velocity=np.zeros((n, 3)),
-        )
-        self._sync_control()
+        self._last_velocity = np.zeros((n, 3))
+        truth = self._truth()
+        self._last_velocity = truth.velocity.copy()
+        setting = Setting(n, dt, swarm.g, _boxes_of(swarm), self.rng)
+        built = {}  # built (and their start states drawn) in registration order
+        for name in config.enabled():
+            built[name] = registered_sensors()[name](config.resolved(name), setting, truth)
+        self.sensors: dict[str, Sensor] = {s: built[s] for s in sampling_order(list(built))}
+        self.on = frozenset(built)
+        self._inputs = {s.feeds: s for s in built.values() if s.feeds is not None}
+        self._start_estimate(truth)
+        self._g = np.array([0.0, 0.0, swarm.g])
+        heading = self._inputs.get("heading")
+        self._heading_gain = min(heading.every * dt / COMPASS_TAU_S, 1.0) if heading else 0.0
         self.sq_error_sum = 0.0  # sum over ticks of the mean squared position error, m^2
         self.samples = 0
         self._record_every = (
@@ -166,113 +114,128 @@ class SensorSuite:
         self._csv: Path | None = None  # sensors.csv, appended at each record (no open file)
         self.sim.add_post_tick(self.update)
 
+    def _start_estimate(self, truth: Truth) -> None:
+        """The estimate from the sensors' first view of the start pose, and the controller's
+        view of it in the layout of core.state.BodyState (rows 0..N-1)."""
+        n, inputs = self.n, self._inputs
+        gps, altitude = inputs.get("position"), inputs.get("altitude")
+        self._zero_error = np.zeros((n, 3))
+        self.position = truth.position + (gps.error if gps else self._zero_error)
+        if gps is not None:
+            self._history: deque[np.ndarray] = deque(maxlen=gps.latency + 1)
+        if altitude is not None:
+            self.position[:, 2] = altitude.altitude
+        self.velocity = truth.velocity.copy()
+        ahrs, heading = inputs.get("attitude"), inputs.get("heading")
+        self.euler = (ahrs.euler if ahrs else truth.euler).copy()
+        if ahrs is not None and heading is not None:
+            self.euler[:, 2] = heading.yaw
+        self.body_rate = truth.body_rate.copy()
+        self.control_state = SimpleNamespace(
+            position=self.position,
+            linear_velocity=self.velocity,
+            orientation=euler_to_quat(self.euler),
+            angular_velocity=np.zeros((n, 3)),
+        )
+        self._sync_control()
+
+    def sensor(self, name: str) -> Sensor | None:
+        """The sensor `name` if it is on, else None."""
+        return self.sensors.get(name)
+
+    @property
+    def gps_error(self) -> np.ndarray:
+        """(N, 3) m: the position input's last fix minus the truth; zeros without one."""
+        gps = self._inputs.get("position")
+        return gps.error if gps is not None else self._zero_error
+
     # -- truth ------------------------------------------------------------------------------
-    def _truth(self) -> tuple[np.ndarray, ...]:
-        """(N, 3) true position m, velocity m/s, Euler angles rad, body rates rad/s, and the
-        (N, 3, 3) body-to-world rotations."""
+    def _truth(self) -> Truth:
+        """The swarm's true state now (sensors.base.Truth); accel is the velocity change since
+        the last update over one tick."""
         state, rows = self.sim.world.state, self.swarm.rows
         rot = quat_to_matrix(state.orientation[rows])
         rate = np.einsum("nji,nj->ni", rot, state.angular_velocity[rows])
         pos, vel = state.position[rows], state.linear_velocity[rows]
-        return pos, vel, euler_from_matrix(rot), rate, rot
+        accel = (vel - self._last_velocity) / self.dt
+        euler = euler_from_matrix(rot)
+        return Truth(pos, vel, accel, euler, rate, rot, self.swarm.alive)
 
     # -- phase 6 ----------------------------------------------------------------------------
     def update(self, world: World) -> None:
         """Sample the sensors due this tick (the state after physics) and update the estimate."""
         tick = world.tick
-        dt, on, every, rng, n = self.dt, self.on, self.every, self.rng, self.n
-        pos, vel, euler, rate, rot = self._truth()
-        accel = (vel - self._last_velocity) / dt
-        self._last_velocity = vel.copy()
-        # inertial sensors
-        if "imu" in on:
-            if tick % every["imu"] == 0:
-                imu = self.cfg["imu"]
-                force_world = accel + self._g
-                self.specific_force = (
-                    np.einsum("nji,nj->ni", rot, force_world)
-                    + self.accel_bias.step()
-                    + imu["accel_sigma_m_s2"] * rng.standard_normal((n, 3))
-                )
-                self.gyro = (
-                    rate
-                    + self.gyro_bias.step()
-                    + imu["gyro_sigma_rad_s"] * rng.standard_normal((n, 3))
-                )
-            self.body_rate[:] = self.gyro
-        else:
-            self.body_rate[:] = rate
-        # attitude: roll and pitch from the AHRS; yaw from the gyros and the compass
-        e = self.euler
-        if self.attitude_noise is not None:
-            noise = self.attitude_noise.step()
-            e[:, :2] = euler[:, :2] + noise[:, :2]
-        else:
-            e[:, :2] = euler[:, :2]
-        if "compass" in on:
-            roll, q_, r_ = e[:, 0], self.body_rate[:, 1], self.body_rate[:, 2]
-            e[:, 2] += dt * (q_ * np.sin(roll) + r_ * np.cos(roll)) / np.cos(e[:, 1])
-            if tick % every["compass"] == 0:
-                sigma = self.cfg["compass"]["sigma_rad"]
-                reading = euler[:, 2] + sigma * rng.standard_normal(n)
-                self.compass_yaw = reading
-                e[:, 2] += self._compass_gain * wrap_angle(reading - e[:, 2])
-            e[:, 2] = wrap_angle(e[:, 2])
-        elif self.attitude_noise is not None:
-            e[:, 2] = wrap_angle(euler[:, 2] + self.attitude_noise.x[:, 2])
-        else:
-            e[:, 2] = euler[:, 2]
-        c = self.control_state
-        c.orientation[:] = euler_to_quat(e)
-        rot_est = quat_to_matrix(c.orientation)
-        c.angular_velocity[:] = np.einsum("nij,nj->ni", rot_est, self.body_rate)
-        # translation: propagate, then correct with the fixes due
-        if "imu" in on:
-            a_est = np.einsum("nij,nj->ni", rot_est, self.specific_force) - self._g
-        else:
-            a_est = accel
-        self.position += dt * self.velocity + (0.5 * dt * dt) * a_est
-        self.velocity += dt * a_est
-        gps = self.gps
-        if gps is not None:
-            self._history.append(self.position.copy())
-            if tick % every["gps"] == 0:
-                self.gps_error = gps.step()
-                self._pending.append((tick + self.latency, pos + self.gps_error))
-            while self._pending and self._pending[0][0] <= tick:
-                _, fix = self._pending.popleft()
-                then = self._history[0] if self.latency else self.position
-                axes = slice(0, 2) if self.baro_bias is not None else slice(0, 3)
-                innovation = fix[:, axes] - then[:, axes]
-                w = self.config.gps_crossover_rad_s
-                self._correct(axes, innovation, every["gps"] * dt, w)
-        else:
-            self.position[:, :2] = pos[:, :2]
-            self.velocity[:, :2] = vel[:, :2]
-        if self.baro_bias is not None:
-            if tick % every["baro"] == 0:
-                sigma = self.cfg["baro"]["noise_sigma_m"]
-                h = pos[:, 2] + self.baro_bias.step() + sigma * rng.standard_normal(n)
-                self.baro_altitude = h
-                innovation = (h - self.position[:, 2])[:, None]
-                self._correct(
-                    slice(2, 3), innovation, every["baro"] * dt, self.config.baro_crossover_rad_s
-                )
-        elif gps is None:
-            self.position[:, 2] = pos[:, 2]
-            self.velocity[:, 2] = vel[:, 2]
-        if "proximity" in on and tick % every["proximity"] == 0:
-            self.scan = scan(
-                pos, euler[:, 2], self.swarm.alive, self._boxes, self.cfg["proximity"], rng
-            )
-        alive = self.swarm.alive
+        truth = self._truth()
+        self._last_velocity = truth.velocity.copy()
+        for sensor in self.sensors.values():
+            sensor.step(tick, truth)
+        rot_est = self._update_attitude(truth)
+        self._update_translation(tick, truth, rot_est)
+        pos, alive = truth.position, truth.alive
         live = int(alive.sum())
         if live:
             d = self.position - pos
             self.sq_error_sum += float(np.einsum("ni,ni,n->", d, d, alive)) / live
             self.samples += 1
         if self._record_every and tick % self._record_every == 0:
-            self._record(world.time_s, pos, vel, euler)
+            self._record(world.time_s, truth)
+
+    def _update_attitude(self, truth: Truth) -> np.ndarray:
+        """Body rates from the gyros, roll and pitch from the AHRS, yaw from the gyros and the
+        heading input; the (N, 3, 3) estimated body-to-world rotations."""
+        inertial, ahrs = self._inputs.get("inertial"), self._inputs.get("attitude")
+        heading, dt = self._inputs.get("heading"), self.dt
+        self.body_rate[:] = inertial.gyro if inertial is not None else truth.body_rate
+        e = self.euler
+        e[:, :2] = (ahrs.euler if ahrs is not None else truth.euler)[:, :2]
+        if heading is not None:
+            roll, q_, r_ = e[:, 0], self.body_rate[:, 1], self.body_rate[:, 2]
+            e[:, 2] += dt * (q_ * np.sin(roll) + r_ * np.cos(roll)) / np.cos(e[:, 1])
+            if heading.fresh:
+                e[:, 2] += self._heading_gain * wrap_angle(heading.yaw - e[:, 2])
+            e[:, 2] = wrap_angle(e[:, 2])
+        elif ahrs is not None:
+            e[:, 2] = wrap_angle(ahrs.euler[:, 2])
+        else:
+            e[:, 2] = truth.euler[:, 2]
+        c = self.control_state
+        c.orientation[:] = euler_to_quat(e)
+        rot_est = quat_to_matrix(c.orientation)
+        c.angular_velocity[:] = np.einsum("nij,nj->ni", rot_est, self.body_rate)
+        return rot_est
+
+    def _update_translation(self, tick: int, truth: Truth, rot_est: np.ndarray) -> None:
+        """Propagate position and velocity by the specific force, then correct them with the
+        position fixes and altitude samples due (axes without a sensor follow the truth)."""
+        inputs, dt = self._inputs, self.dt
+        inertial = inputs.get("inertial")
+        if inertial is not None:
+            a_est = np.einsum("nij,nj->ni", rot_est, inertial.specific_force) - self._g
+        else:
+            a_est = truth.accel
+        self.position += dt * self.velocity + (0.5 * dt * dt) * a_est
+        self.velocity += dt * a_est
+        gps, altitude = inputs.get("position"), inputs.get("altitude")
+        pos, vel = truth.position, truth.velocity
+        if gps is not None:
+            self._history.append(self.position.copy())
+            for fix in gps.arrivals(tick):
+                then = self._history[0] if gps.latency else self.position
+                axes = slice(0, 2) if altitude is not None else slice(0, 3)
+                innovation = fix[:, axes] - then[:, axes]
+                w = self.config.gps_crossover_rad_s
+                self._correct(axes, innovation, gps.every * dt, w)
+        else:
+            self.position[:, :2] = pos[:, :2]
+            self.velocity[:, :2] = vel[:, :2]
+        if altitude is not None:
+            if altitude.fresh:
+                innovation = (altitude.altitude - self.position[:, 2])[:, None]
+                w = self.config.baro_crossover_rad_s
+                self._correct(slice(2, 3), innovation, altitude.every * dt, w)
+        elif gps is None:
+            self.position[:, 2] = pos[:, 2]
+            self.velocity[:, 2] = vel[:, 2]
 
     def _correct(self, axes: slice, e: np.ndarray, period_s: float, w: float) -> None:
         kp = min(2.0 * w * period_s, 1.0)
@@ -290,29 +253,38 @@ class SensorSuite:
         """RMS distance between estimated and true position over the run so far, m."""
         return float(np.sqrt(self.sq_error_sum / max(self.samples, 1)))
 
-    def _record(self, t: float, pos: np.ndarray, vel: np.ndarray, euler: np.ndarray) -> None:
+    def _record(self, t: float, truth: Truth) -> None:
+        """Append one row per agent to sensors.csv: the truth and the estimate, then each
+        sensor's `columns` (registration order)."""
         recorder = self.sim.recorder
         if recorder is None:
             return
+        recorded = [s for name, s in registered_in_order(self.sensors) if s.columns]
         if self._csv is None:
             self._csv = recorder.dir / "sensors.csv"
-            self._csv.write_text(CSV_HEADER + "\n", encoding="utf-8")
+            header = ",".join([CSV_HEADER, *(c for s in recorded for c in s.columns)])
+            self._csv.write_text(header + "\n", encoding="utf-8")
         ids = np.array([a.id for a in self.swarm.agents], dtype=float)
         rows = np.column_stack(
             [
                 np.full(self.n, t),
                 ids,
-                pos,
+                truth.position,
                 self.position,
-                vel,
+                truth.velocity,
                 self.velocity,
-                euler,
+                truth.euler,
                 self.euler,
-                self.gps_error,
+                *(s.record() for s in recorded),
             ]
         )
         with open(self._csv, "a", encoding="utf-8") as f:
             np.savetxt(f, rows, fmt="%.6g", delimiter=",")
+
+
+def registered_in_order(sensors: dict[str, Sensor]) -> list[tuple[str, Sensor]]:
+    """(name, sensor) of `sensors` in registration order."""
+    return [(name, sensors[name]) for name in registered_sensors() if name in sensors]
 
 
 def _boxes_of(swarm: Swarm) -> np.ndarray:

@@ -86,7 +86,7 @@ def _avoidance_needs_proximity(scenario: ScenarioConfig) -> None:
     if not scenario.avoidance.enabled:
         return
     sensors = getattr(scenario.sections.get("uav"), "sensors", None)
-    if sensors is None or not sensors.resolved("proximity")["enabled"]:
+    if sensors is None or not sensors.resolved("proximity").enabled:
         raise ConfigError(
             scenario.file,
             "avoidance.enabled",

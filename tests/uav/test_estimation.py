@@ -10,10 +10,11 @@ import pytest
 from uav_helpers import CONFIG, run
 
 from skyswarm.core.config import SimulationConfig, WorldConfig, load_scenario
+from skyswarm.core.schema import Tables
 from skyswarm.core.simulator import Simulator
 from skyswarm.uav.estimation import CSV_HEADER, euler_to_quat
 from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
-from skyswarm.uav.sensors import SensorsConfig
+from skyswarm.uav.sensors import BaroConfig, GpsConfig, SensorsConfig
 from skyswarm.uav.swarm import Swarm
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -80,7 +81,7 @@ def test_acting_on_the_estimate_is_deterministic_and_noisy() -> None:
 def test_the_gps_error_moves_the_uav() -> None:
     # A 3 m pseudorange sigma (override) shifts the held spot by metres: the controller
     # acts on the estimate, not on the truth.
-    big = SensorsConfig(preset="qrsim", gps=dataclasses.replace(QRSIM.gps, pr_sigma_m=3.0))
+    big = SensorsConfig(preset="qrsim", tables=Tables(gps=GpsConfig(pr_sigma_m=3.0)))
     pos, swarm, _ = flight(big, 6.0, seed=2)
     offset = np.linalg.norm(pos[-1, :, :2] - np.array(START)[:, :2], axis=1)
     expected = np.linalg.norm(swarm.sensors.gps_error[:, :2], axis=1)
@@ -91,7 +92,7 @@ def test_the_gps_error_moves_the_uav() -> None:
 def test_bad_sensor_period_is_rejected() -> None:
     from skyswarm.core.schema import ConfigError
 
-    odd = SensorsConfig(preset="qrsim", baro=dataclasses.replace(QRSIM.baro, period_s=0.003))
+    odd = SensorsConfig(preset="qrsim", tables=Tables(baro=BaroConfig(period_s=0.003)))
     with pytest.raises(ConfigError, match="uav.sensors.baro.period_s"):
         flight(odd, 0.01)
 
@@ -105,7 +106,7 @@ def test_hover_qrsim_scenario_reports_errors_and_writes_sensors_csv(tmp_path: Pa
     assert 0.01 < metrics["rms_error_m"] < 0.6  # true error from the start spots
     assert 0.01 < metrics["est_rms_error_m"] < 0.6  # estimate vs truth
     lines = (tmp_path / "sensors.csv").read_text().splitlines()
-    assert lines[0] == CSV_HEADER
+    assert lines[0] == CSV_HEADER + ",gps_ex,gps_ey,gps_ez"  # the estimate, then the GPS's
     assert len(lines) == 1 + 4 * 60  # 4 UAVs at 10 Hz for 6 s
 
 
@@ -129,7 +130,7 @@ def test_reference_flocking_coverage_on_qrsim_sensors() -> None:
 def test_late_gps_fixes_are_applied_against_the_estimate_of_their_time() -> None:
     # Fixes 0.2 s old on arrival (80 ticks) are compared with the estimate of their epoch
     # (81 ticks of history kept), so hovering on them is as good as on fresh fixes (0.1 m).
-    late = SensorsConfig(preset="qrsim", gps=dataclasses.replace(QRSIM.gps, latency_s=0.2))
+    late = SensorsConfig(preset="qrsim", tables=Tables(gps=GpsConfig(latency_s=0.2)))
     _, fresh, _ = flight(QRSIM, 4.0, seed=5)
     _, slow, _ = flight(late, 4.0, seed=5)
     assert len(slow.sensors._history) == 81
@@ -146,7 +147,8 @@ def test_the_accelerometers_feel_the_worlds_gravity() -> None:
     config = dataclasses.replace(CONFIG, sensors=QRSIM)
     swarm = Swarm(sim, config, [1, 2], np.array(START), np.zeros(2), hovering=True)
     run(sim, 1.0)
-    f = run(sim, 2.0, lambda: swarm.sensors.specific_force.copy())  # (T, 2, 3) m/s^2, body
+    imu = swarm.sensors.sensor("imu")
+    f = run(sim, 2.0, lambda: imu.specific_force.copy())  # (T, 2, 3) m/s^2, body
     pos = sim.world.state.position[swarm.rows].copy()
     sim.close()
     assert f[..., 2].mean() == pytest.approx(3.71, abs=0.1)

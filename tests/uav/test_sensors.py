@@ -1,4 +1,4 @@
-"""The sensor noise processes and the GPS model against their closed forms (uav/sensors.py).
+"""The sensor noise processes and the GPS model against their closed forms (uav/sensors/).
 
 Statistical bounds are 99 % intervals (chi-square for variances) or several standard errors wide,
 with fixed seeds, so each test fails only if the model is wrong, not by chance on a rerun.
@@ -18,17 +18,20 @@ from skyswarm.core.geo import wrap_angle
 from skyswarm.core.schema import ConfigError, build
 from skyswarm.core.simulator import Simulator
 from skyswarm.uav.sensors import (
-    _QRSIM,
     GaussMarkov,
+    GpsConfig,
     GpsModel,
+    ProximityConfig,
     RandomWalk,
     SensorsConfig,
+    registered_sensors,
     scan,
-    sky,
 )
+from skyswarm.uav.sensors.gps import sky
 from skyswarm.uav.swarm import Swarm
 
 TICK = 0.0025
+QRSIM = {name: sensor.defaults for name, sensor in registered_sensors().items()}  # typed configs
 
 
 def chi2_ok(samples: np.ndarray, sigma: float) -> bool:
@@ -43,9 +46,9 @@ def chi2_ok(samples: np.ndarray, sigma: float) -> bool:
 @pytest.mark.parametrize(
     ("name", "sigma", "tau", "dt"),
     [
-        ("baro bias", _QRSIM["baro"]["bias_sigma_m"], _QRSIM["baro"]["bias_tau_s"], 0.02),
-        ("attitude OU", _QRSIM["attitude"]["sigma_rad"], _QRSIM["attitude"]["tau_s"], TICK),
-        ("pseudorange", _QRSIM["gps"]["pr_sigma_m"], _QRSIM["gps"]["pr_tau_s"], 0.2),
+        ("baro bias", QRSIM["baro"].bias_sigma_m, QRSIM["baro"].bias_tau_s, 0.02),
+        ("attitude OU", QRSIM["attitude"].sigma_rad, QRSIM["attitude"].tau_s, TICK),
+        ("pseudorange", QRSIM["gps"].pr_sigma_m, QRSIM["gps"].pr_tau_s, 0.2),
     ],
 )
 def test_gauss_markov_variance_is_stationary_at_the_configured_sigma(name, sigma, tau, dt) -> None:
@@ -83,7 +86,7 @@ def test_gauss_markov_autocorrelation_at_lag_tau_is_one_over_e(tau_steps: int) -
 
 def test_random_walk_variance_grows_linearly() -> None:
     # b(t) = q sqrt(T) sum of n steps: Var = q^2 t; the gyro bias walk of the qrsim preset.
-    q = _QRSIM["imu"]["gyro_bias_walk"]
+    q = QRSIM["imu"].gyro_bias_walk
     rw = RandomWalk((20000,), q, TICK, np.random.default_rng(3))
     for _ in range(400):  # 1 s
         rw.step()
@@ -109,39 +112,42 @@ def test_the_sensor_layer_adds_exactly_its_configured_white_noise() -> None:
     start = np.array([(5.0 * (i % 4), 5.0 * (i // 4), 10.0) for i in range(16)])
     swarm = Swarm(sim, config, range(1, 17), start, np.zeros(16), hovering=True)
     s, g = swarm.sensors, np.array([0.0, 0.0, 9.81])
-    _, v_before, *_ = s._truth()
+    imu, barometer, magnetometer = s.sensor("imu"), s.sensor("baro"), s.sensor("compass")
+    v_before = s._truth().velocity
     gyro, accel, baro, compass = [], [], [], []
     for k in range(1, 2049):
         sim.step()
-        pos, vel, euler, rate, rot = s._truth()
+        t = s._truth()
+        pos, vel, euler, rate, rot = t.position, t.velocity, t.euler, t.body_rate, t.rotation
         a = (vel - v_before) / TICK
         v_before = vel
-        gyro.append(s.gyro - rate - s.gyro_bias.x)
-        accel.append(s.specific_force - np.einsum("nji,nj->ni", rot, a + g) - s.accel_bias.x)
+        gyro.append(imu.gyro - rate - imu.gyro_bias.x)
+        accel.append(imu.specific_force - np.einsum("nji,nj->ni", rot, a + g) - imu.accel_bias.x)
         if k % 8 == 0:
-            baro.append(s.baro_altitude - pos[:, 2] - s.baro_bias.x)
-            compass.append(wrap_angle(s.compass_yaw - euler[:, 2]))
+            baro.append(barometer.altitude - pos[:, 2] - barometer.bias.x)
+            compass.append(wrap_angle(magnetometer.yaw - euler[:, 2]))
     sim.close()
-    imu = _QRSIM["imu"]
-    for name, x, sigma in (("gyro", gyro, imu["gyro_sigma_rad_s"]),
-                           ("accel", accel, imu["accel_sigma_m_s2"])):  # fmt: skip
+    cfg = QRSIM["imu"]
+    for name, x, sigma in (("gyro", gyro, cfg.gyro_sigma_rad_s),
+                           ("accel", accel, cfg.accel_sigma_m_s2)):  # fmt: skip
         x = np.asarray(x)  # (T, 16, 3)
         assert chi2_ok(x, sigma), name
         ratios = psd_flat(x.reshape(len(x), -1), sigma, 1 / TICK)
         assert np.abs(ratios - 1).max() < 0.10, (name, ratios)
-    assert chi2_ok(np.asarray(baro), _QRSIM["baro"]["noise_sigma_m"])
-    assert chi2_ok(np.asarray(compass), _QRSIM["compass"]["sigma_rad"])
+    assert chi2_ok(np.asarray(baro), QRSIM["baro"].noise_sigma_m)
+    assert chi2_ok(np.asarray(compass), QRSIM["compass"].sigma_rad)
 
 
 def test_proximity_range_and_bearing_noise_have_their_sigma() -> None:
     # 30 agents on a 3 m ring all see each other (360 deg, 20 m): 870 detections per scan,
     # 20 scans; range - true distance and bearing - true bearing are the configured white
     # noise (0.05 m, 0.02 rad: qrsim), each variance in its 99 % chi-square interval.
-    cfg = _QRSIM["proximity"] | {"range_m": 20.0}
+    cfg = dataclasses.replace(QRSIM["proximity"], range_m=20.0)
     angle = np.linspace(0, 2 * np.pi, 30, endpoint=False)
     pos = np.stack([3 * np.cos(angle), 3 * np.sin(angle), np.full(30, 5.0)], axis=1)
     yaws, alive, boxes = np.zeros(30), np.ones(30, bool), np.zeros((0, 6))
-    exact = scan(pos, yaws, alive, boxes, cfg | {"range_sigma_m": 0.0, "bearing_sigma_rad": 0.0},
+    exact = scan(pos, yaws, alive, boxes,
+                 dataclasses.replace(cfg, range_sigma_m=0.0, bearing_sigma_rad=0.0),
                  np.random.default_rng(0))  # fmt: skip
     assert exact.detected.sum() == 30 * 29
     rng = np.random.default_rng(10)
@@ -151,13 +157,13 @@ def test_proximity_range_and_bearing_noise_have_their_sigma() -> None:
         assert np.array_equal(noisy.detected, exact.detected)
         dr.append((noisy.range_m - exact.range_m)[exact.detected])
         db.append(wrap_angle(noisy.bearing_rad - exact.bearing_rad)[exact.detected])
-    assert chi2_ok(np.concatenate(dr), cfg["range_sigma_m"])
-    assert chi2_ok(np.concatenate(db), cfg["bearing_sigma_rad"])
+    assert chi2_ok(np.concatenate(dr), cfg.range_sigma_m)
+    assert chi2_ok(np.concatenate(db), cfg.bearing_sigma_rad)
 
 
 # -- GPS --------------------------------------------------------------------------------------
-def gps_cfg(**kw) -> dict:
-    return {**_QRSIM["gps"], **kw}
+def gps_cfg(**kw) -> GpsConfig:
+    return dataclasses.replace(QRSIM["gps"], **kw)
 
 
 def test_gps_horizontal_rms_matches_its_derivation() -> None:
@@ -166,10 +172,10 @@ def test_gps_horizontal_rms_matches_its_derivation() -> None:
     # Q = (G^T G)^-1. Here Q is computed independently of the model; the process is made
     # memoryless (tau << fix period) so 20000 fixes are independent samples of the qrsim error.
     cfg = gps_cfg()
-    los = sky(cfg["satellites"])
+    los = sky(cfg.satellites)
     g = np.hstack([-los, np.ones((len(los), 1))])
     q = np.linalg.inv(g.T @ g)
-    derived = np.hypot(cfg["pr_sigma_m"], cfg["receiver_sigma_m"]) * np.sqrt(q[0, 0] + q[1, 1])
+    derived = np.hypot(cfg.pr_sigma_m, cfg.receiver_sigma_m) * np.sqrt(q[0, 0] + q[1, 1])
     model = GpsModel(cfg, 1, np.random.default_rng(5))
     assert model.expected_horizontal_rms() == pytest.approx(derived, rel=1e-9)
     assert derived == pytest.approx(0.228, abs=0.001)  # 0.1756 m x HDOP 1.30 (13 satellites)
@@ -220,11 +226,11 @@ def test_a_sensor_override_replaces_only_its_keys() -> None:
         SensorsConfig, {"preset": "qrsim", "gps": {"pr_sigma_m": 3.0}}, "uav.sensors", "f.toml"
     )
     gps = cfg.resolved("gps")
-    assert gps["pr_sigma_m"] == 3.0 and gps["period_s"] == 0.2 and gps["enabled"]
+    assert gps.pr_sigma_m == 3.0 and gps.period_s == 0.2 and gps.enabled
     # ideal plus one sensor switched on: only that sensor, with the qrsim parameters
     one = build(SensorsConfig, {"baro": {"enabled": True}}, "uav.sensors", "f.toml")
-    assert one.active and one.resolved("baro")["bias_tau_s"] == 300.0
-    assert not one.resolved("gps")["enabled"]
+    assert one.active and one.resolved("baro").bias_tau_s == 300.0
+    assert not one.resolved("gps").enabled
 
 
 def test_bad_sensor_keys_are_one_line_errors() -> None:
@@ -241,13 +247,17 @@ def test_proximity_sees_what_is_in_range_and_field_of_view() -> None:
     # range); a box whose west face is 3 m east of agent 0 is seen at 3 m.
     pos = np.array([[0, 0, 5], [5, 0, 5], [0, 5, 5], [20, 0, 5]], dtype=float)
     boxes = np.array([[4.0, 0.0, 5.0, 1.0, 1.0, 1.0]])
-    cfg = dict(range_m=10.0, fov_deg=90.0, range_sigma_m=0.0, bearing_sigma_rad=0.0)
+    cfg = ProximityConfig(
+        enabled=True, period_s=0.1, range_m=10.0, fov_deg=90.0, range_sigma_m=0.0,
+        bearing_sigma_rad=0.0,
+    )  # fmt: skip
     s = scan(pos, np.zeros(4), np.ones(4, bool), boxes, cfg, np.random.default_rng(0))
     assert s.detected[0].tolist() == [False, True, False, False, True]
     assert s.range_m[0, 1] == pytest.approx(5.0) and s.bearing_rad[0, 1] == pytest.approx(0.0)
     assert s.range_m[0, 4] == pytest.approx(3.0)
     # agent 1 looks east too: agent 0 is behind it; a dead agent is never seen
     alive = np.array([True, True, True, False])
-    s = scan(pos, np.zeros(4), alive, boxes, dict(cfg, fov_deg=360.0), np.random.default_rng(0))
+    wide = dataclasses.replace(cfg, fov_deg=360.0)
+    s = scan(pos, np.zeros(4), alive, boxes, wide, np.random.default_rng(0))
     assert s.detected[1, 0] and abs(s.bearing_rad[1, 0]) == pytest.approx(np.pi)
     assert not s.detected[:, 3].any() and not s.detected[3].any()
