@@ -282,3 +282,15 @@ def test_the_name_read_check_sees_getattr_discovery(tmp_path: Path) -> None:
         "    return getattr(type(s), '__name__', '')\n"
     )
     assert sorted(name_reads(bad)) == [(2, "sensors"), (3, "position")]
+
+
+def test_every_subpackage_is_installed() -> None:
+    # pyproject lists the packages by hand (the repository root is the package): a folder with
+    # an __init__.py missing from that list would be left out of the wheel.
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {n for n, p in modules().items() if p.name == "__init__.py"}
+    assert found <= listed, f"not in pyproject's packages: {sorted(found - listed)}"
