@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import World
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
 
 PERIOD_S = 0.5  # s of simulated time between samples (a whole number of ticks at 2.5 ms)
 KINDS = ("segments", "corners")
