@@ -5,33 +5,61 @@ start geometry is possible (agents above ground, apart, outside obstacles; meshe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skyswarm.core.schema import ConfigError
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import Capabilities
     from skyswarm.core.config import AgentsConfig, ScenarioConfig
 
 
 def check_physics(scenario: ScenarioConfig) -> None:
-    """The fast backend has the ground, boxes and one terrain (a height grid, or a terrain mesh
-    sampled to one at world.terrain_cell_m), no mesh obstacles: asking it for one is an error
-    naming the key, never a silent approximation."""
-    if scenario.simulation.physics != "fast":
-        return
-    world = scenario.world
-    if world.terrain and world.heightfield:
-        raise ConfigError(
-            scenario.file,
-            "world.heightfield",
-            world.heightfield,
-            "no second terrain with simulation.physics = 'fast' (world.terrain is set)",
-        )
-    why = "no mesh obstacle with simulation.physics = 'fast' (ground, boxes, terrain; use 'bullet')"
-    for i, ob in enumerate(scenario.world.obstacles):
-        if ob.type == "mesh":
-            raise ConfigError(scenario.file, f"world.obstacles[{i}].type", ob.type, why)
+    """The backend can model the scenery: what its class declares (`World.capabilities`, read
+    here, never decided by its name). Asking a backend for scenery it lacks (the fast backend:
+    mesh obstacles, a second terrain) is an error naming the key, never a silent approximation.
+    """
+    from skyswarm.core.backends import backend_class
+
+    name, world, file = scenario.simulation.physics, scenario.world, scenario.file
+    try:
+        caps = backend_class(name).capabilities
+    except ValueError as exc:  # an installed backend that fails to load: one line
+        raise ConfigError(file, "simulation.physics", name, f"a loadable backend ({exc})") from None
+    using = f"with simulation.physics = '{name}'"
+    given = (("terrain", world.terrain), ("heightfield", world.heightfield))
+    terrains = [(key, value) for key, value in given if value]
+    if caps.max_terrains is not None and len(terrains) > caps.max_terrains:
+        k = caps.max_terrains
+        what = "no second terrain" if k == 1 else f"at most {k} terrains"
+        why = f"{what} {using}" + (f" (world.{terrains[0][0]} is set)" if k else "")
+        raise ConfigError(file, f"world.{terrains[k][0]}", terrains[k][1], why)
+    if world.terrain and not caps.terrain_meshes:
+        why = f"no terrain mesh {using} ({caps.scenery()}{_use(lambda c: c.terrain_meshes)})"
+        raise ConfigError(file, "world.terrain", world.terrain, why)
+    if world.heightfield and not caps.heightfields:
+        why = f"no height grid {using} ({caps.scenery()}{_use(lambda c: c.heightfields)})"
+        raise ConfigError(file, "world.heightfield", world.heightfield, why)
+    for i, ob in enumerate(world.obstacles):
+        if ob.type == "mesh" and not caps.mesh_obstacles:
+            use = _use(lambda c: c.mesh_obstacles)
+            why = f"no mesh obstacle {using} ({caps.scenery()}{use})"
+        elif ob.type == "box" and not caps.boxes:
+            why = f"no box obstacle {using} ({caps.scenery()}{_use(lambda c: c.boxes)})"
+        else:
+            continue
+        raise ConfigError(file, f"world.obstacles[{i}].type", ob.type, why)
+
+
+def _use(has: Callable[[Capabilities], bool]) -> str:
+    """'; use 'bullet'': the shipped backends that declare what `has` asks (error path only:
+    it imports them)."""
+    from skyswarm.core.backends import SHIPPED_BACKENDS, backend_class
+
+    names = [n for n in SHIPPED_BACKENDS if has(backend_class(n).capabilities)]
+    return "; use " + " or ".join(f"'{n}'" for n in names) if names else ""
 
 
 # -- whole-scenario checks: geometry, referenced files, memory ---------------------------------
@@ -161,7 +189,7 @@ def _check_mesh(path: Path, file: str, key: str, value: str) -> None:
     if not path.is_file():
         raise ConfigError(file, key, value, f"an existing OBJ file ({path})")
     try:
-        from skyswarm.core.world import load_mesh
+        from skyswarm.core.backends.meshes import load_mesh
 
         vertices, faces = load_mesh(path)
     except Exception as exc:  # trimesh raises many kinds; name the kind, not the file's text

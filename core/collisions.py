@@ -24,8 +24,8 @@ from skyswarm.core.schema import param
 from skyswarm.core.state import rows_of_slots
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import ContactReport, World
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import ContactReport, World
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,10 @@ class SimulationConfig:
     seed: int = param(0, "root seed of every random stream", ge=0)
     gravity: float = param(9.81, "gravitational acceleration, m/s^2", ge=0.0)
     strict: bool = param(False, "re-raise behaviour exceptions instead of killing the agent")
-    physics: Literal["bullet", "fast"] = param(
-        "bullet", "physics backend: bullet (pybullet) or fast (arrays, numba; no mesh obstacles)"
+    physics: str = param(
+        "bullet",
+        "physics backend by registered name (core/backends): bullet (pybullet), fast (arrays, "
+        "numba; no mesh obstacles), or an installed one (entry points skyswarm.backends)",
     )
     memory_limit_mb: float = param(
         8192.0,
@@ -42,6 +44,20 @@ class SimulationConfig:
         gt=0.0,
         le=1e7,
     )
+
+    def validate(self, path: str, file: str) -> None:
+        """`physics` names a registered backend (read from the registry, never imported here:
+        what it can model is checked with the rest of the scenario, core/checks.py)."""
+        from skyswarm.core.backends import backend_names
+
+        names = backend_names()
+        if self.physics not in names:
+            raise ConfigError(
+                file,
+                f"{path}.physics" if path else "physics",
+                self.physics,
+                "one of " + ", ".join(map(repr, names)) + did_you_mean(self.physics, names),
+            )
 
 
 @dataclass(frozen=True)

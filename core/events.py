@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any
 from skyswarm.core.schema import ConfigError, build, did_you_mean, param, ticks_exact
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import World
     from skyswarm.core.config import ScenarioConfig
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
 
 EVENT_KEYS = ("at_s", "action", "target")
 TARGET_WORDS = ("all", "random")

@@ -24,8 +24,8 @@ from skyswarm.core.hooks import FaultCapable
 from skyswarm.core.schema import param
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import World
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
 
 
 @dataclass(frozen=True)

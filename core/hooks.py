@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_check
 if TYPE_CHECKING:
     import numpy as np
 
+    from skyswarm.core.backends import World
     from skyswarm.core.faults import DeathEvent
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
 
 
 class TickListener(Protocol):

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from skyswarm.core.schema import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import World
     from skyswarm.core.config import ScenarioConfig
     from skyswarm.core.hooks import Overlay
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
 
 ENTRY_POINT_GROUP = "skyswarm.missions"
 

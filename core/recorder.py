@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import World
     from skyswarm.core.config import ScenarioConfig
     from skyswarm.core.faults import DeathEvent
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
 
 TRAJECTORY_DTYPE = np.dtype(
     [

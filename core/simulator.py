@@ -11,6 +11,7 @@ import numpy as np
 
 from skyswarm.core import faults
 from skyswarm.core.agent import Agent, AgentId, PhysicalAgent
+from skyswarm.core.backends import make_world
 from skyswarm.core.collisions import CollisionMonitor
 from skyswarm.core.comms.dispatcher import comms_from_scenario
 from skyswarm.core.config import ScenarioConfig, SimulationConfig, WorldConfig
@@ -23,7 +24,6 @@ from skyswarm.core.hooks import (
     TickListener,
 )
 from skyswarm.core.tasks import Task, TaskScheduler
-from skyswarm.core.world import make_world
 
 if TYPE_CHECKING:
     from skyswarm.core.comms.dispatcher import MessageDispatcher

@@ -37,9 +37,9 @@ import numpy as np
 from skyswarm.core.agent import PhysicalAgent
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import World
     from skyswarm.core.hooks import EstimateSource, ViewSource
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
 
 PERIOD_S = 0.5  # s of simulated time between samples (a whole number of ticks at 2.5 ms)
 KINDS = ("segments", "corners")

@@ -31,8 +31,8 @@ from skyswarm.gui.scene import Frame, LiveSource, Scenery
 from skyswarm.gui.video import ENCODER, Encoder, FrameWriter, VideoWriter, draw_hud
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import World
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
 
 # Render processes of a pool (1 on a single-core machine): two keep two cores busy.
 WORKERS = 2

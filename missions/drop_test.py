@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.backends import BodyShape, World
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import param
-from skyswarm.core.world import BodyShape, World
 
 if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator

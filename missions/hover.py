@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skyswarm.core.backends import World
 from skyswarm.core.geo import tilt_deg
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import param
-from skyswarm.core.world import World
 from skyswarm.uav.config import UavSection
 from skyswarm.uav.swarm import Swarm
 

@@ -133,7 +133,7 @@ HAND: list[tuple[str, list[str], str]] = [
     ("mission module only", [*RUN, HOVER, *_set('mission.type="json:"')], "mission.type"),
     ("mission unknown", [*RUN, HOVER, *_set("mission.type=hoover")], "mission.type"),
     ("mission stdlib", [*RUN, HOVER, *_set("mission.type=json")], "mission.type"),
-    ("mission module path", [*RUN, HOVER, *_set("mission.type=skyswarm.core.world")], "mission"),
+    ("mission module path", [*RUN, HOVER, *_set("mission.type=skyswarm.core.backends")], "mission"),
     ("mission not a class", [*RUN, HOVER, *_set('mission.type="json:dumps"')], "mission.type"),
     (
         "mission wrong class",

@@ -47,7 +47,7 @@ from skyswarm.uav.sensors import (
 )
 
 if TYPE_CHECKING:
-    from skyswarm.core.world import World
+    from skyswarm.core.backends import World
     from skyswarm.uav.swarm import Swarm
 
 COMPASS_TAU_S = 1.0  # yaw pulled toward the compass with this time constant

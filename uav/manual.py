@@ -28,8 +28,8 @@ from skyswarm.uav.agents import UavAgent
 from skyswarm.uav.joystick import STICK_MODES, JoystickProfile, Limits, StickMode, load_profile
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import World
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
 
 INPUT_COLUMNS = (
     "tick", "agent", "throttle", "yaw", "pitch", "roll", "buttons", "mode", "connected",

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skyswarm.core.backends import BodyShape
 from skyswarm.core.comms.beacons import BeaconNet
 from skyswarm.core.geo import heading_to_yaw
 from skyswarm.core.state import rows_of_slots
 from skyswarm.core.wind import WindConfig, WindField
-from skyswarm.core.world import BodyShape
 from skyswarm.uav import events as _events  # noqa: F401  (registers the UAV event actions)
 from skyswarm.uav.avoidance import Avoidance
 from skyswarm.uav.battery import Battery
@@ -40,9 +40,9 @@ from skyswarm.uav.model import (
 )
 
 if TYPE_CHECKING:
+    from skyswarm.core.backends import World
     from skyswarm.core.config import ScenarioConfig
     from skyswarm.core.simulator import Simulator
-    from skyswarm.core.world import World
     from skyswarm.uav.agents import UavAgent
     from skyswarm.uav.group import Commands, GroupBehaviour, GroupInputs
     from skyswarm.uav.model import Airframe

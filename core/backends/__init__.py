@@ -1,11 +1,18 @@
 """The World seam: the one interface through which the Simulator and everything above it talk
-to physics.
+to physics, and the registry of the backends that implement it.
 
-Two backends implement it: `bullet` (core/backends/bullet.py, pybullet, the default) and `fast`
+Two backends ship: `bullet` (core/backends/bullet.py, pybullet, the default) and `fast`
 (core/backends/fast.py, every body integrated over arrays by a compiled kernel, the scale path
 for 1,000-10,000 UAVs). Nothing outside a backend module sees a backend's own body ids: bodies
 are named by their state slot (a row of `World.state`), scenery by a negative id (`GROUND` = -1,
 the k-th obstacle or terrain `-2 - k`).
+
+A backend is one class: a `World` subclass that declares its `name` and its `capabilities`
+(what scenery it models; scenario validation reads them, core/checks.py). The registry knows
+backends by name without importing them: the shipped ones as `module:Class` strings
+(`SHIPPED_BACKENDS`), third-party ones as entry points of the group `skyswarm.backends`, and
+classes registered at run time by `register_backend`. A module is imported only when its
+backend is asked for, so a `physics = "fast"` run never imports pybullet.
 
 Usage (a backend by name, one body dropped onto the ground):
 
@@ -18,17 +25,24 @@ Usage (a backend by name, one body dropped onto the ground):
         world.read_state()
     world.state.position[slot]      # (3,) m
     world.contacts.a, world.contacts.b   # [slot], [GROUND] once it rests
+    backend_class("fast").capabilities.mesh_obstacles   # False: no mesh obstacles
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.metadata
+import inspect
 import math
 import os
+import re
+import sys
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numba
 import numpy as np
@@ -40,7 +54,6 @@ if TYPE_CHECKING:
     from skyswarm.core.backends.terrain import Heightfield
 
 GROUND = -1  # scenery id of the ground plane in contact reports
-BACKENDS = ("bullet", "fast")
 
 
 def obstacle_id(k: int) -> int:
@@ -75,15 +88,78 @@ class ContactReport:
         return list(zip(self.a.tolist(), self.b.tolist()))
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend models, declared on its class (`World.capabilities`).
+
+    Scenario validation reads these before anything is built (core/checks.py): a scenario that
+    asks a backend for scenery it lacks is a configuration error naming the key, never a silent
+    approximation. The default is the whole seam; a backend states what it leaves out.
+
+        Capabilities(mesh_obstacles=False, max_terrains=1, threads=True)   # the fast backend
+    """
+
+    boxes: bool = True  # static box obstacles (add_box)
+    mesh_obstacles: bool = True  # static triangle-mesh obstacles (add_mesh)
+    terrain_meshes: bool = True  # OBJ terrain (add_terrain): as a mesh or sampled to a grid
+    heightfields: bool = True  # height-grid terrain (add_heightfield)
+    max_terrains: int | None = None  # terrains (mesh or grid) in one world; None: any number
+    body_contacts: bool = True  # dynamic bodies collide with each other (and are reported)
+    threads: bool = False  # runs on numba's threads from PARALLEL_MIN bodies (same results)
+
+    def scenery(self) -> str:
+        """The scenery kinds modelled, for messages: 'ground, boxes, terrain'."""
+        kinds = ["ground", "boxes" if self.boxes else ""]
+        kinds += ["terrain" if self.terrain_meshes or self.heightfields else ""]
+        kinds += ["mesh obstacles" if self.mesh_obstacles else ""]
+        return ", ".join(k for k in kinds if k)
+
+
 class World(ABC):
     """Physics behind the seam: bodies by slot, a fixed tick, state arrays, one contact report.
 
     Time is the integer `tick`; `time_s = tick * tick_s` is derived, never accumulated.
     A tick is: wrenches/forces applied (cleared after the step), `step_physics()`,
     `read_state()` (state arrays and the contact report of this tick).
+
+    A backend is a subclass: it declares `name` (what `[simulation] physics` says) and
+    `capabilities`, implements the abstract methods below and registers by name, with the
+    `register_backend` decorator (the class is known once its module is imported) or, from an
+    installed package, with an entry point that the registry loads only when the name is asked
+    for:
+
+        # pyproject.toml of the package `lowg`
+        [project.entry-points."skyswarm.backends"]
+        lowg = "lowg.world:LowGravityWorld"
+
+    Worked example: the fast backend under the Moon's gravity whatever the scenario says, with
+    no threads. Every result of FastWorld's integrator holds, only g changes:
+
+        from dataclasses import replace
+        from skyswarm.core.backends import register_backend
+        from skyswarm.core.backends.fast import FastWorld
+
+        @register_backend
+        class LowGravityWorld(FastWorld):
+            name = "lowg"
+            capabilities = replace(FastWorld.capabilities, threads=False)
+
+            def __init__(self, tick_s: float = 0.0025, gravity: float = 9.81) -> None:
+                super().__init__(tick_s, gravity=1.62)  # m/s^2
+
+        # then: skyswarm run hover --set simulation.physics=lowg
+        # (with the module imported first, or installed with the entry point above)
+
+    A backend written from scratch implements `add_bodies`, `add_ground`, `add_box`,
+    `add_mesh`, `add_heightfield`, `apply_wrenches`, `apply_forces`, `step_physics`,
+    `read_state`, `contacts`, `tracked_slots` and `remove`; whatever scenery it cannot model it
+    leaves out of `capabilities` (its method then raises ValueError), and a scenario that asks
+    for it is refused with the key named. tests/core/test_backends_registry.py registers a
+    test-only backend this way and flies a scenario with it.
     """
 
-    name = "world"
+    name: ClassVar[str] = "world"  # the registry name, `[simulation] physics`
+    capabilities: ClassVar[Capabilities] = Capabilities()
 
     def __init__(self, tick_s: float = 0.0025, gravity: float = 9.81) -> None:
         if not tick_s > 0:
@@ -220,14 +296,79 @@ def threaded(n: int) -> bool:
     return n >= PARALLEL_MIN and numba.get_num_threads() > 1
 
 
+# -- the registry -------------------------------------------------------------------------------
+BACKEND_GROUP = "skyswarm.backends"  # entry-point group of third-party backends
+# Shipped backends by name, as `module:Class`: imported when first asked for, never before (the
+# fast backend's runs never import pybullet). A shipped backend is its module and one line here.
+SHIPPED_BACKENDS: Mapping[str, str] = {
+    "bullet": "skyswarm.core.backends.bullet:BulletWorld",
+    "fast": "skyswarm.core.backends.fast:FastWorld",
+}
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_registered: dict[str, type[World]] = {}  # by register_backend, and every class loaded
+
+
+def register_backend(cls: type[World]) -> type[World]:
+    """Register the World subclass `cls` under `cls.name` (a class decorator; returns `cls`).
+
+    The name is lower-case letters, digits and `_`, starting with a letter; a name a shipped or
+    installed backend already has, or another registered class, is a ValueError."""
+    if not (inspect.isclass(cls) and issubclass(cls, World)) or inspect.isabstract(cls):
+        raise ValueError(f"{cls!r}: a backend is a concrete subclass of World")
+    name = cls.__dict__.get("name")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(f"{cls.__name__}.name = {name!r}: declare a lower-case identifier")
+    taken, declared = _registered.get(name), _declared().get(name)
+    own = f"{cls.__module__}:{cls.__qualname__}"  # an installed backend loading itself
+    if (taken is not None and taken is not cls) or declared not in (None, own):
+        raise ValueError(f"physics backend {name!r} is already registered ({taken or declared})")
+    _registered[name] = cls
+    return cls
+
+
+def backend_names() -> tuple[str, ...]:
+    """Every backend a scenario may name: shipped, installed (entry points), registered."""
+    return tuple(dict.fromkeys([*SHIPPED_BACKENDS, *_declared(), *sorted(_registered)]))
+
+
+def backend_class(name: str) -> type[World]:
+    """The World subclass registered as `name`, its module imported on first use.
+
+    ValueError for an unknown name, a target that is not a World subclass declaring `name`,
+    or a module that fails to import (the message names the exception, one line)."""
+    if name in _registered:
+        return _registered[name]
+    target = _declared().get(name)
+    if target is None:
+        raise ValueError(f"physics {name!r}: expected one of {', '.join(backend_names())}")
+    module_name, _, attr = target.partition(":")
+    try:  # a computed import, by design: the registry's targets are strings
+        cls = getattr(importlib.import_module(module_name), attr, None)
+    except Exception as exc:  # a broken plug-in: one line, no traceback
+        raise ValueError(f"physics {name!r}: {target} fails to import ({exc!r})") from None
+    if not (inspect.isclass(cls) and issubclass(cls, World)) or cls.__dict__.get("name") != name:
+        raise ValueError(f"physics {name!r}: {target} is not a World subclass named {name!r}")
+    _registered[name] = cls
+    return cls
+
+
+def _declared() -> dict[str, str]:
+    """Backends known by `module:Class` string: installed entry points, then the shipped ones
+    (a shipped name wins)."""
+    found = {ep.name: ep.value for ep in _entry_points()}
+    return {**found, **SHIPPED_BACKENDS}
+
+
+def _entry_points() -> tuple[importlib.metadata.EntryPoint, ...]:
+    return _scan(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=8)
+def _scan(search_path: tuple[str, ...]) -> tuple[importlib.metadata.EntryPoint, ...]:
+    """The group's entry points, scanned once per import path (a scan takes ~0.1 s)."""
+    return tuple(importlib.metadata.entry_points(group=BACKEND_GROUP))
+
+
 def make_world(physics: str = "bullet", tick_s: float = 0.0025, gravity: float = 9.81) -> World:
-    """A backend by name: 'bullet' or 'fast'."""
-    if physics == "bullet":
-        from skyswarm.core.backends.bullet import BulletWorld
-
-        return BulletWorld(tick_s, gravity)
-    if physics == "fast":
-        from skyswarm.core.backends.fast import FastWorld
-
-        return FastWorld(tick_s, gravity)
-    raise ValueError(f"physics {physics!r}: expected one of {', '.join(BACKENDS)}")
+    """A backend by registered name ('bullet', 'fast', ...; see `backend_names`)."""
+    return backend_class(physics)(tick_s, gravity)

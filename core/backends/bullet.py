@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core._quiet import import_pybullet
-from skyswarm.core.backends import GROUND, BodyShape, ContactReport, World
+from skyswarm.core.backends import GROUND, BodyShape, Capabilities, ContactReport, World
+from skyswarm.core.backends.meshes import load_mesh
 
 if TYPE_CHECKING:
     from skyswarm.core.backends.terrain import Heightfield
@@ -30,6 +31,7 @@ class BulletWorld(World):
     """pybullet world with zero default damping (drag is an explicit force in skyswarm)."""
 
     name = "bullet"
+    capabilities = Capabilities()  # the whole seam: meshes, any terrains, one thread
 
     def __init__(self, tick_s: float = 0.0025, gravity: float = 9.81) -> None:
         super().__init__(tick_s, gravity)
@@ -287,11 +289,3 @@ class BulletWorld(World):
             self.close()
         except Exception:
             pass
-
-
-def load_mesh(path: str | Path, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """(V, 3) float vertices in m and (F, 3) int triangle indices of an OBJ file."""
-    import trimesh  # deferred: only scenes with meshes pay for the import
-
-    mesh = trimesh.load(Path(path), force="mesh", process=False)
-    return np.asarray(mesh.vertices, dtype=float) * scale, np.asarray(mesh.faces, dtype=np.int64)

@@ -35,7 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
-from skyswarm.core.backends import GROUND, BodyShape, ContactReport, World, spatial_hash, threaded
+from skyswarm.core.backends import (
+    GROUND,
+    BodyShape,
+    Capabilities,
+    ContactReport,
+    World,
+    spatial_hash,
+    threaded,
+)
 from skyswarm.core.backends import fast_kernel as fk
 from skyswarm.core.backends.terrain import Heightfield, sample_mesh
 from skyswarm.core.state import rows_of_slots
@@ -48,7 +56,7 @@ MESH_FRICTION = 0.25  # Coulomb coefficient on a terrain mesh: Bullet's 0.5 x 0.
 @lru_cache(maxsize=16)
 def mesh_box(path: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Half extents and centre offset (body frame, m) of an OBJ mesh's bounding box."""
-    from skyswarm.core.backends.bullet import load_mesh  # trimesh only, no pybullet call
+    from skyswarm.core.backends.meshes import load_mesh
 
     v, _ = load_mesh(path)
     lo, hi = v.min(axis=0), v.max(axis=0)
@@ -59,6 +67,8 @@ class FastWorld(World):
     """Struct-of-arrays rigid bodies (see the module docstring)."""
 
     name = "fast"
+    # No mesh obstacles, one terrain (see the module docstring); numba threads at scale
+    capabilities = Capabilities(mesh_obstacles=False, max_terrains=1, threads=True)
 
     def __init__(self, tick_s: float = 0.0025, gravity: float = 9.81) -> None:
         super().__init__(tick_s, gravity)
@@ -187,7 +197,7 @@ class FastWorld(World):
     def add_terrain(self, path: str | Path, cell_m: float) -> int:
         """The OBJ terrain's top surface sampled on a grid of `cell_m` (terrain.sample_mesh);
         named 'mesh k' and with the friction of a Bullet mesh (0.5 x 0.5), as on Bullet."""
-        from skyswarm.core.backends.bullet import load_mesh  # trimesh only, no pybullet call
+        from skyswarm.core.backends.meshes import load_mesh
 
         return self._add_heightfield(sample_mesh(*load_mesh(path), cell_m), "mesh", MESH_FRICTION)
 

@@ -148,7 +148,7 @@ def _terrain_heights(
             base_dir / world.heightfield, world.heightfield_cell_m, world.heightfield_origin
         )
     elif world is not None and world.terrain:
-        from skyswarm.core.backends.bullet import load_mesh
+        from skyswarm.core.backends.meshes import load_mesh
 
         hf = sample_mesh(*load_mesh(base_dir / world.terrain), cfg.cell_m / 2.0)
     else:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from skyswarm.core.backends import World
 from skyswarm.core.schema import param
-from skyswarm.core.world import World
 from skyswarm.missions.drop_test import DropTest
 
 

@@ -79,8 +79,8 @@ def test_bad_mission_names_are_config_errors():
     for spec, needle in [
         ("skyswarm.missions.drop_test:Nope", "Mission subclass named Nope"),
         ("nosuchmission", "an installed mission"),
-        ("skyswarm.core.world", "an installed mission"),  # a module path is not imported
-        ("skyswarm.core.world:World", "Mission subclass named World"),
+        ("skyswarm.core.backends", "an installed mission"),  # a module path is not imported
+        ("skyswarm.core.backends:World", "Mission subclass named World"),
         ("missions.nosuchmission", "an installed mission"),
     ]:
         with pytest.raises(ConfigError, match=needle):

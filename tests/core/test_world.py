@@ -8,9 +8,9 @@ import pybullet as pb
 import pytest
 
 from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.backends import GROUND
 from skyswarm.core.config import SimulationConfig, WorldConfig
 from skyswarm.core.simulator import Simulator
-from skyswarm.core.world import GROUND
 
 G = 9.81
 DT = 0.0025
