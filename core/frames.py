@@ -82,9 +82,9 @@ def rotation_matrix(q: np.ndarray, out: np.ndarray) -> None:
     """(4,) quaternion (x, y, z, w) -> its (3, 3) body-to-world rotation, written into `out`
     (no allocation: the fast backend calls it per body and tick)."""
     r = rotation_rows(q[0], q[1], q[2], q[3])
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = r[i][j]
+    out[0, 0], out[0, 1], out[0, 2] = r[0]  # constant indices: no tuple lookup at run time
+    out[1, 0], out[1, 1], out[1, 2] = r[1]
+    out[2, 0], out[2, 1], out[2, 2] = r[2]
 
 
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:

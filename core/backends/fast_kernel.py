@@ -99,10 +99,8 @@ def _cross(a, b, out):
 
 
 @njit(inline="always", **_opts)
-def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, par, R, scratch):
-    """One semi-implicit Euler step of body `s` (see the module docstring); `par`, the
-    CONSTANTS record."""
-    g, dt = par.g, par.dt
+def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, scratch):
+    """One semi-implicit Euler step of body `s` (see the module docstring)."""
     _rot(quat[s], R)
     for k in range(3):
         a = (R[k, 0] * fb[s, 0] + R[k, 1] * fb[s, 1] + R[k, 2] * fb[s, 2] + fw[s, k]) * inv_m[s]
@@ -238,7 +236,8 @@ def _step_range(
     ground, terrain and box contacts, recorded from row i * (BOX_ROW + boxes) on; c_count[i]
     = how many."""
     par = constants[0]
-    dt, margin, signs = par.dt, par.margin, par.signs
+    g, dt, margin, signs, ground = par.g, par.dt, par.margin, par.signs, par.ground
+    terrain_top = par.terrain_top
     R = np.empty((3, 3))
     inv_i, r, n, tmp, tmp2 = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     scratch = np.empty((4, 3))
@@ -247,9 +246,9 @@ def _step_range(
         s = slots[i]
         k0 = i * (BOX_ROW + len(box_c))
         nc = k0
-        _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, par, R, scratch)
-        near_terrain = hf.shape[0] >= 2 and pos[s, 2] - radius[s] < par.terrain_top + margin
-        near_ground = par.ground and pos[s, 2] - radius[s] < margin
+        _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, scratch)
+        near_terrain = hf.shape[0] >= 2 and pos[s, 2] - radius[s] < terrain_top + margin
+        near_ground = ground and pos[s, 2] - radius[s] < margin
         if near_ground or near_terrain or len(box_c):  # only bodies that may touch need it
             for k in range(3):
                 inv_i[k] = 1.0 / inertia[s, k]
