@@ -11,6 +11,7 @@ from __future__ import annotations
 import moderngl
 import numpy as np
 
+from skyswarm.core.frames import quat_to_matrix
 from skyswarm.gui.meshes import Mesh
 
 FLAT_STRIDE = 28  # bytes per flat vertex: position 3 float32 + RGBA 4 float32
@@ -18,17 +19,8 @@ FLAT_STRIDE = 28  # bytes per flat vertex: position 3 float32 + RGBA 4 float32
 
 def model_matrices(positions: np.ndarray, quats: np.ndarray, scale: float = 1.0) -> np.ndarray:
     """(N, 16) float32 column-major model matrices from (N, 3) positions and (N, 4) x,y,z,w."""
-    x, y, z, w = (quats[:, i] for i in range(4))
     m = np.zeros((len(positions), 4, 4), dtype=np.float32)
-    m[:, 0, 0] = 1 - 2 * (y * y + z * z)
-    m[:, 0, 1] = 2 * (x * y - z * w)
-    m[:, 0, 2] = 2 * (x * z + y * w)
-    m[:, 1, 0] = 2 * (x * y + z * w)
-    m[:, 1, 1] = 1 - 2 * (x * x + z * z)
-    m[:, 1, 2] = 2 * (y * z - x * w)
-    m[:, 2, 0] = 2 * (x * z - y * w)
-    m[:, 2, 1] = 2 * (y * z + x * w)
-    m[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    m[:, :3, :3] = quat_to_matrix(quats)  # computed in float64, stored as float32
     m[:, :3, :3] *= scale
     m[:, :3, 3] = positions
     m[:, 3, 3] = 1.0

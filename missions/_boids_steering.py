@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-import numba as nb
 import numpy as np
+
+from skyswarm.core.jit import njit
 
 if TYPE_CHECKING:
     from skyswarm.missions.boids import BoidsConfig
@@ -102,7 +103,7 @@ def steering_csr(
 _SURE = 1e-9
 
 
-@nb.njit(cache=True)
+@njit
 def _steer(p, v, v_meas, indptr, nb_p, nb_v, age, gains, max_nb, has_goal, goal):
     """The compiled rule: for each boid, the operations of `steering` in the same order."""
     perception, r_sep, k_sep, k_ali, k_coh, k_spd, v0, lookahead, a_max, k_mig = gains
@@ -190,7 +191,7 @@ def _steer(p, v, v_meas, indptr, nb_p, nb_v, age, gains, max_nb, has_goal, goal)
     return out
 
 
-@nb.njit(cache=True)
+@njit
 def _rest(p, v, k_spd, v0, has_goal, goal, k_mig):
     """Cruise-speed regulation and migration of one boid (position p, velocity v), m/s^2."""
     rx = 0.0

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skyswarm.core.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.core.geo import wrap_angle
-from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.uav.sensors import (
     Sensor,
     SensorsConfig,

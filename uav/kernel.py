@@ -6,14 +6,13 @@ uav/reference.py holds the same equations for one agent in plain Python; the two
 (its row of the constants' `uses` table) only picks which output feeds the next stage, as
 uav/control.py describes.
 
-Compiled code here reads nothing but its arguments and this module's own names: numba caches
-`fly` on disk keyed by this file alone, so a function or array of another module compiled
-into it would go stale when that module changes. That is why every stage lives in this one
-file, why the quaternion formulas of uav/frames.py have a compiled copy below (the reference
-test holds the two together), and why the mode table travels in `constants`. What the kernel
-is handed is built in plain Python by uav/flight_kernel.py (the CONSTANTS layout, its packing,
-`FlightKernel`): a record's layout reaches the compiled code as the type of an argument, which
-is part of numba's cache key, so a changed layout recompiles.
+Compiled code here reads its arguments, this module's names and the rotations of
+core/frames.py (the one definition every kernel calls; core/jit.py keys numba's cache by the
+source of every compiled module, so an edit there recompiles this one). The mode table travels
+in `constants` rather than as a global array, which numba would freeze into the compiled code.
+What the kernel is handed is built in plain Python by uav/flight_kernel.py (the CONSTANTS
+layout, its packing, `FlightKernel`): a record's layout reaches the compiled code as the type
+of an argument, which is part of numba's cache key, so a changed layout recompiles.
 
 `fly` takes packed inputs, nothing per tick to build:
 - the world's state arrays (core.state.BodyState) and the agents' rows in them (`slots`);
@@ -33,11 +32,13 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit, prange
+
+from skyswarm.core.frames import euler_angles, rotation_rows, to_body, to_world
+from skyswarm.core.jit import njit, prange
 
 # Compiled with numpy's error model (x / 0 -> inf, no exception) and without fastmath, so the
 # arithmetic is plain IEEE arithmetic, operation for operation as written.
-_JIT = {"cache": True, "error_model": "numpy", "nogil": True}
+_JIT = {"error_model": "numpy", "nogil": True}
 _STAGE = {"inline": "always", **_JIT}
 
 # The constants' gain table `gains` (3, 5, 4): loop, then parameter, then axis (unused axes 0).
@@ -57,7 +58,7 @@ Vec4 = tuple[float, float, float, float]
 class Sensed(NamedTuple):
     """What one agent's loops read from the state arrays (SI, world frame unless named)."""
 
-    r: Any  # body-to-world rotation, three rows (see _rotation)
+    r: Any  # body-to-world rotation, three rows (core.frames.rotation_rows)
     x: float
     y: float
     z: float
@@ -91,26 +92,6 @@ def _max(a: float, b: float) -> float:
 
 
 @njit(**_STAGE)
-def _rotation(x: float, y: float, z: float, w: float) -> Any:
-    """uav.frames.rotation_rows, compiled here: (x, y, z, w) -> R as three rows."""
-    xx, yy, zz = x * x, y * y, z * z
-    xy, xz, yz = x * y, x * z, y * z
-    wx, wy, wz = w * x, w * y, w * z
-    return (
-        (1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
-        (2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
-        (2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)),
-    )
-
-
-@njit(**_STAGE)
-def _euler(r: Any) -> tuple[float, float, float]:
-    """uav.frames.euler_angles, compiled here: R -> (roll, pitch, yaw) rad."""
-    pitch = math.asin(_min(_max(-r[2][0], -1.0), 1.0))
-    return math.atan2(r[2][1], r[2][2]), pitch, math.atan2(r[1][0], r[0][0])
-
-
-@njit(**_STAGE)
 def _pid(c: Record, loop: int, axis: int, integral: np.ndarray, error: float, rate: float) -> float:
     """One axis of one loop (uav/pid.py); updates `integral[axis]` in place."""
     kp, ki_dt, kd = c.gains[loop, KP, axis], c.gains[loop, KI_DT, axis], c.gains[loop, KD, axis]
@@ -129,12 +110,9 @@ def _sense(
     s: int, position: np.ndarray, orientation: np.ndarray, velocity: np.ndarray, omega: np.ndarray
 ) -> Sensed:
     """The measurements of state row `s` (as uav.swarm.Swarm.measure makes them)."""
-    r = _rotation(orientation[s, 0], orientation[s, 1], orientation[s, 2], orientation[s, 3])
-    roll, pitch, yaw = _euler(r)
-    o0, o1, o2 = omega[s, 0], omega[s, 1], omega[s, 2]
-    p = r[0][0] * o0 + r[1][0] * o1 + r[2][0] * o2  # body rates: R^T omega
-    q = r[0][1] * o0 + r[1][1] * o1 + r[2][1] * o2
-    rate_r = r[0][2] * o0 + r[1][2] * o1 + r[2][2] * o2
+    r = rotation_rows(orientation[s, 0], orientation[s, 1], orientation[s, 2], orientation[s, 3])
+    roll, pitch, yaw = euler_angles(r)
+    p, q, rate_r = to_body(r, omega[s, 0], omega[s, 1], omega[s, 2])  # body rates
     x, y, z = position[s, 0], position[s, 1], position[s, 2]
     vx, vy, vz = velocity[s, 0], velocity[s, 1], velocity[s, 2]
     cos, sin = math.cos(yaw), math.sin(yaw)
@@ -271,11 +249,8 @@ def _motors_and_wrench(
             bx += f * c.torque_map[k, 0]
             by += f * c.torque_map[k, 1]
         bz += f * c.torque_map[k, 2]
-    r = m.r
-    ux, uy, uz = m.vx - wind[0], m.vy - wind[1], m.vz - wind[2]  # exact for calm air
-    u0 = r[0][0] * ux + r[1][0] * uy + r[2][0] * uz  # body-frame airspeed
-    u1 = r[0][1] * ux + r[1][1] * uy + r[2][1] * uz
-    u2 = r[0][2] * ux + r[1][2] * uy + r[2][2] * uz
+    # body-frame airspeed (v - wind is exact for calm air)
+    u0, u1, u2 = to_body(m.r, m.vx - wind[0], m.vy - wind[1], m.vz - wind[2])
     if c.quadratic:
         h = _min(_max(m.z, 0.0), 11000.0)
         rho = c.isa[0] * (1.0 - c.isa[1] * h) ** c.isa[2]
@@ -296,9 +271,7 @@ def _motors_and_wrench(
             force[0] += hx
             force[1] += hy
             bz += ax * hy - ay * hx  # (r x h)_z; its x, y parts vanish with arm z = 0
-    torque[0] = r[0][0] * bx + r[0][1] * by + r[0][2] * bz
-    torque[1] = r[1][0] * bx + r[1][1] * by + r[1][2] * bz
-    torque[2] = r[2][0] * bx + r[2][1] * by + r[2][2] * bz
+    torque[0], torque[1], torque[2] = to_world(m.r, bx, by, bz)
 
 
 @njit(**_JIT)
@@ -360,24 +333,12 @@ CHUNK = 256
 
 @njit(parallel=True, **_JIT)
 def fly_parallel(
-    slots: np.ndarray,
-    position: np.ndarray,
-    orientation: np.ndarray,
-    velocity: np.ndarray,
-    omega: np.ndarray,
-    constants: np.ndarray,
-    setpoints: np.ndarray,
-    memory: np.ndarray,
-    thrust: np.ndarray,
-    alive: np.ndarray,
-    motor_ok: np.ndarray,
-    wind: np.ndarray,
-    force: np.ndarray,
-    torque: np.ndarray,
-) -> None:
-    """`fly` on numba's threads, CHUNK agents per work item: every agent reads only its own
-    rows and writes only its own, with the same operations in the same order as `fly`, so the
-    result is bit-identical to `fly` with any number of threads."""
+    slots, position, orientation, velocity, omega, constants, setpoints, memory, thrust, alive,
+    motor_ok, wind, force, torque,
+):  # fmt: skip
+    """`fly` (the same arguments) on numba's threads, CHUNK agents per work item: every agent
+    reads only its own rows and writes only its own, with the same operations in the same
+    order as `fly`, so the result is bit-identical to `fly` with any number of threads."""
     n = slots.shape[0]
     for ch in prange((n + CHUNK - 1) // CHUNK):
         _fly_range(

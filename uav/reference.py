@@ -2,9 +2,9 @@
 
 Written straight from the equations, one agent at a time, with `if` where uav/kernel.py selects
 per agent by mode, and with its own mixer geometry, so that tests can check the kernel against
-it on random states and edge cases (tests/uav/test_uav_reference.py). Its quaternion formulas
-are uav/frames.py's (checked against pybullet in tests/uav/test_uav_model.py), of which the
-kernel compiles its own copy. Slow by design; never used in a run.
+it on random states and edge cases (tests/uav/test_uav_reference.py). Its rotations are
+core/frames.py's, the ones every kernel compiles in (checked against pybullet in
+tests/uav/test_uav_model.py). Slow by design; never used in a run.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from skyswarm.core.frames import euler_angles, rotation_rows, to_body, to_world
 from skyswarm.core.geo import wrap_angle
 from skyswarm.uav.control import ControlConfig, ControlMode
-from skyswarm.uav.frames import euler_angles, rotation_rows
 from skyswarm.uav.model import Airframe
 from skyswarm.uav.pid import PidGains
 
@@ -29,17 +29,22 @@ def quat_to_matrix(q: Vec) -> list[Vec]:
 
 def euler(r: list[Vec]) -> Vec:
     """Rotation -> [roll, pitch, yaw] rad."""
-    return [float(a) for a in euler_angles(r)]  # type: ignore[arg-type]
+    return list(euler_angles(_rows(r)))
 
 
 def rotate(r: list[Vec], v: Vec) -> Vec:
     """R v."""
-    return [sum(r[i][j] * v[j] for j in range(3)) for i in range(3)]
+    return list(to_world(_rows(r), *v))
 
 
 def rotate_back(r: list[Vec], v: Vec) -> Vec:
     """R^T v."""
-    return [sum(r[j][i] * v[j] for j in range(3)) for i in range(3)]
+    return list(to_body(_rows(r), *v))
+
+
+def _rows(r: list[Vec]) -> tuple:
+    """Lists of floats -> the rows as tuples, as the compiled rotations take them."""
+    return tuple(tuple(float(a) for a in row) for row in r)
 
 
 def pid_step(

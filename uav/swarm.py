@@ -20,6 +20,7 @@ import numpy as np
 
 from skyswarm.core.backends import BodyShape
 from skyswarm.core.comms.beacons import BeaconNet
+from skyswarm.core.frames import euler_from_matrix, quat_to_matrix, yaw_quaternion
 from skyswarm.core.geo import heading_to_yaw
 from skyswarm.core.state import rows_of_slots
 from skyswarm.core.wind import WindConfig, WindField
@@ -30,7 +31,6 @@ from skyswarm.uav.config import UavConfig
 from skyswarm.uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
 from skyswarm.uav.estimation import SensorSuite
 from skyswarm.uav.flight_kernel import FlightKernel
-from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix, yaw_quaternion
 from skyswarm.uav.mixer import Mixer
 from skyswarm.uav.model import (
     REST_HEIGHT_M,

@@ -77,7 +77,9 @@ class FastWorld(World):
         # boxes: centre, half size, cos/sin of the yaw, scenery id
         self._boxes = np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros(0, np.int64)
         self._hf = np.zeros((0, 0))  # terrain heights (ny, nx), none yet
-        self._hf_par = np.zeros(6)  # x0, y0, cell, top, id, friction (fast_kernel.step_bodies)
+        self._terrain = (0.0, 0.0, 1.0, 0.0, 0, 0.0)  # x0, y0, cell, top, id, friction
+        self._constants_key: object = None  # what `_packed` was packed for
+        self._packed = np.zeros(1, fk.CONSTANTS)
         self._report = ContactReport()
         self._pair_cap = 64
         # The Verlet list of body-body candidates: pairs, the live slots and positions it is for
@@ -206,7 +208,7 @@ class FastWorld(World):
             raise ValueError("the fast physics backend has one terrain per world")
         sid = self._new_scenery(what)
         self._hf = np.ascontiguousarray(hf.heights, dtype=float)
-        self._hf_par = np.array([*hf.origin, hf.cell_m, hf.top, sid, friction], dtype=float)
+        self._terrain = (*map(float, hf.origin), float(hf.cell_m), float(hf.top), sid, friction)
         return sid
 
     # -- the tick -------------------------------------------------------------------------
@@ -218,8 +220,7 @@ class FastWorld(World):
         step(
             live, st.position, st.orientation, st.linear_velocity, st.angular_velocity,
             self._inv_m, self._inertia, self._half, self._offset, self._radius,
-            self._fb, self._tw, self._fw, self.gravity, self.tick_s, self.has_ground,
-            CONTACT_MARGIN_M, *self._boxes, self._hf, self._hf_par, fk._SIGNS,
+            self._fb, self._tw, self._fw, self._constants(), *self._boxes, self._hf,
             c_count, c_other, c_force, c_pos,
         )  # fmt: skip
         sa, sb, sf, sp = fk.compact_contacts(live, per_body, c_count, c_other, c_force, c_pos)
@@ -241,6 +242,17 @@ class FastWorld(World):
             order = np.lexsort((b, a))
             a, b, f, p = a[order], b[order], f[order], p[order]
         self._report = ContactReport(a, b, f, p)
+
+    def _constants(self) -> np.ndarray:
+        """The kernel's (1,) fast_kernel.CONSTANTS record, packed again only when the scenery
+        it describes changed."""
+        key = (self.has_ground, self._terrain)
+        if self._constants_key != key:
+            self._constants_key = key
+            self._packed = fk.pack_constants(
+                self.gravity, self.tick_s, self.has_ground, CONTACT_MARGIN_M, self._terrain
+            )
+        return self._packed
 
     def _contact_buffers(self, n: int, per_body: int) -> tuple[np.ndarray, ...]:
         """Arrays for the body-scenery contacts: `per_body` rows per body (ground, terrain,

@@ -2,9 +2,9 @@
 and box contact (the spatial hash of body-body contacts is core/backends/spatial_hash.py).
 `step_bodies` runs on one thread, `step_bodies_parallel` on numba's threads in fixed chunks
 of bodies, with bit-identical results (each body reads and writes only its own rows).
-Everything `step_bodies` compiles in is in this file, and it reads no other module's names:
-numba caches it on disk keyed by this file alone, so a helper kept in another file would stay
-stale in the cached step when edited there (as uav/kernel.py explains).
+Rotations are core/frames.py's (`rotation_matrix`), the one definition every kernel compiles
+in; core/jit.py keeps the cache fresh across files. The world's constants (gravity, tick,
+ground, contact margin, box corners, terrain grid) reach the kernel as one CONSTANTS record.
 
 Integrator, per body and tick (semi-implicit Euler for translation, as Bullet's: free fall
 after n ticks is z0 - g dt^2 n (n + 1) / 2 exactly):
@@ -34,33 +34,54 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
+
+from skyswarm.core.frames import rotation_matrix as _rot
+from skyswarm.core.jit import njit, prange
 
 FRICTION = 0.5  # Coulomb coefficient at the ground and boxes (Bullet's 1.0 x 0.5 default)
 _SIGNS = np.array(
     [[sx, sy, sz] for sx in (-1.0, 1.0) for sy in (-1.0, 1.0) for sz in (-1.0, 1.0)]
 )  # (8, 3) the corners of a unit box
 
-_opts = {"cache": True, "fastmath": False, "nogil": True}
+_opts = {"fastmath": False, "nogil": True}
+
+# The one record of a world's constants that `step_bodies` reads (a (1,) array).
+CONSTANTS = np.dtype(
+    [
+        ("g", "f8"),  # m/s^2, gravity along -z
+        ("dt", "f8"),  # s, one tick
+        ("ground", "?"),  # the ground plane z = 0 is there
+        ("margin", "f8"),  # m, shapes closer than this touch
+        ("signs", "f8", (8, 3)),  # the corners of a unit box
+        ("terrain_x0", "f8"),  # m, the terrain grid's first column
+        ("terrain_y0", "f8"),  # m, its first row
+        ("terrain_cell", "f8"),  # m, its spacing
+        ("terrain_top", "f8"),  # m, its highest sample
+        ("terrain_id", "i8"),  # its scenery id
+        ("terrain_friction", "f8"),  # Coulomb coefficient on it
+    ]
+)
 
 
-@nb.njit(**_opts)
-def _rot(q, out):
-    """(3, 3) rotation matrix of the quaternion q (x, y, z, w) into `out`."""
-    x, y, z, w = q[0], q[1], q[2], q[3]
-    out[0, 0] = 1 - 2 * (y * y + z * z)
-    out[0, 1] = 2 * (x * y - z * w)
-    out[0, 2] = 2 * (x * z + y * w)
-    out[1, 0] = 2 * (x * y + z * w)
-    out[1, 1] = 1 - 2 * (x * x + z * z)
-    out[1, 2] = 2 * (y * z - x * w)
-    out[2, 0] = 2 * (x * z - y * w)
-    out[2, 1] = 2 * (y * z + x * w)
-    out[2, 2] = 1 - 2 * (x * x + y * y)
+def pack_constants(
+    g: float,
+    dt: float,
+    ground: bool,
+    margin: float,
+    terrain: tuple[float, float, float, float, int, float] = (0.0, 0.0, 1.0, 0.0, 0, 0.0),
+) -> np.ndarray:
+    """The (1,) CONSTANTS record: gravity m/s^2, tick s, whether there is a ground plane, the
+    contact margin m and the terrain's x0 m, y0 m, cell m, top m, scenery id, friction (the
+    default: no terrain, which `step_bodies` reads from a heights array of fewer than 2 rows)."""
+    c = np.zeros(1, CONSTANTS)
+    c["g"], c["dt"], c["ground"], c["margin"], c["signs"] = g, dt, ground, margin, _SIGNS
+    for name, value in zip(("x0", "y0", "cell", "top", "id", "friction"), terrain, strict=True):
+        c["terrain_" + name] = value
+    return c
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _inv_inertia_times(R, inv_i, a, out):
     """out = R diag(inv_i) R^T a (the world inverse inertia applied to a)."""
     b0 = (R[0, 0] * a[0] + R[1, 0] * a[1] + R[2, 0] * a[2]) * inv_i[0]
@@ -70,14 +91,14 @@ def _inv_inertia_times(R, inv_i, a, out):
         out[k] = R[k, 0] * b0 + R[k, 1] * b1 + R[k, 2] * b2
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@nb.njit(inline="always", **_opts)
+@njit(inline="always", **_opts)
 def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, scratch):
     """One semi-implicit Euler step of body `s` (see the module docstring)."""
     _rot(quat[s], R)
@@ -135,7 +156,7 @@ def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, s
         omega[s, k] = R[k, 0] * wb[0] + R[k, 1] * wb[1] + R[k, 2] * wb[2]
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _rotate_by(v, w, t, out):
     """out = v rotated by the angle |w| t about w (Rodrigues)."""
     wn = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
@@ -151,7 +172,29 @@ def _rotate_by(v, w, t, out):
     out[2] = v[2] * c + cz * sn + uz * d
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
+def _slip(s, r, n, vel, omega, tmp):
+    """The tangential velocity (t0, t1, t2) m/s of body s's point r (world, from the centre of
+    mass) on a surface of normal n, and its size (scratch: tmp (3,))."""
+    _cross(omega[s], r, tmp)
+    t0, t1, t2 = vel[s, 0] + tmp[0], vel[s, 1] + tmp[1], vel[s, 2] + tmp[2]
+    vn = t0 * n[0] + t1 * n[1] + t2 * n[2]
+    t0, t1, t2 = t0 - vn * n[0], t1 - vn * n[1], t2 - vn * n[2]
+    return t0, t1, t2, math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+
+
+@njit(**_opts)
+def _point_mass(s, r, d0, d1, d2, inv_m, inv_i, R, tmp, tmp2):
+    """1 / the effective mass kg of body s's point r along the unit direction d: 1/m +
+    (r x d) . I^-1 (r x d); leaves r x d in tmp and I^-1 (r x d) in tmp2."""
+    tmp[0] = r[1] * d2 - r[2] * d1
+    tmp[1] = r[2] * d0 - r[0] * d2
+    tmp[2] = r[0] * d1 - r[1] * d0
+    _inv_inertia_times(R, inv_i, tmp, tmp2)
+    return inv_m[s] + tmp2[0] * tmp[0] + tmp2[1] * tmp[1] + tmp2[2] * tmp[2]
+
+
+@njit(**_opts)
 def _impulse(s, r, n, vel, omega, inv_m, inv_i, R, tmp, tmp2):
     """Inelastic impulse with Coulomb friction at the point r (world, from the centre of mass)
     of body s against a static surface of normal n; returns the normal impulse N s."""
@@ -160,26 +203,16 @@ def _impulse(s, r, n, vel, omega, inv_m, inv_i, R, tmp, tmp2):
     vn = vc0 * n[0] + vc1 * n[1] + vc2 * n[2]
     if vn >= 0.0:
         return 0.0
-    _cross(r, n, tmp)
-    _inv_inertia_times(R, inv_i, tmp, tmp2)
-    kn = inv_m[s] + tmp2[0] * tmp[0] + tmp2[1] * tmp[1] + tmp2[2] * tmp[2]
+    kn = _point_mass(s, r, n[0], n[1], n[2], inv_m, inv_i, R, tmp, tmp2)
     jn = -vn / kn
     for k in range(3):
         vel[s, k] += jn * n[k] * inv_m[s]
         omega[s, k] += jn * tmp2[k]
     # friction along the remaining tangential slip
-    _cross(omega[s], r, tmp)
-    t0, t1, t2 = vel[s, 0] + tmp[0], vel[s, 1] + tmp[1], vel[s, 2] + tmp[2]
-    vn = t0 * n[0] + t1 * n[1] + t2 * n[2]
-    t0, t1, t2 = t0 - vn * n[0], t1 - vn * n[1], t2 - vn * n[2]
-    vt = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    t0, t1, t2, vt = _slip(s, r, n, vel, omega, tmp)
     if vt > 1e-12:
         t0, t1, t2 = t0 / vt, t1 / vt, t2 / vt
-        tmp[0] = r[1] * t2 - r[2] * t1
-        tmp[1] = r[2] * t0 - r[0] * t2
-        tmp[2] = r[0] * t1 - r[1] * t0
-        _inv_inertia_times(R, inv_i, tmp, tmp2)
-        kt = inv_m[s] + tmp2[0] * tmp[0] + tmp2[1] * tmp[1] + tmp2[2] * tmp[2]
+        kt = _point_mass(s, r, t0, t1, t2, inv_m, inv_i, R, tmp, tmp2)
         jt = min(vt / kt, FRICTION * jn)
         vel[s, 0] -= jt * t0 * inv_m[s]
         vel[s, 1] -= jt * t1 * inv_m[s]
@@ -194,15 +227,17 @@ def _impulse(s, r, n, vel, omega, inv_m, inv_i, R, tmp, tmp2):
 BOX_ROW = 2
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _step_range(
     lo, hi, slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw,
-    g, dt, ground, margin, box_c, box_h, box_cs, box_id, hf, hf_par, signs, c_count, c_other,
-    c_force, c_pos,
+    constants, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos,
 ):  # fmt: skip
     """Body by body from lo to hi - 1 (the i-th live body is slots[i]): integrate, then its
     ground, terrain and box contacts, recorded from row i * (BOX_ROW + boxes) on; c_count[i]
     = how many."""
+    par = constants[0]
+    g, dt, margin, signs, ground = par.g, par.dt, par.margin, par.signs, par.ground
+    terrain_top = par.terrain_top
     R = np.empty((3, 3))
     inv_i, r, n, tmp, tmp2 = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     scratch = np.empty((4, 3))
@@ -212,7 +247,7 @@ def _step_range(
         k0 = i * (BOX_ROW + len(box_c))
         nc = k0
         _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, scratch)
-        near_terrain = hf.shape[0] >= 2 and pos[s, 2] - radius[s] < hf_par[3] + margin
+        near_terrain = hf.shape[0] >= 2 and pos[s, 2] - radius[s] < terrain_top + margin
         near_ground = ground and pos[s, 2] - radius[s] < margin
         if near_ground or near_terrain or len(box_c):  # only bodies that may touch need it
             for k in range(3):
@@ -250,16 +285,15 @@ def _step_range(
                 nc += 1
         if near_terrain:
             if _terrain_contact(
-                s, pos, quat, vel, omega, inv_m, inv_i, half, offset, radius, margin, hf, hf_par,
-                signs, dt, R, r, n, tmp, tmp2, box_scratch, c_force, c_pos, nc,
+                s, pos, quat, vel, omega, inv_m, inv_i, half, offset, par, hf, R, r, n, tmp, tmp2,
+                box_scratch, c_force, c_pos, nc,
             ):  # fmt: skip
-                c_other[nc] = int(hf_par[4])
+                c_other[nc] = par.terrain_id
                 nc += 1
         for b in range(len(box_c)):
             if _box_contact(
-                s, b, pos, quat, vel, omega, inv_m, inv_i, half, offset, radius, margin,
-                box_c, box_h, box_cs, signs, dt, R, r, n, tmp, tmp2, box_scratch, c_force, c_pos,
-                nc,
+                s, b, pos, quat, vel, omega, inv_m, inv_i, half, offset, radius, par, box_c,
+                box_h, box_cs, R, r, n, tmp, tmp2, box_scratch, c_force, c_pos, nc,
             ):  # fmt: skip
                 c_other[nc] = box_id[b]
                 nc += 1
@@ -270,22 +304,22 @@ def _step_range(
         c_count[i] = nc - k0
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def step_bodies(
-    slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw,
-    g, dt, ground, margin, box_c, box_h, box_cs, box_id, hf, hf_par, signs, c_count, c_other,
-    c_force, c_pos,
+    slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw, constants,
+    box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos,
 ):  # fmt: skip
-    """Integrate every body of `slots` one tick with its contacts. The i-th body's contacts
-    within `margin` m go to rows i * (BOX_ROW + boxes) ... of c_other (scenery id), c_force
-    (N) and c_pos (m), c_count[i] of them; `compact_contacts` gathers them. Boxes: centre,
-    half size, (cos, sin) of the yaw, scenery id. `hf` (ny, nx) terrain heights (fewer than 2
-    rows: none) and `hf_par` its x0, y0, cell, top, scenery id, friction coefficient (see
-    `terrain_height`)."""
+    """Integrate every body of `slots` one tick with its contacts. Per slot: `inv_m` 1/kg,
+    `inertia` (3,) kg m^2 (principal, body), box `half` extents and centre `offset` (3,) m
+    (body), bounding `radius` m, and the forces of the tick (zeroed after): `fb` body-frame N,
+    `tw` world N m, `fw` world N. `constants`: the (1,) CONSTANTS record (`pack_constants`).
+    The i-th body's contacts within the margin go to rows i * (BOX_ROW + boxes) ... of c_other
+    (scenery id), c_force (N) and c_pos (m), c_count[i] of them; `compact_contacts` gathers
+    them. Boxes: centre, half size, (cos, sin) of the yaw, scenery id. `hf` (ny, nx) terrain
+    heights (fewer than 2 rows: none; its grid in `constants`, see `terrain_height`)."""
     _step_range(
         0, len(slots), slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb,
-        tw, fw, g, dt, ground, margin, box_c, box_h, box_cs, box_id, hf, hf_par, signs, c_count,
-        c_other, c_force, c_pos,
+        tw, fw, constants, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos,
     )  # fmt: skip
 
 
@@ -294,25 +328,24 @@ def step_bodies(
 CHUNK = 256
 
 
-@nb.njit(parallel=True, **_opts)
+@njit(parallel=True, **_opts)
 def step_bodies_parallel(
-    slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw,
-    g, dt, ground, margin, box_c, box_h, box_cs, box_id, hf, hf_par, signs, c_count, c_other,
-    c_force, c_pos,
+    slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw, constants,
+    box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos,
 ):  # fmt: skip
     """`step_bodies` on numba's threads, CHUNK bodies per work item. Each body reads and
     writes only its own rows (static scenery is read-only), with the same operations in the
     same order, so the result is bit-identical to `step_bodies` with any number of threads."""
     nb_ = len(slots)
-    for ch in nb.prange((nb_ + CHUNK - 1) // CHUNK):
+    for ch in prange((nb_ + CHUNK - 1) // CHUNK):
         _step_range(
             ch * CHUNK, min(nb_, (ch + 1) * CHUNK), slots, pos, quat, vel, omega, inv_m,
-            inertia, half, offset, radius, fb, tw, fw, g, dt, ground, margin, box_c, box_h,
-            box_cs, box_id, hf, hf_par, signs, c_count, c_other, c_force, c_pos,
+            inertia, half, offset, radius, fb, tw, fw, constants, box_c, box_h, box_cs, box_id,
+            hf, c_count, c_other, c_force, c_pos,
         )  # fmt: skip
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def compact_contacts(slots, per_body, c_count, c_other, c_force, c_pos):
     """The body-scenery contacts recorded by `step_bodies` as (a, b, force, position) arrays,
     in body order (per body: ground, terrain, boxes)."""
@@ -332,7 +365,7 @@ def compact_contacts(slots, per_body, c_count, c_other, c_force, c_pos):
     return a, b, f, p
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def terrain_height(hf, x0, y0, cell, x, y, normal):
     """Height m of the heightfield `hf` (ny, nx; row j at y0 + j cell, column i at x0 + i cell)
     at (x, y), and its unit upward `normal` (3,): each grid cell is two triangles split along
@@ -363,21 +396,23 @@ def terrain_height(hf, x0, y0, cell, x, y, normal):
 TERRAIN_ITERATIONS = 4  # sequential-impulse sweeps over a body's terrain contact corners
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _terrain_contact(
-    s, pos, quat, vel, omega, inv_m, inv_i, half, offset, radius, margin, hf, hf_par,
-    signs, dt, R, r, n, tmp, tmp2, scratch, c_force, c_pos, nc,
+    s, pos, quat, vel, omega, inv_m, inv_i, half, offset, par, hf, R, r, n, tmp, tmp2, scratch,
+    c_force, c_pos, nc,
 ):  # fmt: skip
     """Body s against the heightfield terrain. Each box corner's distance to the terrain's
     local plane under it is (z - h) n_z; the corners closer than `margin` are contact points.
     Sequential impulses (TERRAIN_ITERATIONS sweeps, as Bullet's solver does): at each point an
     inelastic normal impulse (accumulated, never pulling) and Coulomb friction (accumulated,
-    within hf_par[5] times the normal impulse), so a body rests on a slope flatter than the
-    friction angle. Then the body moves up by the deepest corner's height below the terrain
-    (straight up, as gravity sank it: a body at rest on a slope does not creep). Reported
+    within the terrain's friction coefficient times the normal impulse), so a body rests on a
+    slope flatter than the friction angle. Then the body moves up by the deepest corner's
+    height below the terrain (straight up, as gravity sank it: a body at rest on a slope does
+    not creep). Reported
     (returns True) when a point is within `margin`: the summed normal force and the lowest
     corner's position."""
-    x0, y0, cell = hf_par[0], hf_par[1], hf_par[2]
+    x0, y0, cell = par.terrain_x0, par.terrain_y0, par.terrain_cell
+    margin, signs, dt = par.margin, par.signs, par.dt
     _rot(quat[s], R)
     corner, normal, acc, jt = scratch[0], scratch[1], scratch[2], scratch[3]
     count, deepest, lowest, low_c = 0, 0.0, 1e300, -1
@@ -406,8 +441,8 @@ def _terrain_contact(
     for _ in range(TERRAIN_ITERATIONS):
         for c in range(count):
             _corner_impulse(
-                s, corner[c], normal[c], acc[c], jt[c], hf_par[5], vel, omega, inv_m, inv_i, R,
-                tmp, tmp2,
+                s, corner[c], normal[c], acc[c], jt[c], par.terrain_friction, vel, omega, inv_m,
+                inv_i, R, tmp, tmp2,
             )  # fmt: skip
     jsum = 0.0
     for c in range(count):
@@ -419,16 +454,14 @@ def _terrain_contact(
     return True
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _corner_impulse(s, r, n, acc, jt, mu, vel, omega, inv_m, inv_i, R, tmp, tmp2):
     """One sequential-impulse step at the contact point r (world, from the centre of mass) of
     normal n: the normal impulse accumulated in acc[0] (>= 0) and the friction impulse vector
     in jt (|jt| <= mu acc[0]) change by what brings the point's velocity to zero."""
     _cross(omega[s], r, tmp)
     vn = (vel[s, 0] + tmp[0]) * n[0] + (vel[s, 1] + tmp[1]) * n[1] + (vel[s, 2] + tmp[2]) * n[2]
-    _cross(r, n, tmp)
-    _inv_inertia_times(R, inv_i, tmp, tmp2)
-    kn = inv_m[s] + tmp2[0] * tmp[0] + tmp2[1] * tmp[1] + tmp2[2] * tmp[2]
+    kn = _point_mass(s, r, n[0], n[1], n[2], inv_m, inv_i, R, tmp, tmp2)
     new = max(acc[0] - vn / kn, 0.0)
     d = new - acc[0]
     acc[0] = new
@@ -436,19 +469,11 @@ def _corner_impulse(s, r, n, acc, jt, mu, vel, omega, inv_m, inv_i, R, tmp, tmp2
         vel[s, k] += d * n[k] * inv_m[s]
         omega[s, k] += d * tmp2[k]
     # friction: the tangential slip at the point, removed within the cone
-    _cross(omega[s], r, tmp)
-    t0, t1, t2 = vel[s, 0] + tmp[0], vel[s, 1] + tmp[1], vel[s, 2] + tmp[2]
-    vn = t0 * n[0] + t1 * n[1] + t2 * n[2]
-    t0, t1, t2 = t0 - vn * n[0], t1 - vn * n[1], t2 - vn * n[2]
-    vt = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    t0, t1, t2, vt = _slip(s, r, n, vel, omega, tmp)
     if vt <= 1e-12:
         return
     t0, t1, t2 = t0 / vt, t1 / vt, t2 / vt
-    tmp[0] = r[1] * t2 - r[2] * t1
-    tmp[1] = r[2] * t0 - r[0] * t2
-    tmp[2] = r[0] * t1 - r[1] * t0
-    _inv_inertia_times(R, inv_i, tmp, tmp2)
-    kt = inv_m[s] + tmp2[0] * tmp[0] + tmp2[1] * tmp[1] + tmp2[2] * tmp[2]
+    kt = _point_mass(s, r, t0, t1, t2, inv_m, inv_i, R, tmp, tmp2)
     step = vt / kt  # impulse along -t that stops the slip
     o0, o1, o2 = jt[0], jt[1], jt[2]
     j0, j1, j2 = o0 - step * t0, o1 - step * t1, o2 - step * t2
@@ -468,14 +493,15 @@ def _corner_impulse(s, r, n, acc, jt, mu, vel, omega, inv_m, inv_i, R, tmp, tmp2
         omega[s, k] += tmp[k]
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _box_contact(
-    s, b, pos, quat, vel, omega, inv_m, inv_i, half, offset, radius, margin,
-    box_c, box_h, box_cs, signs, dt, R, r, n, tmp, tmp2, scratch, c_force, c_pos, nc,
+    s, b, pos, quat, vel, omega, inv_m, inv_i, half, offset, radius, par, box_c, box_h, box_cs,
+    R, r, n, tmp, tmp2, scratch, c_force, c_pos, nc,
 ):  # fmt: skip
     """Body s against static box b (yawed about z): one impulse along the face the deepest
     corner leaves through; a corner within `margin` of the box is a reported contact (its
     force and position written to row nc; returns whether)."""
+    margin, signs, dt = par.margin, par.signs, par.dt
     dx, dy, dz = pos[s, 0] - box_c[b, 0], pos[s, 1] - box_c[b, 1], pos[s, 2] - box_c[b, 2]
     reach = radius[s] + margin + math.sqrt(box_h[b, 0] ** 2 + box_h[b, 1] ** 2 + box_h[b, 2] ** 2)
     if dx * dx + dy * dy + dz * dz > reach * reach:

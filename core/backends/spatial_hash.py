@@ -6,47 +6,30 @@ The fast backend keeps a Verlet list: the hash finds the candidate pairs whose b
 are within a skin of touching (`body_pairs` with skin > 0), and each tick only the candidates
 are tested (`touching`) until a body has moved more than half the skin since (`moved`). Two
 bodies that touch now were then within their radii + margin + skin, so the contacts are exactly
-those of a full search, tick by tick (tests/core/test_backends_parallel.py).
-
-Compiled code here calls only functions of this module: numba's on-disk cache checks only the
-file of the function it cached, so a call into fast_kernel.py would keep running the old
-compiled code after an edit there. `_rot` is therefore this module's own copy of fast_kernel's;
-tests/core/test_backends.py holds the two together."""
+those of a full search, tick by tick (tests/core/test_backends_parallel.py). Rotations are
+core/frames.py's, as in every kernel."""
 
 from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
 from skyswarm.core.backends.fast_kernel import _opts
+from skyswarm.core.frames import rotation_matrix as _rot
+from skyswarm.core.jit import njit, prange
 
 
-@nb.njit(**_opts)
-def _rot(q, out):
-    """(3, 3) rotation matrix of the quaternion q (x, y, z, w) into `out` (fast_kernel's)."""
-    x, y, z, w = q[0], q[1], q[2], q[3]
-    out[0, 0] = 1 - 2 * (y * y + z * z)
-    out[0, 1] = 2 * (x * y - z * w)
-    out[0, 2] = 2 * (x * z + y * w)
-    out[1, 0] = 2 * (x * y + z * w)
-    out[1, 1] = 1 - 2 * (x * x + z * z)
-    out[1, 2] = 2 * (y * z - x * w)
-    out[2, 0] = 2 * (x * z - y * w)
-    out[2, 1] = 2 * (y * z + x * w)
-    out[2, 2] = 1 - 2 * (x * x + y * y)
-
-
-@nb.njit(**_opts)
+@njit(**_opts)
 def _cell_hash(ix, iy, iz, mask):
     return ((ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)) & mask
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _build(slots, pos, radius, margin):
     """The hash of the live bodies: cell size h = 2 max(radius) + margin, a table of 2^k >= 2n
-    list heads, each body's next index and integer cell."""
+    list heads, each body's next index and integer cell; and the (n,) pair counts (zeros) and
+    first rows (-1: counting) of `_pairs_range`."""
     n = len(slots)
     rmax = 0.0
     for i in range(n):
@@ -66,10 +49,10 @@ def _build(slots, pos, radius, margin):
         hh = _cell_hash(cell[i, 0], cell[i, 1], cell[i, 2], mask)
         nxt[i] = head[hh]
         head[hh] = i
-    return mask, head, nxt, cell
+    return mask, head, nxt, cell, np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _pairs_range(
     lo, hi, slots, pos, quat, half, offset, radius, margin, mask, head, nxt, cell, out_a, out_b,
     out_p, counts, first, skin,
@@ -116,7 +99,7 @@ def _pairs_range(
         counts[i] = count
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _first_rows(counts, first):
     """Each body's first output row (prefix sum of `counts` into `first`); returns the total."""
     total = 0
@@ -126,7 +109,7 @@ def _first_rows(counts, first):
     return total
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def body_pairs(slots, pos, quat, half, offset, radius, margin, skin, out_a, out_b, out_p):
     """Body-body contacts within `margin` m (oriented boxes, separating-axis test), found
     through a spatial hash of cell size 2 max(radius) + margin (+ skin): each body is checked
@@ -137,9 +120,7 @@ def body_pairs(slots, pos, quat, half, offset, radius, margin, skin, out_a, out_
     n = len(slots)
     if n < 2:
         return 0
-    mask, head, nxt, cell = _build(slots, pos, radius, margin + skin)
-    counts = np.zeros(n, dtype=np.int64)
-    first = np.full(n, -1, dtype=np.int64)
+    mask, head, nxt, cell, counts, first = _build(slots, pos, radius, margin + skin)
     args = (slots, pos, quat, half, offset, radius, margin, mask, head, nxt, cell)
     _pairs_range(0, n, *args, out_a, out_b, out_p, counts, first, skin)
     total = _first_rows(counts, first)
@@ -151,7 +132,7 @@ def body_pairs(slots, pos, quat, half, offset, radius, margin, skin, out_a, out_
 CHUNK = 256  # bodies per work item of body_pairs_parallel (fixed: not the thread count)
 
 
-@nb.njit(parallel=True, **_opts)
+@njit(parallel=True, **_opts)
 def body_pairs_parallel(
     slots, pos, quat, half, offset, radius, margin, skin, out_a, out_b, out_p
 ):  # fmt: skip
@@ -161,18 +142,16 @@ def body_pairs_parallel(
     n = len(slots)
     if n < 2:
         return 0
-    mask, head, nxt, cell = _build(slots, pos, radius, margin + skin)
-    counts = np.zeros(n, dtype=np.int64)
-    first = np.full(n, -1, dtype=np.int64)
+    mask, head, nxt, cell, counts, first = _build(slots, pos, radius, margin + skin)
     chunks = (n + CHUNK - 1) // CHUNK
-    for ch in nb.prange(chunks):
+    for ch in prange(chunks):
         _pairs_range(
             ch * CHUNK, min(n, (ch + 1) * CHUNK), slots, pos, quat, half, offset, radius,
             margin, mask, head, nxt, cell, out_a, out_b, out_p, counts, first, skin,
         )  # fmt: skip
     total = _first_rows(counts, first)
     if total:
-        for ch in nb.prange(chunks):
+        for ch in prange(chunks):
             _pairs_range(
                 ch * CHUNK, min(n, (ch + 1) * CHUNK), slots, pos, quat, half, offset, radius,
                 margin, mask, head, nxt, cell, out_a, out_b, out_p, counts, first, skin,
@@ -180,7 +159,7 @@ def body_pairs_parallel(
     return total
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def touching(cand_a, cand_b, pos, quat, half, offset, radius, margin, out_a, out_b, out_p):
     """The candidate pairs (cand_a < cand_b) whose oriented boxes are within `margin` m, in
     the candidates' order, into out_* (sized as the candidates); returns their count."""
@@ -196,7 +175,7 @@ def touching(cand_a, cand_b, pos, quat, half, offset, radius, margin, out_a, out
     return k
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def moved(slots, pos, ref, limit):
     """Whether a body of `slots` is more than `limit` m from its position in `ref`."""
     lim2 = limit * limit
@@ -208,14 +187,14 @@ def moved(slots, pos, ref, limit):
     return False
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _boxes_touch(sa, sb, pos, quat, half, offset, radius, margin, Ra, Rb, sat):
     """Separating-axis test of the two bodies' oriented boxes, grown by `margin` (scratch:
     Ra, Rb, sat (3, 3))."""
     return _boxes_overlap(sa, sb, pos, quat, half, offset, radius, margin, Ra, Rb, sat) > -1e300
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _boxes_overlap(sa, sb, pos, quat, half, offset, radius, margin, Ra, Rb, sat):
     """Separating-axis test of the two bodies' oriented boxes, grown by `margin`: -1e300 when
     separated, else the least overlap m over the 15 axes (negative, down to -margin, for boxes
@@ -267,7 +246,7 @@ def _boxes_overlap(sa, sb, pos, quat, half, offset, radius, margin, Ra, Rb, sat)
     return least
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def resolve(a, b, pos, quat, vel, inv_m, half, offset, radius, margin, dt, force):
     """Resolve the touching pairs (a[k], b[k]) in order: along each pair's axis of least
     overlap (from a to b) a central inelastic impulse stops the bodies approaching (no

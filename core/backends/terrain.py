@@ -23,10 +23,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numba as nb
 import numpy as np
 
 from skyswarm.core.backends.fast_kernel import _opts, terrain_height
+from skyswarm.core.jit import njit
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,7 +103,7 @@ def sample_mesh(vertices: np.ndarray, faces: np.ndarray, cell_m: float) -> Heigh
     return Heightfield(heights, float(cell_m), (float(lo[0]), float(lo[1])))
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def _rasterise(v, faces, x0, y0, cell, out):
     """The highest triangle above each grid sample (barycentric test with a 1e-9 tolerance, so
     samples on shared edges and vertices are covered)."""

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
-_opts = {"cache": True, "fastmath": False, "nogil": True}
+from skyswarm.core.jit import njit
+
+_opts = {"fastmath": False, "nogil": True}
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def ordered_pairs(pairs, n, pos):
     """Both orders of the unordered pairs (K, 2) of n points (K, 2 ints < n) as (receiver,
     sender) entries sorted by receiver then sender, with their distances (pos (n, 3) m).
@@ -55,7 +56,7 @@ def ordered_pairs(pairs, n, pos):
     return recv, send, dist
 
 
-@nb.njit(**_opts)
+@njit(**_opts)
 def merge_into(key_a, tick_a, rec_a, key_b, send_tick, snapshot, sender_b, oldest, m, out):
     """Merge the run b (sorted unique keys receiver * m + sender, sent at `send_tick`, records
     = snapshot rows of sender_b) into the table a (sorted unique keys, send ticks, (E, F)

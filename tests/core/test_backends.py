@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from skyswarm.core.backends import GROUND, BodyShape, make_world, spatial_hash
-from skyswarm.core.backends import fast_kernel as fk
 from skyswarm.core.config import (
     ObstacleConfig,
     SimulationConfig,
     WorldConfig,
     load_scenario,
 )
+from skyswarm.core.frames import rotation_matrix
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
 
@@ -115,19 +115,6 @@ def test_spatial_hash_finds_exactly_the_brute_force_pairs() -> None:
     assert found == expected
 
 
-def test_spatial_hash_rotation_is_the_kernels_bit_for_bit() -> None:
-    """spatial_hash.py keeps its own compiled copy of fast_kernel's quaternion-to-matrix (numba's
-    cache would not see an edit across files): the two must agree exactly, for unit and
-    non-unit quaternions, the identity and half turns."""
-    rng = np.random.default_rng(3)
-    quats = [*rng.normal(size=(200, 4)), [0, 0, 0, 1], [1, 0, 0, 0], [0, 0, 1, 0]]
-    a, b = np.empty((3, 3)), np.empty((3, 3))
-    for q in np.asarray(quats, dtype=float):
-        fk._rot(q, a)
-        spatial_hash._rot(q, b)
-        assert np.array_equal(a, b), q
-
-
 def test_separating_axis_test_on_two_boxes_by_hand() -> None:
     w = make_world("fast", DT, 0.0)
     # Two 0.2 m cubes 0.205 m apart along x: 5 mm gap, no touch; 0.5 mm gap: touch.
@@ -154,7 +141,7 @@ def test_torque_free_tumbling_keeps_angular_momentum() -> None:
 
     def momentum_and_energy():
         r = np.empty((3, 3))
-        fk._rot(w.state.orientation[s], r)
+        rotation_matrix(w.state.orientation[s], r)
         wb = r.T @ w.state.angular_velocity[s]
         return r @ (inertia * wb), 0.5 * wb @ (inertia * wb)
 

@@ -97,7 +97,7 @@ def test_parallel_integration_with_contacts_is_bit_identical_to_the_serial_one()
             step(
                 w._live, st.position, st.orientation, st.linear_velocity, st.angular_velocity,
                 w._inv_m, w._inertia, w._half, w._offset, w._radius, w._fb, w._tw, w._fw,
-                9.81, 0.0025, True, 0.001, *w._boxes, w._hf, w._hf_par, fk._SIGNS, *bufs,
+                w._constants(), *w._boxes, w._hf, *bufs,
             )  # fmt: skip
             reports.append(fk.compact_contacts(w._live, per_body, *bufs))
         b = reports[-1][1]

@@ -10,10 +10,10 @@ import pytest
 from uav_helpers import CONFIG, run
 
 from skyswarm.core.config import SimulationConfig, WorldConfig, load_scenario
+from skyswarm.core.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.core.schema import Tables
 from skyswarm.core.simulator import Simulator
 from skyswarm.uav.estimation import CSV_HEADER, euler_to_quat
-from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.uav.sensors import BaroConfig, GpsConfig, SensorsConfig
 from skyswarm.uav.swarm import Swarm
 

@@ -14,12 +14,12 @@ from uav_helpers import CONFIG, run
 
 from skyswarm.core.backends import BodyShape, make_world
 from skyswarm.core.config import SimulationConfig, WorldConfig
+from skyswarm.core.frames import quat_to_matrix
 from skyswarm.core.resources import CONFIGS_DIR
 from skyswarm.core.simulator import Simulator
 from skyswarm.uav.config import load_uav_config
 from skyswarm.uav.control import MANUAL, Cascade, Setpoints, mode_index
 from skyswarm.uav.flight_kernel import FlightKernel
-from skyswarm.uav.frames import quat_to_matrix
 from skyswarm.uav.mixer import Mixer
 from skyswarm.uav.model import (
     Airframe,

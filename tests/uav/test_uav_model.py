@@ -14,11 +14,11 @@ import pytest
 from uav_helpers import CONFIG
 
 from skyswarm.core.config import WorldConfig
+from skyswarm.core.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
 from skyswarm.uav import reference as ref
 from skyswarm.uav.config import DEFAULT_AIRFRAME, load_uav_config
-from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.uav.pid import Pid, PidGains
 from skyswarm.uav.swarm import add_uav_bodies
 

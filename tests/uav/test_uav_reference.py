@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from uav_helpers import CONFIG
 
+from skyswarm.core.frames import quat_to_matrix, yaw_quaternion
 from skyswarm.core.resources import CONFIGS_DIR
 from skyswarm.uav import reference as ref
 from skyswarm.uav.config import load_uav_config
@@ -29,7 +30,6 @@ from skyswarm.uav.control import (
     mode_index,
 )
 from skyswarm.uav.flight_kernel import FlightKernel
-from skyswarm.uav.frames import quat_to_matrix, yaw_quaternion
 from skyswarm.uav.mixer import Mixer
 from skyswarm.uav.model import Airframe, Motors, WrenchModel
 
