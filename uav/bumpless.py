@@ -13,7 +13,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skyswarm.uav.control import ALT, ATT, HDG, POS, USES, VEL, ControlMode, Measured, mode_index
+from skyswarm.uav.control import (
+    ALT,
+    ATT,
+    HDG,
+    MOT,
+    POS,
+    RATES,
+    USES,
+    VEL,
+    WORLD,
+    ControlMode,
+    Measured,
+    mode_index,
+)
 
 if TYPE_CHECKING:
     from skyswarm.uav.swarm import Swarm
@@ -42,6 +55,7 @@ def enter_mode(swarm: Swarm, idx: np.ndarray, mode: ControlMode, m: Measured) ->
     sp.thrust[idx] = demand[:, 0]
     sp.manual[idx] = np.clip(demand / cas.manual_scale, [0, -1, -1, -1], 1)
     sp.yaw_hold[idx] = 0  # Attitude enters on the yaw rate it measures (command_attitude sets 1)
+    _enter_new_levels(swarm, idx, old, new, m, cos, sin)
 
     # Outer loops entered now: P output equals the current rate, integral empty.
     kp = cas.outer.kp
@@ -79,3 +93,29 @@ def _implied_accel(swarm: Swarm, idx: np.ndarray, m: Measured) -> np.ndarray:
     ax = vert * np.tan(pitch)
     ay = -np.tan(roll) * np.hypot(ax, vert)
     return np.stack([ax, ay, vert - cas.g], axis=1)
+
+
+def _enter_new_levels(
+    swarm: Swarm,
+    idx: np.ndarray,
+    old: np.ndarray,
+    new: np.ndarray,
+    m: Measured,
+    cos: np.ndarray,
+    sin: np.ndarray,
+) -> None:
+    """Setpoints of the command levels below the cascade (uav/commands.py): a world-frame
+    velocity starts at the heading-frame one turned by the yaw; body rates at the measured
+    ones (the rate loops' integrals empty, as their memory is the attitude loops'); motor
+    commands at the thrusts the motors give now."""
+    sp, cas = swarm.setpoints, swarm.cascade
+    if new[WORLD]:
+        vh = sp.velocity[idx]
+        sp.velocity[idx, 0] = cos * vh[:, 0] - sin * vh[:, 1]
+        sp.velocity[idx, 1] = sin * vh[:, 0] + cos * vh[:, 1]
+    sp.rates[idx] = m.body_rate[idx]
+    switched = old[:, RATES] != new[RATES]  # angle loops <-> rate loops: other integrals
+    cas.attitude.integral[idx[switched], :2] = 0.0
+    cas.prev_pq[idx] = m.body_rate[idx, :2]
+    if new[MOT]:
+        sp.motors[idx] = swarm.motors.thrust[idx]

@@ -26,8 +26,12 @@ from skyswarm.core.schema import ConfigError, param
 from skyswarm.uav.model import Airframe
 from skyswarm.uav.pid import Pid, PidGains
 
-STAGES = ("position", "altitude", "heading", "velocity", "attitude")
-POS, ALT, HDG, VEL, ATT = range(len(STAGES))  # columns of USES
+# The five cascade stages, then three switches a mode may set: `rates` (the attitude stage runs
+# body-rate loops on p, q, r instead of angle loops), `motors` (per-motor commands replace the
+# mixer's output), `world` (the velocity setpoint is world-frame ENU, turned into the heading
+# frame with the sensed yaw on every tick).
+STAGES = ("position", "altitude", "heading", "velocity", "attitude", "rates", "motors", "world")
+POS, ALT, HDG, VEL, ATT, RATES, MOT, WORLD = range(len(STAGES))  # columns of USES
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,14 @@ class ControlConfig:
         (0.5, 0.5, 0.1), "manual full-stick torque about body x, y, z, N m", gt=0.0
     )
     land_speed_m_s: float = param(0.5, "descent speed of land(), m/s", gt=0.0)
+    body_rate: PidGains = param(
+        PidGains(kp=25.0, ki=5.0, kd=0.0, i_limit=10.0, out_limit=120.0),
+        "BodyRates mode: roll, pitch rate error rad/s -> angular acceleration rad/s^2 "
+        "(yaw uses yaw_rate)",
+    )
+    max_body_rate_deg_s: float = param(
+        360.0, "roll and pitch rate a BodyRates command may ask for, deg/s", gt=0.0
+    )
 
     def validate(self, path: str, file: str) -> None:
         if self.vertical_speed.out_limit >= 9.81:
@@ -97,6 +109,17 @@ GROUND_SPEED_ALTITUDE_AND_HEADING = ControlMode(
 POSITION = ControlMode(
     "Position", _INNER | {"position", "altitude", "heading"}, "x, y (m), altitude (m), yaw (rad)"
 )
+VELOCITY = ControlMode(
+    "Velocity", _INNER | {"world"}, "vx, vy, vz world frame ENU (m/s), yaw rate (rad/s)"
+)
+VELOCITY_AND_HEADING = ControlMode(
+    "VelocityAndHeading", _INNER | {"world", "heading"}, "vx, vy, vz world ENU (m/s), yaw (rad)"
+)
+BODY_RATES = ControlMode(
+    "BodyRates", frozenset({"attitude", "rates"}), "body rates p, q, r (rad/s), collective (N)"
+)
+MOTORS = ControlMode("Motors", frozenset({"motors"}), "four motor thrust commands (N)")
+# New modes go at the end: a mode's index is what the kernel, the recorder and replay store.
 MODES: tuple[ControlMode, ...] = (
     MANUAL,
     ATTITUDE,
@@ -104,6 +127,10 @@ MODES: tuple[ControlMode, ...] = (
     GROUND_SPEED_AND_ALTITUDE,
     GROUND_SPEED_ALTITUDE_AND_HEADING,
     POSITION,
+    VELOCITY,
+    VELOCITY_AND_HEADING,
+    BODY_RATES,
+    MOTORS,
 )
 # (modes, stages) table: row m says which stages MODES[m] uses; indexed by the mode array.
 USES = np.array([[m.uses(s) for s in STAGES] for m in MODES], dtype=bool)
@@ -125,6 +152,8 @@ SETPOINT = np.dtype(
         ("thrust", "f8"),  # N, collective
         ("manual", "f8", (4,)),  # throttle 0..1, roll, pitch, yaw -1..1
         ("yaw_hold", "u1"),  # Attitude: 1 = hold the yaw angle `yaw` instead of a yaw rate
+        ("rates", "f8", (3,)),  # BodyRates: p, q, r rad/s, body frame
+        ("motors", "f8", (4,)),  # Motors: thrust command of each motor, N
     ]
 )
 
@@ -141,6 +170,7 @@ MEMORY = np.dtype(
         ("attitude_target", "f8", (3,)),  # roll, pitch rad, yaw rate rad/s
         ("demand", "f8", (4,)),  # collective N, torque x, y, z N m
         ("yaw_rate_command", "f8"),  # rad/s, the heading loop's output
+        ("prev_pq", "f8", (2,)),  # last measured roll and pitch rates p, q, rad/s
     ]
 )
 
@@ -160,6 +190,8 @@ class Setpoints:
         self.yaw_hold = self.records["yaw_hold"]  # (N,) 1: Attitude holds `yaw` (heading loop)
         self.thrust = self.records["thrust"]  # (N,) N
         self.manual = self.records["manual"]  # (N, 4) sticks
+        self.rates = self.records["rates"]  # (N, 3) rad/s body rates (BodyRates)
+        self.motors = self.records["motors"]  # (N, 4) N per motor (Motors)
 
 
 @dataclass
@@ -190,6 +222,9 @@ class Cascade:
         self.outer = Pid([cfg.position, cfg.position, cfg.altitude, cfg.heading], m["outer_i"], dt)
         self.speed = Pid([cfg.ground_speed] * 2 + [cfg.vertical_speed], m["speed_i"], dt)
         self.attitude = Pid([cfg.attitude] * 2 + [cfg.yaw_rate], m["attitude_i"], dt)
+        # BodyRates: rate loops on p, q (and r, the yaw-rate loop), integrating into the same
+        # memory as the attitude loops (reset when an agent enters or leaves BodyRates).
+        self.rate = Pid([cfg.body_rate] * 2 + [cfg.yaw_rate], m["attitude_i"], dt)
         yaw_rate = math.radians(cfg.max_yaw_rate_deg_s)
         self.outer_hi = np.array([np.inf, np.inf, cfg.max_climb_m_s, yaw_rate])  # (4,)
         self.outer_lo = np.array([-np.inf, -np.inf, -cfg.max_descent_m_s, -yaw_rate])
@@ -202,3 +237,4 @@ class Cascade:
         self.attitude_target = m["attitude_target"]  # (N, 3)
         self.demand = m["demand"]  # (N, 4)
         self.yaw_rate_command = m["yaw_rate_command"]  # (N,) rad/s
+        self.prev_pq = m["prev_pq"]  # (N, 2) rad/s

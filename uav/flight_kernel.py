@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 CONSTANTS = np.dtype(
     [
         ("uses", "u1", (len(MODES), len(STAGE_COLUMNS))),  # by mode index, see kernel.POS..
-        ("gains", "f8", (3, 5, 4)),  # see kernel.OUTER.. and kernel.KP..
+        ("gains", "f8", (4, 5, 4)),  # see kernel.OUTER.. and kernel.KP..
         ("outer_lo", "f8", (4,)),  # limits of the outer loops' outputs: vx, vy, vz m/s,
         ("outer_hi", "f8", (4,)),  # yaw rate rad/s
         ("max_speed", "f8"),  # m/s, horizontal speed the position loop may command
@@ -87,7 +87,7 @@ def pack_constants(
     uses = [[mode.uses(stage) for stage in STAGE_COLUMNS] for mode in MODES]
     values = {
         "uses": np.array(uses, dtype=np.uint8),
-        "gains": _gain_table(cascade.outer, cascade.speed, cascade.attitude),
+        "gains": _gain_table(cascade.outer, cascade.speed, cascade.attitude, cascade.rate),
         "outer_lo": cascade.outer_lo,
         "outer_hi": cascade.outer_hi,
         "max_speed": cascade.cfg.max_speed_m_s,

@@ -41,12 +41,21 @@ from skyswarm.core.jit import njit, prange
 _JIT = {"error_model": "numpy", "nogil": True}
 _STAGE = {"inline": "always", **_JIT}
 
-# The constants' gain table `gains` (3, 5, 4): loop, then parameter, then axis (unused axes 0).
-OUTER, SPEED, ATTITUDE = 0, 1, 2
+# The constants' gain table `gains` (4, 5, 4): loop, then parameter, then axis (unused axes 0).
+OUTER, SPEED, ATTITUDE, RATE = 0, 1, 2, 3
 KP, KI_DT, KD, I_LIMIT, OUT_LIMIT = range(5)
 # Columns of the constants' mode table `uses` (modes, 5): 1 where the mode uses the stage.
-STAGE_COLUMNS = ("position", "altitude", "heading", "velocity", "attitude")
-POS, ALT, HDG, VEL, ATT = range(len(STAGE_COLUMNS))
+STAGE_COLUMNS = (
+    "position",
+    "altitude",
+    "heading",
+    "velocity",
+    "attitude",
+    "rates",
+    "motors",
+    "world",
+)
+POS, ALT, HDG, VEL, ATT, RATES, MOT, WORLD = range(len(STAGE_COLUMNS))
 
 # One record of a structured array (CONSTANTS, SETPOINT, MEMORY): numba passes it by reference,
 # so writes to its fields land in the array.
@@ -134,8 +143,12 @@ def _outer_loops(c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed
     o3 = _min(_max(o3, c.outer_lo[3]), c.outer_hi[3])
     scale = _min(1.0, c.max_speed / _max(math.hypot(o0, o1), 1e-12))
     mem.yaw_rate_command = o3
-    vt0 = (m.cos * o0 + m.sin * o1) * scale if uses[POS] else sp.velocity[0]
-    vt1 = (m.cos * o1 - m.sin * o0) * scale if uses[POS] else sp.velocity[1]
+    if uses[WORLD]:  # a world-frame velocity setpoint, into the heading frame
+        vt0 = m.cos * sp.velocity[0] + m.sin * sp.velocity[1]
+        vt1 = m.cos * sp.velocity[1] - m.sin * sp.velocity[0]
+    else:
+        vt0 = (m.cos * o0 + m.sin * o1) * scale if uses[POS] else sp.velocity[0]
+        vt1 = (m.cos * o1 - m.sin * o0) * scale if uses[POS] else sp.velocity[1]
     vt2 = o2 if uses[ALT] else sp.velocity[2]
     mem.velocity_target[0], mem.velocity_target[1], mem.velocity_target[2] = vt0, vt1, vt2
     return vt0, vt1, vt2
@@ -172,13 +185,22 @@ def _attitude_loops(
 ) -> Vec4:
     """Attitude target `at` (roll, pitch rad, yaw rate rad/s) and collective N -> the demand
     (collective N, torque x, y, z N m), or the sticks scaled in Manual; keeps the demand and
-    the measured yaw rate."""
+    the measured body rates. In BodyRates the loops act on the rate errors of the setpoint's
+    (p, q, r) instead (D on the measured angular acceleration)."""
     at0, at1, at2 = at
     r_dot = (m.rate_r - mem.prev_r) / c.dt
     mem.prev_r = m.rate_r
-    tx = c.inertia[0] * _pid(c, ATTITUDE, 0, mem.attitude_i, at0 - m.roll, m.p)
-    ty = c.inertia[1] * _pid(c, ATTITUDE, 1, mem.attitude_i, at1 - m.pitch, m.q)
-    tz = c.inertia[2] * _pid(c, ATTITUDE, 2, mem.attitude_i, at2 - m.rate_r, r_dot)
+    if uses[RATES]:
+        p_dot = (m.p - mem.prev_pq[0]) / c.dt
+        q_dot = (m.q - mem.prev_pq[1]) / c.dt
+        tx = c.inertia[0] * _pid(c, RATE, 0, mem.attitude_i, sp.rates[0] - m.p, p_dot)
+        ty = c.inertia[1] * _pid(c, RATE, 1, mem.attitude_i, sp.rates[1] - m.q, q_dot)
+        tz = c.inertia[2] * _pid(c, RATE, 2, mem.attitude_i, sp.rates[2] - m.rate_r, r_dot)
+    else:
+        tx = c.inertia[0] * _pid(c, ATTITUDE, 0, mem.attitude_i, at0 - m.roll, m.p)
+        ty = c.inertia[1] * _pid(c, ATTITUDE, 1, mem.attitude_i, at1 - m.pitch, m.q)
+        tz = c.inertia[2] * _pid(c, ATTITUDE, 2, mem.attitude_i, at2 - m.rate_r, r_dot)
+    mem.prev_pq[0], mem.prev_pq[1] = m.p, m.q
     if not uses[ATT]:  # Manual: the sticks straight to the mixer
         d0, d1 = sp.manual[0] * c.manual_scale[0], sp.manual[1] * c.manual_scale[1]
         d2, d3 = sp.manual[2] * c.manual_scale[2], sp.manual[3] * c.manual_scale[3]
@@ -321,6 +343,9 @@ def _fly_range(
         vt = _outer_loops(c, sp, mem, uses, m)
         at, collective = _speed_loops(c, sp, mem, uses, m, vt)
         _mix(c, _attitude_loops(c, sp, mem, uses, m, at, collective), command)
+        if uses[MOT]:  # Motors: the commands themselves, saturated by the motor model
+            for k in range(4):
+                command[k] = sp.motors[k]
         for k in range(4):
             command[k] = command[k] * motor_ok[i, k] if alive[i] else 0.0
         _motors_and_wrench(c, m, command, thrust[i], wind[i], force[i], torque[i])

@@ -69,6 +69,7 @@ class AgentState:
     prev_speed: Vec = field(default_factory=lambda: [0.0] * 3)
     prev_r: float = 0.0
     thrust: Vec = field(default_factory=lambda: [0.0] * 4)
+    prev_pq: Vec = field(default_factory=lambda: [0.0] * 2)
 
 
 @dataclass
@@ -84,6 +85,8 @@ class AgentSetpoints:
     thrust: float  # N
     manual: Vec  # throttle 0..1, roll, pitch, yaw -1..1
     yaw_hold: bool = False  # Attitude: the heading loop holds `yaw` (no yaw-rate setpoint)
+    rates: Vec = field(default_factory=lambda: [0.0] * 3)  # BodyRates: p, q, r rad/s
+    motors: Vec = field(default_factory=lambda: [0.0] * 4)  # Motors: N per motor
 
 
 def control(
@@ -120,7 +123,12 @@ def control(
     gains = [cfg.attitude, cfg.attitude, cfg.yaw_rate]
     err = [att_target[0] - roll, att_target[1] - pitch, att_target[2] - rate[2]]
     rates = [rate[0], rate[1], (rate[2] - s.prev_r) / dt]
+    if sp.mode.uses("rates"):  # BodyRates: rate loops on p, q, r, D on their derivatives
+        gains = [cfg.body_rate, cfg.body_rate, cfg.yaw_rate]
+        err = [sp.rates[k] - rate[k] for k in range(3)]
+        rates = [(rate[0] - s.prev_pq[0]) / dt, (rate[1] - s.prev_pq[1]) / dt, rates[2]]
     s.prev_r = rate[2]
+    s.prev_pq = [rate[0], rate[1]]
     demand = [thrust]
     for k in range(3):
         o, s.attitude_i[k] = pid_step(gains[k], s.attitude_i[k], err[k], rates[k], dt)
@@ -152,7 +160,11 @@ def outer_loops(
     out[2] = min(max(out[2], -cfg.max_descent_m_s), cfg.max_climb_m_s)
     ymax = math.radians(cfg.max_yaw_rate_deg_s)
     out[3] = min(max(out[3], -ymax), ymax)
-    if sp.mode.uses("position"):
+    if sp.mode.uses("world"):  # world-frame velocity setpoint -> heading frame
+        c, sn = math.cos(yaw), math.sin(yaw)
+        target[0] = c * sp.velocity[0] + sn * sp.velocity[1]
+        target[1] = c * sp.velocity[1] - sn * sp.velocity[0]
+    elif sp.mode.uses("position"):
         c, sn = math.cos(yaw), math.sin(yaw)
         sc = min(1.0, cfg.max_speed_m_s / max(math.hypot(out[0], out[1]), 1e-12))
         target[0] = (c * out[0] + sn * out[1]) * sc

@@ -27,6 +27,7 @@ from skyswarm.core.wind import WindConfig, WindField
 from skyswarm.uav import events as _events  # noqa: F401  (registers the UAV event actions)
 from skyswarm.uav.avoidance import Avoidance
 from skyswarm.uav.battery import Battery
+from skyswarm.uav.commands import CommandInterface, ControllerFn, UserController
 from skyswarm.uav.config import UavConfig
 from skyswarm.uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
 from skyswarm.uav.estimation import SensorSuite
@@ -118,6 +119,7 @@ class Swarm:
             cls(sim, int(i), int(s), self, k) for k, (i, s) in enumerate(zip(ids, slots))
         ]
         self.avoidance = Avoidance.create(self)  # [avoidance]: None (off) flies the setpoints
+        self.command = CommandInterface(self)  # commands at every level, as arrays
         if hovering:
             weight = config.airframe.mass_kg * self.g  # N, in this world's gravity
             self.motors.thrust[:] = weight / 4
@@ -299,6 +301,30 @@ class Swarm:
         behaviour = GroupBehaviour(self, fn, period_s, beacons, rows)
         behaviour.task = self.sim.every(period_s, behaviour, phase_s, owner=behaviour, name=name)
         return behaviour
+
+    def control(
+        self,
+        period_s: float,
+        fn: ControllerFn,
+        *,
+        members: Sequence[int] | None = None,
+        phase_s: float = 0.0,
+        name: str = "controller",
+    ) -> UserController:
+        """Call the user controller `fn(state, command)` every `period_s` (a whole number of
+        ticks; `self.dt` for every tick) with the sensed state of the alive agents (of
+        `members`, swarm indices; default all) and this swarm's `CommandInterface`. It runs in
+        the behaviour phase, so its commands fly from the control phase of the same tick.
+
+            def climb(state, command):
+                command.velocity(state.index, np.tile([0.0, 0.0, 1.0], (state.n, 1)))
+
+            swarm.control(0.02, climb)
+        """
+        rows = None if members is None else np.asarray(members, dtype=np.intp)
+        controller = UserController(self, fn, period_s, rows)
+        self.sim.every(period_s, controller, phase_s, owner=controller, name=name)
+        return controller
 
     def mode_of(self, index: int) -> ControlMode:
         return MODES[self.setpoints.mode[index]]

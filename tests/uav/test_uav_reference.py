@@ -104,6 +104,7 @@ class Flight:
             list(cas.prev_speed[i]),
             float(cas.prev_r[i]),
             list(self.motors.thrust[i]),
+            list(cas.prev_pq[i]),
         )
 
     def _check_agent(self, i: int, st: ref.AgentState) -> None:
@@ -112,13 +113,15 @@ class Flight:
         agent_sp = ref.AgentSetpoints(
             mode, list(sp.position[i]), sp.altitude[i], sp.yaw[i], list(sp.velocity[i]),
             list(sp.attitude[i]), sp.thrust[i], list(sp.manual[i]), bool(sp.yaw_hold[i]),
+            list(sp.rates[i]), list(sp.motors[i]),
         )  # fmt: skip
         af, omega = self.af, s["omega"][i].tolist()
         pos, quat, vel = s["pos"][i].tolist(), s["quat"][i].tolist(), s["vel"][i].tolist()
         d = ref.control(af, CC, DT, agent_sp, st, pos, quat, vel, omega, self.g)
         msg = f"agent {i}, {mode.name}"
         np.testing.assert_allclose(cas.demand[i], d, err_msg=msg, **CLOSE)
-        mixed = ref.mix(af, d)  # dead agents' motors get 0, failed motors x 0
+        # Motors mode: its commands replace the mixer's; dead agents' motors get 0, failed x 0
+        mixed = list(sp.motors[i]) if mode.uses("motors") else ref.mix(af, d)
         command = [x * ok for x, ok in zip(mixed, self.motor_ok[i])] if self.alive[i] else [0.0] * 4
         f = ref.motor_step(af, st.thrust, command, DT)
         close = self.motor_close
@@ -131,6 +134,7 @@ class Flight:
             np.testing.assert_allclose(cas.attitude.integral[i], st.attitude_i, **CLOSE)
             np.testing.assert_allclose(cas.prev_speed[i], st.prev_speed, **CLOSE)
             assert cas.prev_r[i] == pytest.approx(st.prev_r, abs=1e-9)
+            np.testing.assert_allclose(cas.prev_pq[i], st.prev_pq, **CLOSE)
         if mode.uses("velocity"):
             np.testing.assert_allclose(cas.speed.integral[i], st.speed_i, err_msg=msg, **CLOSE)
             np.testing.assert_allclose(cas.outer.integral[i], st.outer_i, err_msg=msg, **CLOSE)
@@ -152,10 +156,13 @@ def randomise(flight: Flight, rng: np.random.Generator) -> None:
     sp.velocity[:], sp.attitude[:] = rng.normal(0, 4, (n, 3)), rng.normal(0, 0.3, (n, 3))
     sp.thrust[:], sp.manual[:] = rng.uniform(0, 20, n), rng.uniform([0, -1, -1, -1], 1, (n, 4))
     sp.yaw_hold[:] = rng.uniform(size=n) < 0.5  # Attitude holds a yaw angle or a yaw rate
+    sp.rates[:] = rng.normal(0, 2, (n, 3))  # BodyRates
+    sp.motors[:] = rng.uniform(-1, F_MAX + 1, (n, 4))  # Motors, beyond both limits too
     cas.outer.integral[:] = rng.normal(0, 0.5, (n, 4))
     cas.speed.integral[:] = rng.normal(0, 1, (n, 3))
     cas.attitude.integral[:] = rng.normal(0, 3, (n, 3))
     cas.prev_speed[:], cas.prev_r[:] = rng.normal(0, 3, (n, 3)), rng.normal(0, 2, n)
+    cas.prev_pq[:] = rng.normal(0, 2, (n, 2))
     flight.motors.thrust[:] = rng.uniform(0, F_MAX, (n, 4))
     flight.wind[:] = rng.normal(0, 5, (n, 3))
     flight.wind[::3] = 0.0
