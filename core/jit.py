@@ -47,16 +47,28 @@ _MARKERS = (b"skyswarm.core.jit import", b"from skyswarm.core import jit")
 
 
 def compiled_modules(root: Path = PACKAGE_ROOT) -> list[Path]:
-    """The package's modules of compiled code: this file and every .py file below `root` that
-    imports this module (tests/ and bench/ are not part of the package), sorted."""
+    """The package's modules of compiled code: this file and every module of the package's
+    subpackages (folders with an __init__.py, reached from `root` through such folders: not
+    tests/, bench/ or a build/ tree in a checkout) that imports this module, sorted."""
     here = Path(__file__).resolve()
     found = {here} if here.is_relative_to(root) else set()
-    for path in root.rglob("*.py"):
-        rel = path.relative_to(root).parts
-        if rel[0] in ("tests", "bench") or "__pycache__" in rel:
-            continue
+    for path in package_modules(root):
         if any(marker in path.read_bytes() for marker in _MARKERS):
             found.add(path.resolve())
+    return sorted(found)
+
+
+def package_modules(root: Path = PACKAGE_ROOT) -> list[Path]:
+    """Every .py file of `root` and of its subpackages: folders with an __init__.py reached
+    from `root` through such folders (not tests/, bench/ or a build/ tree of a checkout)."""
+    found, todo = [], [root]
+    while todo:
+        folder = todo.pop()
+        for path in folder.iterdir():
+            if path.is_dir() and (path / "__init__.py").is_file():
+                todo.append(path)
+            elif path.suffix == ".py":
+                found.append(path)
     return sorted(found)
 
 

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from skyswarm.core.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.uav import control as ctl
-from skyswarm.uav.frames import euler_from_matrix, quat_to_matrix
 
 if TYPE_CHECKING:
     from skyswarm.uav.swarm import Swarm
