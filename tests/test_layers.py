@@ -305,3 +305,60 @@ def test_every_subpackage_is_installed() -> None:
     )
     found = {n for n, p in modules().items() if p.name == "__init__.py"}
     assert found <= listed, f"not in pyproject's packages: {sorted(found - listed)}"
+
+
+# Imports under `if TYPE_CHECKING:` that close a cycle, each named with its reason. An
+# annotation-only import never runs, so these are not runtime cycles; the test below fails on
+# any other. Owners: a part annotates the object that owns it and imports it at run time.
+OWNER_ANNOTATIONS = {
+    "skyswarm.core.simulator": "the Simulator builds and is handed to every part it owns "
+    "(agents, comms, collisions, events, faults, hooks, mission, recorder, timeline)",
+    "skyswarm.uav.swarm": "the Swarm builds its parts (agents, avoidance, battery, bumpless "
+    "switching, commands, estimation, group behaviours), which annotate the swarm they serve",
+    "skyswarm.core.config": "ScenarioConfig is built from the sections of the modules that "
+    "read it (checks, comms, events, mission, recorder)",
+}
+TYPING_EDGES = {
+    ("skyswarm.core.agent", "skyswarm.core.hooks"): "agents are FaultCapable (a hooks Protocol)",
+    ("skyswarm.core.simulator", "skyswarm.core.mission"): "the Simulator holds the Mission the "
+    "loader in mission.py builds for it",
+    ("skyswarm.core.hooks", "skyswarm.core.faults"): "DeathListener receives a faults.Death",
+    ("skyswarm.core.mission", "skyswarm.core.hooks"): "a mission's hooks are typed by Protocols",
+    ("skyswarm.core.timeline", "skyswarm.core.hooks"): "the timeline reads ViewSource data",
+    ("skyswarm.core.recorder", "skyswarm.core.faults"): "the recorder writes faults.Death rows",
+    ("skyswarm.core.comms.transceiver", "skyswarm.core.comms.dispatcher"): "a transceiver "
+    "annotates the dispatcher that owns the queues",
+    ("skyswarm.missions._boids_reference", "skyswarm.missions.boids"): "annotates the mission",
+    ("skyswarm.missions._boids_steering", "skyswarm.missions.boids"): "annotates the mission",
+    ("skyswarm.missions.flight_plan.paths", "skyswarm.missions.flight_plan.route"): "a path "
+    "annotates the route that owns it",
+    ("skyswarm.missions.flight_plan.records", "skyswarm.missions.flight_plan.executor"): "the "
+    "records annotate the executor that writes them",
+    (
+        "skyswarm.missions.flocking_coverage.partition",
+        "skyswarm.missions.flocking_coverage.leader",
+    ): ("partition annotates the leader's settings and plan snapshot"),
+}
+
+
+def test_no_cycle_through_type_checking_imports_but_the_named_ones() -> None:
+    mods = modules()
+    runtime = internal_edges()
+    typing: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        targets = {t for _, t in imports_of(path, name) if t in mods and t != name}
+        ancestors = {t for t in targets if name.startswith(t + ".")}
+        targets -= {t for t in ancestors if not _takes_names_from(path, name, t, mods)}
+        typing[name] = targets - runtime[name]
+    both = {n: runtime[n] | typing[n] for n in mods}
+    component = {m: i for i, c in enumerate(strongly_connected(both)) for m in c}
+    unnamed = [
+        f"{a} -> {b}"
+        for a in sorted(mods)
+        for b in sorted(typing[a])
+        if a in component
+        and component.get(b) == component[a]
+        and b not in OWNER_ANNOTATIONS
+        and (a, b) not in TYPING_EDGES
+    ]
+    assert not unnamed, "annotation-only imports closing a cycle, unnamed:\n" + "\n".join(unnamed)
