@@ -219,9 +219,7 @@ class Renderer:
             prog["u_vp"].write(vp)
         return fixed
 
-    def render_ids(
-        self, frame: Frame, camera: Camera, viewport: tuple[int, int, int, int]
-    ) -> None:
+    def render_ids(self, frame: Frame, camera: Camera, viewport: tuple[int, int, int, int]) -> None:
         """The ID buffer of what `render` draws with the same arguments: each agent's pixels in
         its `drones.id_colors` colour, exactly the geometry drawn (mesh, box or marker, depth
         tested against each other and the obstacles), 0 elsewhere (gui/picking.py reads it)."""
