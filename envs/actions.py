@@ -123,7 +123,7 @@ def check_actions(
         row, col = (int(i) for i in np.argwhere(bad)[0])
         raise ActionError(
             f"{env}: action of agent {agents[row]!r} has {level.fields[col]} = "
-            f"{flat[row, col]!r} ({level.name} level); expected {_space(shape)} "
+            f"{float(flat[row, col])!r} ({level.name} level); expected {_space(shape)} "
             "with finite entries"
         )
     return np.clip(flat, -1.0, 1.0)
