@@ -58,7 +58,8 @@ def test_module_prefixed_ids_register_in_a_fresh_interpreter_and_no_gui_is_impor
     code = (
         "import sys, gymnasium as gym\n"
         "env = gym.make('skyswarm.envs:skyswarm/Hover-v0')\n"
-        "print(type(env.unwrapped).__name__, any(m.startswith('skyswarm.gui') for m in sys.modules))"
+        "gui = any(m.startswith('skyswarm.gui') for m in sys.modules)\n"
+        "print(type(env.unwrapped).__name__, gui)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["FlightEnv", "False"], out.stderr[-2000:]

@@ -93,9 +93,7 @@ def test_bad_actions_name_the_sub_environment() -> None:
     envs.reset(seed=0)
     a = np.zeros((3, 4))
     a[2, 0] = -1.2
-    with pytest.raises(
-        ActionError, match=r"hover vector env: action of agent 'env 2' has p = -1.2"
-    ):
+    with pytest.raises(ActionError, match=r"vector env: action of agent 'env 2' has p = -1.2"):
         envs.step(a)
     with pytest.raises(ActionError, match=r"shape \(4,\); expected Box\(-1.0, 1.0, \(3, 4\)"):
         envs.step(np.zeros(4))
