@@ -103,8 +103,10 @@ def main() -> None:
     if pyflyt is not None:
         print(f"{'PyFlyt QuadX-Hover-v4 (40/240 Hz)':<34}{1:>7}{pyflyt:>20,.0f}")
         best = max(r["agent_env_steps_per_s"] for r in rows)
-        print(f"ratios to PyFlyt: single env fast x{fast_single / pyflyt:.1f}, "
-              f"best vector x{best / pyflyt:.0f}")
+        print(
+            f"ratios to PyFlyt: single env fast x{fast_single / pyflyt:.1f}, "
+            f"best vector x{best / pyflyt:.0f}"
+        )
     else:
         print("PyFlyt not installed (pip install PyFlyt): no side-by-side row")
     out = {
