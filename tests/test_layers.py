@@ -16,13 +16,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("core", "uav", "missions", "gui", "app")
+LAYERS = ("core", "uav", "missions", "gui", "envs", "app")
 ALLOWED = {
     "core": {"core"},
     "uav": {"core", "uav"},
     "missions": {"core", "uav", "missions"},
     "gui": {"core", "uav", "gui"},
     "app": {"core", "uav", "missions", "gui", "app"},
+    # RL environments; gui only for rendering, imported lazily (tests/envs checks that
+    # `import skyswarm.envs` loads no gui module)
+    "envs": {"core", "uav", "missions", "gui", "envs"},
 }
 # Computed import_module names: the facade (its names are checked below), the mission loader,
 # which imports the plug-in module a scenario names (`package.module:Class`), and the backend

@@ -139,6 +139,18 @@ class SensorSuite:
         )
         self._sync_control()
 
+    def restart(self, rows: np.ndarray) -> None:
+        """The estimate of agents `rows` (k,) set to their true state now plus the position
+        input's current error (after a teleport: an RL environment's reset). The sensors' own
+        processes (GPS random walk, biases) go on; the next update corrects from there."""
+        truth = self._truth()
+        self._last_velocity[rows] = truth.velocity[rows]
+        self.position[rows] = truth.position[rows] + self.gps_error[rows]
+        self.velocity[rows] = truth.velocity[rows]
+        self.euler[rows] = truth.euler[rows]
+        self.body_rate[rows] = truth.body_rate[rows]
+        self._sync_control()
+
     def sensor(self, name: str) -> Sensor | None:
         """The sensor `name` if it is on, else None."""
         return self.sensors.get(name)

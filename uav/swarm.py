@@ -29,7 +29,15 @@ from skyswarm.uav.avoidance import Avoidance
 from skyswarm.uav.battery import Battery
 from skyswarm.uav.commands import CommandInterface, ControllerFn, UserController
 from skyswarm.uav.config import UavConfig
-from skyswarm.uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
+from skyswarm.uav.control import (
+    MEMORY,
+    MODES,
+    POSITION,
+    Cascade,
+    ControlMode,
+    Measured,
+    Setpoints,
+)
 from skyswarm.uav.estimation import SensorSuite
 from skyswarm.uav.flight_kernel import FlightKernel
 from skyswarm.uav.mixer import Mixer
@@ -245,6 +253,35 @@ class Swarm:
         self.motors.thrust[index] = 0.0
         self._alive_rows = np.flatnonzero(self.alive)
         self._live_slots = self.slots[self._alive_rows]
+
+    def restart(
+        self,
+        index: np.ndarray,
+        position: np.ndarray,
+        quaternion: np.ndarray,
+        velocity: np.ndarray,
+    ) -> None:
+        """Teleport agents `index` (k,) (swarm indices, alive) to (k, 3) positions m with (k, 4)
+        quaternions (x, y, z, w) and (k, 3) world velocities m/s, at rest in rotation, with the
+        controller's memory cleared (integrals, last signals), the motors at hover thrust and
+        the estimate restarted from the new truth. Their control mode and setpoints stay. What
+        an RL environment's per-episode reset does instead of rebuilding the simulator.
+
+            swarm.restart(np.array([0]), np.array([[0, 0, 10.0]]), np.array([[0, 0, 0, 1.0]]),
+                          np.zeros((1, 3)))
+        """
+        idx = np.asarray(index, dtype=np.intp)
+        self.sim.world.reset_bodies(
+            self.slots[idx], position, quaternion, velocity, np.zeros((len(idx), 3))
+        )
+        weight = self.config.airframe.mass_kg * self.g  # N
+        self.cascade.memory[idx] = np.zeros(1, MEMORY)
+        self.cascade.demand[idx, 0] = weight
+        self.motors.thrust[idx] = weight / 4
+        self.force[idx] = 0.0
+        self.torque[idx] = 0.0
+        if self.sensors is not None:
+            self.sensors.restart(idx)
 
     def fail_motors(self, index: int, motors: Sequence[int]) -> None:
         """Motors of agent `index` stop producing thrust at once and for good."""

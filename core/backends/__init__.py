@@ -272,6 +272,28 @@ class World(ABC):
     def remove(self, slot: int) -> None:
         """Take a body out of the world; its slot keeps the last state and is not reused."""
 
+    def reset_bodies(
+        self,
+        slots: np.ndarray,
+        position: np.ndarray,
+        orientation: np.ndarray,
+        linear_velocity: np.ndarray,
+        angular_velocity: np.ndarray,
+    ) -> None:
+        """Teleport live bodies `slots` (n,): (n, 3) positions m, (n, 4) quaternions (x, y, z,
+        w), (n, 3) world-frame velocities m/s and rad/s; forces already applied this tick stay.
+        What an RL environment's per-episode reset does instead of rebuilding the world. By
+        default the state arrays are written (a backend that integrates them in place); a
+        backend with its own body store overrides it.
+
+            world.reset_bodies(slots, pos, np.tile([0, 0, 0, 1.0], (n, 1)), zeros, zeros)
+        """
+        st = self.state
+        st.position[slots] = position
+        st.orientation[slots] = orientation
+        st.linear_velocity[slots] = linear_velocity
+        st.angular_velocity[slots] = angular_velocity
+
     def close(self) -> None:
         """Release the backend's resources (none by default)."""
         self.has_ground = self.has_ground  # nothing to release

@@ -187,6 +187,26 @@ class BulletWorld(World):
         pb.removeBody(body, **self._cid)
         self._id_of_body.pop(body, None)
 
+    def reset_bodies(
+        self,
+        slots: np.ndarray,
+        position: np.ndarray,
+        orientation: np.ndarray,
+        linear_velocity: np.ndarray,
+        angular_velocity: np.ndarray,
+    ) -> None:
+        """World.reset_bodies through pybullet (one reset call pair per body), then the state
+        arrays, so the next read agrees."""
+        for k, slot in enumerate(np.asarray(slots).tolist()):
+            body = int(self._body_of_slot[slot])
+            pb.resetBasePositionAndOrientation(
+                body, position[k].tolist(), orientation[k].tolist(), **self._cid
+            )
+            pb.resetBaseVelocity(
+                body, linear_velocity[k].tolist(), angular_velocity[k].tolist(), **self._cid
+            )
+        super().reset_bodies(slots, position, orientation, linear_velocity, angular_velocity)
+
     @property
     def num_bodies(self) -> int:
         return pb.getNumBodies(**self._cid)

@@ -1,0 +1,58 @@
+"""Reinforcement-learning environments over skyswarm (docs/rl.md).
+
+Gymnasium 1.x has no plug-in discovery: importing this package registers the environments
+(ids `skyswarm/<Task>-v0`). Either import it, or name it in the id and Gymnasium imports it:
+
+    import gymnasium as gym
+    env = gym.make("skyswarm.envs:skyswarm/Hover-v0")           # imports skyswarm.envs first
+    import skyswarm.envs                                        # or this, then
+    env = gym.make("skyswarm/Hover-v0", action="attitude", observe="estimate", sensors="qrsim")
+    envs = gym.make_vec("skyswarm/Hover-v0", num_envs=1024,
+                        vectorization_mode="vector_entry_point")
+
+Single-agent: Hover-v0, Goal-v0, WindHover-v0 (envs/single.py, the native vector env
+envs/vector.py as each one's `vector_entry_point`). Multi-agent PettingZoo: envs/parallel.py.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from skyswarm.envs.actions import LEVELS, ActionError
+from skyswarm.envs.batch import FlightSettings
+from skyswarm.envs.single import EpisodeEndedError, FlightEnv
+from skyswarm.envs.tasks import TASKS, Task
+from skyswarm.envs.vector import FlightVectorEnv
+
+__all__ = [
+    "LEVELS",
+    "TASKS",
+    "ActionError",
+    "EpisodeEndedError",
+    "FlightEnv",
+    "FlightSettings",
+    "FlightVectorEnv",
+    "Task",
+    "ENV_IDS",
+]
+
+ENV_IDS = {
+    "hover": "skyswarm/Hover-v0",
+    "goal": "skyswarm/Goal-v0",
+    "wind": "skyswarm/WindHover-v0",
+}
+
+
+def _register() -> None:
+    for task, env_id in ENV_IDS.items():
+        if env_id in gym.registry:
+            continue
+        gym.register(
+            env_id,
+            entry_point="skyswarm.envs.single:FlightEnv",
+            vector_entry_point="skyswarm.envs.vector:FlightVectorEnv",
+            kwargs={"task": task},
+        )
+
+
+_register()
