@@ -19,6 +19,7 @@ import numpy as np
 from skyswarm.core._quiet import import_pybullet
 from skyswarm.core.backends import GROUND, BodyShape, Capabilities, ContactReport, World
 from skyswarm.core.backends.meshes import load_mesh
+from skyswarm.core.backends.rays import MISS
 
 if TYPE_CHECKING:
     from skyswarm.core.backends.terrain import Heightfield
@@ -31,7 +32,7 @@ class BulletWorld(World):
     """pybullet world with zero default damping (drag is an explicit force in skyswarm)."""
 
     name = "bullet"
-    capabilities = Capabilities()  # the whole seam: meshes, any terrains, one thread
+    capabilities = Capabilities(rays=True)  # the whole seam: meshes, any terrains, one thread
 
     def __init__(self, tick_s: float = 0.0025, gravity: float = 9.81) -> None:
         super().__init__(tick_s, gravity)
@@ -278,6 +279,27 @@ class BulletWorld(World):
         sid = self._new_scenery(what)
         self._id_of_body[body] = sid
         return sid
+
+    def cast_rays(
+        self, origins: np.ndarray, directions: np.ndarray, max_range_m: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """pybullet's rayTestBatch on one thread (deterministic), in batches of at most
+        MAX_RAY_INTERSECTION_BATCH_SIZE (16,384) rays; a hit on a body that is no slot or
+        scenery of this world (none is made outside it) counts as a miss."""
+        origins = np.asarray(origins, dtype=float).reshape(-1, 3)
+        ends = origins + float(max_range_m) * np.asarray(directions, dtype=float).reshape(-1, 3)
+        step = pb.MAX_RAY_INTERSECTION_BATCH_SIZE
+        results: list[tuple] = []
+        for k in range(0, len(origins), step):
+            results += pb.rayTestBatch(
+                origins[k : k + step].tolist(), ends[k : k + step].tolist(), **self._cid
+            )
+        body = np.array([r[0] for r in results], dtype=np.int64)
+        fraction = np.array([r[2] for r in results], dtype=float)
+        ids = self._id_of_body
+        hit = np.array([ids.get(b, MISS) for b in body.tolist()], dtype=np.int64)
+        distance = np.where(hit != MISS, fraction * float(max_range_m), np.inf)
+        return distance.reshape(-1), hit.reshape(-1)
 
     def close(self) -> None:
         if not self._closed:
