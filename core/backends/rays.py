@@ -12,7 +12,8 @@ Per ray, the nearest hit at a distance t in [0, max_range] along a unit directio
   with a hit holds the nearest one, since a cell's triangles lie in its own x-y column.
 A ray that starts inside a box or body does not see that solid (it sees what lies beyond it),
 as Bullet's ray test does: a UAV's rays start at its own centre and never see itself.
-A ray along a face (grazing) counts as hitting it when it touches the closed box.
+A ray that lies in the plane of a face (grazing) misses that box, as on Bullet; a ray just
+inside the face hits it (tests/core/test_rays.py).
 
 `cast_rays` runs on one thread, `cast_rays_parallel` on numba's threads; each ray writes only
 its own row, so both give bit-identical results.
@@ -34,11 +35,11 @@ _opts = {"fastmath": False, "nogil": True}
 @njit(**_opts)
 def slab(px, py, pz, dx, dy, dz, hx, hy, hz, t_max):
     """Entry distance of the ray p + t d (box frame) into the box |x| <= h, or inf when it
-    misses within [0, t_max] or starts inside the box."""
+    misses within [0, t_max], starts inside the box or runs in the plane of a face."""
     t0, t1 = -math.inf, math.inf
     for p, d, h in ((px, dx, hx), (py, dy, hy), (pz, dz, hz)):
         if d == 0.0:
-            if p < -h or p > h:
+            if p <= -h or p >= h:  # in a face's plane or outside: grazing misses, as Bullet's
                 return math.inf
             continue
         a, b = (-h - p) / d, (h - p) / d
