@@ -41,11 +41,11 @@ from skyswarm.core.backends import (
     Capabilities,
     ContactReport,
     World,
+    rays,
     spatial_hash,
     threaded,
 )
 from skyswarm.core.backends import fast_kernel as fk
-from skyswarm.core.backends import rays
 from skyswarm.core.backends.terrain import Heightfield, sample_mesh
 from skyswarm.core.state import rows_of_slots
 

@@ -139,11 +139,28 @@ def terrain_hit(hf, x0, y0, cell, top, ox, oy, oz, dx, dy, dz, t_max):
 
 @njit(**_opts)
 def one_ray(
-    r, origins, dirs, t_max, ground,
-    box_c, box_h, box_cs, box_ids,
-    live, pos, orient, half, offset, radius,
-    hf, terrain, terrain_id, rot, out_d, out_hit,
-):  # fmt: skip
+    r,
+    origins,
+    dirs,
+    t_max,
+    ground,
+    box_c,
+    box_h,
+    box_cs,
+    box_ids,
+    live,
+    pos,
+    orient,
+    half,
+    offset,
+    radius,
+    hf,
+    terrain,
+    terrain_id,
+    rot,
+    out_d,
+    out_hit,
+):
     """Cast ray r: the nearest hit into out_d[r] (inf: none) and out_hit[r] (MISS: none)."""
     ox, oy, oz = origins[r, 0], origins[r, 1], origins[r, 2]
     dx, dy, dz = dirs[r, 0], dirs[r, 1], dirs[r, 2]
@@ -156,14 +173,34 @@ def one_ray(
         c, s = box_cs[k, 0], box_cs[k, 1]  # rotate into the box's frame: yaw -psi
         rx, ry, rz = ox - box_c[k, 0], oy - box_c[k, 1], oz - box_c[k, 2]
         t = slab(
-            c * rx + s * ry, -s * rx + c * ry, rz, c * dx + s * dy, -s * dx + c * dy, dz,
-            box_h[k, 0], box_h[k, 1], box_h[k, 2], min(best, t_max),
-        )  # fmt: skip
+            c * rx + s * ry,
+            -s * rx + c * ry,
+            rz,
+            c * dx + s * dy,
+            -s * dx + c * dy,
+            dz,
+            box_h[k, 0],
+            box_h[k, 1],
+            box_h[k, 2],
+            min(best, t_max),
+        )
         if t < best:
             best, hit = t, box_ids[k]
     if len(hf) >= 2:
-        t = terrain_hit(hf, terrain[0], terrain[1], terrain[2], terrain[3], ox, oy, oz, dx, dy, dz,
-                        min(best, t_max))  # fmt: skip
+        t = terrain_hit(
+            hf,
+            terrain[0],
+            terrain[1],
+            terrain[2],
+            terrain[3],
+            ox,
+            oy,
+            oz,
+            dx,
+            dy,
+            dz,
+            min(best, t_max),
+        )
         if t < best:
             best, hit = t, terrain_id
     for b in live:
@@ -187,23 +224,103 @@ def one_ray(
 
 
 @njit(**_opts)
-def cast_rays(origins, dirs, t_max, ground, box_c, box_h, box_cs, box_ids, live, pos, orient,
-              half, offset, radius, hf, terrain, terrain_id, out_d, out_hit):  # fmt: skip
+def cast_rays(
+    origins,
+    dirs,
+    t_max,
+    ground,
+    box_c,
+    box_h,
+    box_cs,
+    box_ids,
+    live,
+    pos,
+    orient,
+    half,
+    offset,
+    radius,
+    hf,
+    terrain,
+    terrain_id,
+    out_d,
+    out_hit,
+):
     """Every ray (R, 3) origins m, (R, 3) unit directions, on one thread; see the module."""
     rot = np.empty((3, 3))
     for r in range(len(origins)):
-        one_ray(r, origins, dirs, t_max, ground, box_c, box_h, box_cs, box_ids, live, pos,
-                orient, half, offset, radius, hf, terrain, terrain_id, rot, out_d, out_hit)  # fmt: skip
+        one_ray(
+            r,
+            origins,
+            dirs,
+            t_max,
+            ground,
+            box_c,
+            box_h,
+            box_cs,
+            box_ids,
+            live,
+            pos,
+            orient,
+            half,
+            offset,
+            radius,
+            hf,
+            terrain,
+            terrain_id,
+            rot,
+            out_d,
+            out_hit,
+        )
 
 
 @njit(parallel=True, **_opts)
-def cast_rays_parallel(origins, dirs, t_max, ground, box_c, box_h, box_cs, box_ids, live, pos,
-                       orient, half, offset, radius, hf, terrain, terrain_id, out_d, out_hit):  # fmt: skip
+def cast_rays_parallel(
+    origins,
+    dirs,
+    t_max,
+    ground,
+    box_c,
+    box_h,
+    box_cs,
+    box_ids,
+    live,
+    pos,
+    orient,
+    half,
+    offset,
+    radius,
+    hf,
+    terrain,
+    terrain_id,
+    out_d,
+    out_hit,
+):
     """`cast_rays` on numba's threads, in chunks of 256 rays (bit-identical results)."""
     n = len(origins)
     chunks = (n + 255) // 256
     for c in prange(chunks):
         rot = np.empty((3, 3))
         for r in range(c * 256, min(n, (c + 1) * 256)):
-            one_ray(r, origins, dirs, t_max, ground, box_c, box_h, box_cs, box_ids, live, pos,
-                    orient, half, offset, radius, hf, terrain, terrain_id, rot, out_d, out_hit)  # fmt: skip
+            one_ray(
+                r,
+                origins,
+                dirs,
+                t_max,
+                ground,
+                box_c,
+                box_h,
+                box_cs,
+                box_ids,
+                live,
+                pos,
+                orient,
+                half,
+                offset,
+                radius,
+                hf,
+                terrain,
+                terrain_id,
+                rot,
+                out_d,
+                out_hit,
+            )

@@ -2,7 +2,8 @@
 
 Each model is one module registering one `Sensor` (base.py); the built-ins register on import,
 in this order (the order of the config reference and of the start-state draws): gps, baro,
-imu, attitude, compass, proximity, lidar, rangefinder. `SensorsConfig` (config.py) is the [uav.sensors] table.
+imu, attitude, compass, proximity, lidar, rangefinder. `SensorsConfig` (config.py) is the
+[uav.sensors] table.
 """
 
 from skyswarm.uav.sensors.base import (

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from skyswarm.core.backends.rays import MISS
-from skyswarm.core.frames import quat_to_matrix
 from skyswarm.core.schema import ConfigError, param
 from skyswarm.uav.sensors.base import Sensor, Setting, Truth, register_sensor
 
