@@ -106,7 +106,7 @@ class Capabilities:
     max_terrains: int | None = None  # terrains (mesh or grid) in one world; None: any number
     body_contacts: bool = True  # dynamic bodies collide with each other (and are reported)
     threads: bool = False  # runs on numba's threads from PARALLEL_MIN bodies (same results)
-    rays: bool = False  # batched ray casts against all it models (World.cast_rays)
+    rays: bool = True  # batched ray casts against all it models (World.cast_rays)
 
     def scenery(self) -> str:
         """The scenery kinds modelled, for messages: 'ground, boxes, terrain'."""
@@ -153,9 +153,10 @@ class World(ABC):
 
     A backend written from scratch implements `add_bodies`, `add_ground`, `add_box`,
     `add_mesh`, `add_heightfield`, `apply_wrenches`, `apply_forces`, `step_physics`,
-    `read_state`, `contacts`, `tracked_slots` and `remove`; whatever scenery it cannot model it
-    leaves out of `capabilities` (its method then raises ValueError), and a scenario that asks
-    for it is refused with the key named. tests/core/test_backends_registry.py registers a
+    `read_state`, `contacts`, `tracked_slots`, `remove` and `cast_rays` (for lidars; without
+    it, declare `rays=False`); whatever scenery it cannot model it leaves out of
+    `capabilities` (its method then raises ValueError), and a scenario that asks for it is
+    refused with the key named. tests/core/test_backends_registry.py registers a
     test-only backend this way and flies a scenario with it.
     """
 

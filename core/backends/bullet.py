@@ -32,7 +32,7 @@ class BulletWorld(World):
     """pybullet world with zero default damping (drag is an explicit force in skyswarm)."""
 
     name = "bullet"
-    capabilities = Capabilities(rays=True)  # the whole seam: meshes, any terrains, one thread
+    capabilities = Capabilities()  # the whole seam: meshes, any terrains, one thread
 
     def __init__(self, tick_s: float = 0.0025, gravity: float = 9.81) -> None:
         super().__init__(tick_s, gravity)

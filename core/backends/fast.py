@@ -69,7 +69,7 @@ class FastWorld(World):
 
     name = "fast"
     # No mesh obstacles, one terrain (see the module docstring); numba threads at scale
-    capabilities = Capabilities(mesh_obstacles=False, max_terrains=1, threads=True, rays=True)
+    capabilities = Capabilities(mesh_obstacles=False, max_terrains=1, threads=True)
 
     def __init__(self, tick_s: float = 0.0025, gravity: float = 9.81) -> None:
         super().__init__(tick_s, gravity)

@@ -172,7 +172,7 @@ def test_both_shipped_backends_declare_rays_and_the_seam_default_refuses() -> No
     assert backend_class("bullet").capabilities.rays and backend_class("fast").capabilities.rays
     from skyswarm.core.backends import Capabilities, World
 
-    assert Capabilities().rays is False  # a backend declares it, none gets it by default
+    assert Capabilities().rays  # the whole seam; a backend without rays says rays=False
     with pytest.raises(NotImplementedError, match="casts no rays"):
         World.cast_rays(make_world("fast"), np.zeros((1, 3)), np.ones((1, 3)), 1.0)
     assert obstacle_id(0) == -2
