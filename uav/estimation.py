@@ -95,7 +95,9 @@ class SensorSuite:
         self._last_velocity = np.zeros((n, 3))
         truth = self._truth()
         self._last_velocity = truth.velocity.copy()
-        setting = Setting(n, dt, swarm.g, _boxes_of(swarm), self.rng)
+        setting = Setting(
+            n, dt, swarm.g, _boxes_of(swarm), self.rng, swarm.sim.world, np.asarray(swarm.slots)
+        )
         built = {}  # built (and their start states drawn) in registration order
         for name in config.enabled():
             built[name] = registered_sensors()[name](config.resolved(name), setting, truth)

@@ -106,6 +106,7 @@ class Capabilities:
     max_terrains: int | None = None  # terrains (mesh or grid) in one world; None: any number
     body_contacts: bool = True  # dynamic bodies collide with each other (and are reported)
     threads: bool = False  # runs on numba's threads from PARALLEL_MIN bodies (same results)
+    rays: bool = True  # batched ray casts against all it models (World.cast_rays)
 
     def scenery(self) -> str:
         """The scenery kinds modelled, for messages: 'ground, boxes, terrain'."""
@@ -152,9 +153,10 @@ class World(ABC):
 
     A backend written from scratch implements `add_bodies`, `add_ground`, `add_box`,
     `add_mesh`, `add_heightfield`, `apply_wrenches`, `apply_forces`, `step_physics`,
-    `read_state`, `contacts`, `tracked_slots` and `remove`; whatever scenery it cannot model it
-    leaves out of `capabilities` (its method then raises ValueError), and a scenario that asks
-    for it is refused with the key named. tests/core/test_backends_registry.py registers a
+    `read_state`, `contacts`, `tracked_slots`, `remove` and `cast_rays` (for lidars; without
+    it, declare `rays=False`); whatever scenery it cannot model it leaves out of
+    `capabilities` (its method then raises ValueError), and a scenario that asks for it is
+    refused with the key named. tests/core/test_backends_registry.py registers a
     test-only backend this way and flies a scenario with it.
     """
 
@@ -293,6 +295,21 @@ class World(ABC):
         st.orientation[slots] = orientation
         st.linear_velocity[slots] = linear_velocity
         st.angular_velocity[slots] = angular_velocity
+
+    def cast_rays(
+        self, origins: np.ndarray, directions: np.ndarray, max_range_m: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every ray of a sensor tick in one call: (R, 3) origins m and (R, 3) unit directions,
+        world frame. Returns (R,) distances m to the nearest hit within `max_range_m` (inf: none)
+        and (R,) what was hit: a body slot (>= 0), a scenery id (< 0) or `rays.MISS`.
+
+        A ray that starts inside a solid (a box, a body) does not see that solid: a UAV's rays
+        start at its own centre. Declared by `capabilities.rays`; without it, NotImplementedError.
+
+            d, hit = world.cast_rays(np.array([[0, 0, 5.0]]), np.array([[0, 0, -1.0]]), 20.0)
+            # d == [5.0], hit == [GROUND] over an empty ground plane
+        """
+        raise NotImplementedError(f"physics backend {self.name!r} casts no rays")
 
     def close(self) -> None:
         """Release the backend's resources (none by default)."""

@@ -41,6 +41,7 @@ from skyswarm.core.backends import (
     Capabilities,
     ContactReport,
     World,
+    rays,
     spatial_hash,
     threaded,
 )
@@ -308,3 +309,22 @@ class FastWorld(World):
     @property
     def contacts(self) -> ContactReport:
         return self._report
+
+    def cast_rays(
+        self, origins: np.ndarray, directions: np.ndarray, max_range_m: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One compiled call (core/backends/rays.py): ground, boxes, the terrain grid, and
+        every live body as its collision box; threaded from PARALLEL_MIN rays."""
+        origins = np.ascontiguousarray(origins, dtype=float).reshape(-1, 3)
+        directions = np.ascontiguousarray(directions, dtype=float).reshape(-1, 3)
+        n = len(origins)
+        out_d, out_hit = np.empty(n), np.empty(n, dtype=np.int64)
+        st = self.state
+        cast = rays.cast_rays_parallel if threaded(n) else rays.cast_rays
+        terrain = np.array(self._terrain[:4], dtype=float)
+        cast(
+            origins, directions, float(max_range_m), self.has_ground, *self._boxes,
+            self._live, st.position, st.orientation, self._half, self._offset, self._radius,
+            self._hf, terrain, int(self._terrain[4]), out_d, out_hit,
+        )  # fmt: skip
+        return out_d, out_hit

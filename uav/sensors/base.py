@@ -12,11 +12,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from skyswarm.core.schema import ConfigError, ticks_exact
+
+if TYPE_CHECKING:
+    from skyswarm.core.backends import World
 
 
 @dataclass(frozen=True)
@@ -39,13 +42,17 @@ class Truth:
 @dataclass(frozen=True)
 class Setting:
     """What a sensor is built with: N agents, the tick dt_s (s), the world's gravity (m/s^2),
-    the scenario's static boxes (B, 6: centre, half size) and the run's `sensors` stream."""
+    the scenario's static boxes (B, 6: centre, half size) and the run's `sensors` stream; the
+    physics `world` and the agents' (N,) state `slots` in it, for sensors that cast rays
+    through the World seam (`World.cast_rays`; None where a sensor is built without one)."""
 
     n: int
     dt_s: float
     gravity_m_s2: float
     boxes: np.ndarray
     rng: np.random.Generator
+    world: World | None = None
+    slots: np.ndarray | None = None
 
 
 def ticks_of(seconds: float, tick_s: float, key: str, allow_zero: bool = False) -> int:
