@@ -166,7 +166,7 @@ class Renderer:
         camera: Camera,
         viewport: tuple[int, int, int, int],
         selected: int | None = None,
-        trails: Sequence[np.ndarray] = (),
+        trails: Sequence[np.ndarray] | np.ndarray = (),
         marker_px: float = MARKER_DIAM_PX,
     ) -> None:
         """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it;
@@ -247,17 +247,16 @@ class Renderer:
         self.occluders = kept
         self.draw_image(_border(w, h), x, y, target)
 
-    def _draw_lines(self, frame: Frame, selected: int | None, trails: Sequence[np.ndarray]) -> None:
+    def _draw_lines(
+        self, frame: Frame, selected: int | None, trails: Sequence[np.ndarray] | np.ndarray
+    ) -> None:
         """The crosses of the dead, trails, base-station drops and the selection's drop."""
         lines: list[np.ndarray] = []
         dead = ~frame.alive & np.all(np.isfinite(frame.positions), axis=1)
         if dead.any():
             cross = ground_cross(frame.positions[dead, :2], DEAD_CROSS_M)
             lines.append(colored(cross.reshape(-1, 3), DEAD_CROSS))
-        for trail in trails:
-            if len(trail) > 1:
-                seg = np.stack([trail[:-1], trail[1:]], axis=1).reshape(-1, 3)
-                lines.append(colored(seg, TRAIL))
+        lines += trail_lines(trails)
         lines += self._station_drops(frame)
         pose = frame.pose_of(selected)
         if pose is not None and np.all(np.isfinite(pose[0])):
@@ -335,6 +334,29 @@ class Renderer:
 
 INSET_MARKER_PX = 6.0  # px across: drones on the inset map
 INSET_BORDER = (20, 24, 32, 230)  # RGBA of the inset map's frame
+
+
+def trail_lines(trails: Sequence[np.ndarray] | np.ndarray) -> list[np.ndarray]:
+    """Line vertices (position + RGBA rows) of trails: an (N, T, 3) array (one call for every
+    agent) or a sequence of (T, 3) arrays, m, oldest point first; each fades in from
+    transparent at its oldest point to TRAIL's alpha at the agent."""
+    if isinstance(trails, np.ndarray):
+        groups = [trails] if trails.ndim == 3 else []
+    else:
+        groups = [t[None] for t in trails]
+    out = []
+    for tr in groups:
+        n, t = tr.shape[:2]
+        if n == 0 or t < 2:
+            continue
+        seg = np.stack([tr[:, :-1], tr[:, 1:]], axis=2)  # (N, T-1, 2, 3)
+        alpha = np.linspace(0.0, TRAIL[3], t, dtype=np.float32)
+        a = np.stack([alpha[:-1], alpha[1:]], axis=1)  # (T-1, 2)
+        v = colored(seg.reshape(-1, 3), TRAIL)
+        v[:, 6] = np.broadcast_to(a, (n, t - 1, 2)).reshape(-1)
+        ok = np.all(np.isfinite(v[:, :3]), axis=1).reshape(-1, 2).all(axis=1)
+        out.append(v.reshape(-1, 2, 7)[ok].reshape(-1, 7))
+    return out
 
 
 def _border(w: int, h: int, px: int = 2) -> np.ndarray:
