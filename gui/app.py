@@ -79,6 +79,7 @@ class ViewerApp(ViewerBase):
         self._frame_key: tuple[int, int] = (-1, -1)
         super().__init__("skyswarm", size, options)
         self._trail = TrailBuffer(self.trail_s)
+        self._trail.record(self.frame())
 
     # -- Host protocol --------------------------------------------------------------------
     def frame(self) -> Frame:
@@ -161,6 +162,7 @@ class ViewerApp(ViewerBase):
         self.source = LiveSource(sim)
         self._frame, self._frame_key = None, (-1, -1)
         self._trail.clear()
+        self._trail.record(self.frame())
 
     # -- mission commands (keys 1..9) -----------------------------------------------------
     def mission_commands(self) -> list[tuple[str, Callable[[int | None], None]]]:

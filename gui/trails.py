@@ -42,7 +42,7 @@ class TrailBuffer:
         change of the agent set (an agent added) or time going back starts the trails anew."""
         if frame.time_s < self._next_s - TRAIL_EVERY_S:  # a reset or a seek back
             self.clear()
-        if frame.time_s < self._next_s:
+        if frame.time_s + 1e-9 < self._next_s:  # 1e-9: ticks * tick_s rounds either way
             return
         if self._ids is None or not np.array_equal(self._ids, frame.ids):
             self.clear()

@@ -75,7 +75,7 @@ FILTER_KEYS_DONE = (key.ENTER, key.RETURN, key.ESCAPE)
 class ViewOptions:
     """A viewer's camera and layers as the command line sets them (app/gui_commands.py).
 
-        ViewOptions(CameraSpec("chase", target=3), trails_s=20.0)
+    ViewOptions(CameraSpec("chase", target=3), trails_s=20.0)
     """
 
     camera: CameraSpec = field(default_factory=CameraSpec)
