@@ -83,7 +83,8 @@ def view_options(args: argparse.Namespace) -> Any:
     trails = args.trails
     if trails is not None and not (0 < trails <= 3600):
         raise ConfigError("", "--trails", trails, "a trail length > 0 and <= 3600 s")
-    return ViewOptions(camera_spec(args), not args.no_inset, not args.no_markers, trails)
+    links = args.links  # `view` only (`replay` sets False): a recording has no links
+    return ViewOptions(camera_spec(args), not args.no_inset, not args.no_markers, trails, links)
 
 
 def interrupted(code: int) -> int:
@@ -107,6 +108,7 @@ def add_gui_parsers(
     view.add_argument("--out", type=Path, help="also record results to this directory")
     camera_args(view)
     window_args(view)
+    view.add_argument("--links", action="store_true", help="show radio links, losses red; key O")
     view.set_defaults(func=cmd_view)
 
     rep = sub.add_parser("replay", help="play a recorded run (results directory) in 3D")
@@ -114,7 +116,7 @@ def add_gui_parsers(
     rep.add_argument("--speed", type=float, default=1.0, help="playback speed factor (1.0)")
     _video_args(rep)
     window_args(rep)
-    rep.set_defaults(func=cmd_replay)
+    rep.set_defaults(func=cmd_replay, links=False)
 
     snap = sub.add_parser("snapshot", help="render a PNG of a recorded run at a time")
     snap.add_argument("results", type=Path, help="results directory of a run")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from skyswarm.gui.links import LINK_WINDOW_S, link_lines
 from skyswarm.gui.panel import AgentRow, estimate_lines
 from skyswarm.gui.scene import Frame, LiveSource
 from skyswarm.gui.session import SimSession
@@ -50,6 +51,7 @@ ACTIONS = (
     Action(key.K, "K", "Kill", "kill_selected", "kill the selected agent"),
     *VIEW_ACTIONS,
     Action(key.J, "J", "Joy", "toggle_joystick", "fly the selected agent by joystick / release"),
+    Action(key.O, "O", None, "toggle_links", "show / hide radio links, losses red (--links)"),
     HELP_ACTION,
     RESET_ACTION,
 )
@@ -80,6 +82,9 @@ class ViewerApp(ViewerBase):
         super().__init__("skyswarm", size, options)
         self._trail = TrailBuffer(self.trail_s)
         self._trail.record(self.frame())
+        self.show_links = False
+        if self.options.links:
+            self.toggle_links()
 
     # -- Host protocol --------------------------------------------------------------------
     def frame(self) -> Frame:
@@ -93,6 +98,20 @@ class ViewerApp(ViewerBase):
         if self.joystick is not None:
             self.joystick.close()
         super().shutdown()
+
+    def extra_lines(self) -> list[np.ndarray]:
+        """The radio links of the last LINK_WINDOW_S (gui/links.py) when shown."""
+        disp = self.session.sim.dispatcher
+        if not self.show_links or disp is None:
+            return []
+        return link_lines(self.frame(), disp.recent_links())
+
+    def toggle_links(self) -> None:
+        """Show / hide the radio links; the dispatcher keeps them from the first time on."""
+        self.show_links = not self.show_links
+        sim = self.session.sim
+        if self.show_links and sim.dispatcher is not None:
+            sim.dispatcher.watch_links(max(1, round(LINK_WINDOW_S / sim.world.tick_s)))
 
     def trail_points(self, frame: Frame) -> np.ndarray:
         return self._trail.points(frame)
@@ -163,6 +182,9 @@ class ViewerApp(ViewerBase):
         self._frame, self._frame_key = None, (-1, -1)
         self._trail.clear()
         self._trail.record(self.frame())
+        if self.show_links:
+            self.show_links = False
+            self.toggle_links()  # the new run's dispatcher
 
     # -- mission commands (keys 1..9) -----------------------------------------------------
     def mission_commands(self) -> list[tuple[str, Callable[[int | None], None]]]:

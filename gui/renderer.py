@@ -168,9 +168,11 @@ class Renderer:
         selected: int | None = None,
         trails: Sequence[np.ndarray] | np.ndarray = (),
         marker_px: float = MARKER_DIAM_PX,
+        extra: Sequence[np.ndarray] = (),
     ) -> None:
         """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it;
-        far drones as markers `marker_px` across (with `self.markers`)."""
+        far drones as markers `marker_px` across (with `self.markers`); `extra` lines (vertex
+        rows position + RGBA, two per line: e.g. gui/links.py) over the agents."""
         ctx = self.ctx
         self.occluders = []
         camera = self._begin(camera, viewport, HORIZON)
@@ -200,7 +202,7 @@ class Renderer:
             inst.draw()
         self.drones.draw_agents(frame, selected, camera, self.markers, marker_px=marker_px)
         self._draw_overlays(frame.overlays, ground=False)
-        self._draw_lines(frame, selected, trails)
+        self._draw_lines(frame, selected, trails, extra)
         ctx.disable(moderngl.DEPTH_TEST)
 
     def _begin(
@@ -248,10 +250,15 @@ class Renderer:
         self.draw_image(_border(w, h), x, y, target)
 
     def _draw_lines(
-        self, frame: Frame, selected: int | None, trails: Sequence[np.ndarray] | np.ndarray
+        self,
+        frame: Frame,
+        selected: int | None,
+        trails: Sequence[np.ndarray] | np.ndarray,
+        extra: Sequence[np.ndarray] = (),
     ) -> None:
-        """The crosses of the dead, trails, base-station drops and the selection's drop."""
-        lines: list[np.ndarray] = []
+        """The crosses of the dead, trails, base-station drops, the selection's drop and the
+        `extra` lines."""
+        lines: list[np.ndarray] = list(extra)
         dead = ~frame.alive & np.all(np.isfinite(frame.positions), axis=1)
         if dead.any():
             cross = ground_cross(frame.positions[dead, :2], DEAD_CROSS_M)

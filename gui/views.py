@@ -82,6 +82,7 @@ class ViewOptions:
     inset: bool = True  # the inset map of the whole area, top right of the 3D view
     markers: bool = True  # far drones as screen-space markers (gui/drones.py)
     trails_s: float | None = None  # trail length, s; None: off (L shows DEFAULT_TRAIL_S)
+    links: bool = False  # radio links of the last gui/links.py LINK_WINDOW_S (live view only)
 
 
 class ViewerBase:
@@ -162,17 +163,22 @@ class ViewerBase:
         return r
 
     def prepare(self, window: ViewWindow) -> None:
-        """The 3D view's camera moves with the frame (gui/director.py) until the user moves it."""
-        if window is not self.main:
+        """The 3D view's camera moves with the frame (gui/director.py) until the user moves it
+        (a camera put in the window by hand is left alone)."""
+        if window is not self.main or window.camera is not self.director.camera:
             return
         frame = self.frame()
         _, _, w, h = window.scene_viewport
         self.director.resize((w, h), self.layout(frame, (w, h)).keep_out())
-        window.camera = self.director.update(frame)
+        self.director.update(frame)
 
     def camera_moved(self, window: ViewWindow) -> None:
         if window is self.main:
             self.director.hold()
+
+    def extra_lines(self) -> list[np.ndarray]:
+        """None here: the live viewer adds the radio links."""
+        return []
 
     def trails(self) -> np.ndarray:
         frame = self.frame()

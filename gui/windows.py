@@ -45,6 +45,10 @@ class Host(Protocol):
         """(N, T, 3) m trail points of the frame's agents (T = 0: no trails)."""
         ...
 
+    def extra_lines(self) -> list[np.ndarray]:
+        """More lines to draw (vertex rows position + RGBA, two per line): radio links."""
+        ...
+
     def on_text(self, text: str) -> None: ...
 
     def renderer_for(self, window: ViewWindow) -> Renderer: ...
@@ -110,7 +114,7 @@ class ViewWindow(pyglet.window.Window):
             self.camera.viewport_height = self.scene_viewport[3]
         renderer.render(
             self.host.frame(), self.camera, self.scene_viewport, self.host.selected,
-            self.host.trails(),
+            self.host.trails(), extra=self.host.extra_lines(),
         )  # fmt: skip
         if self.overlay is not None:
             self.overlay(self, renderer)
