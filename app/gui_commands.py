@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skyswarm.app.exits import EXIT_INTERRUPTED
+
 if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
 
@@ -62,6 +64,37 @@ def camera_spec(args: argparse.Namespace) -> Any:
     return CameraSpec(args.camera, args.distance, args.elevation, None, args.target)
 
 
+DEFAULT_TRAIL_S = 12.0  # gui/trails.py DEFAULT_TRAIL_S (not imported: no pyglet here)
+
+
+def window_args(p: argparse.ArgumentParser) -> None:
+    """The layers of a window (`view`, `replay`), each also toggled by a key (help overlay)."""
+    p.add_argument(
+        "--trails", type=float, nargs="?", const=DEFAULT_TRAIL_S, metavar="S",
+        help=f"show motion trails of the last S s ({DEFAULT_TRAIL_S:g}); key L",
+    )  # fmt: skip
+
+
+def view_options(args: argparse.Namespace) -> Any:
+    """The gui/views.py ViewOptions of the window options (a bad value: ConfigError)."""
+    from skyswarm.core.schema import ConfigError
+    from skyswarm.gui.views import ViewOptions
+
+    trails = args.trails
+    if trails is not None and not (0 < trails <= 3600):
+        raise ConfigError("", "--trails", trails, "a trail length > 0 and <= 3600 s")
+    links = args.links  # `view` only (`replay` sets False): a recording has no links
+    return ViewOptions(camera_spec(args), not args.no_inset, not args.no_markers, trails, links)
+
+
+def interrupted(code: int) -> int:
+    """A window command's exit code; Ctrl-C (130) goes through `main`'s one interrupt path,
+    which prints `skyswarm: interrupted` and returns 130 like every other command."""
+    if code == EXIT_INTERRUPTED:
+        raise KeyboardInterrupt
+    return code
+
+
 def add_gui_parsers(
     sub: Any, run: argparse.ArgumentParser, scenario_args: Callable[[argparse.ArgumentParser], None]
 ) -> None:
@@ -73,13 +106,17 @@ def add_gui_parsers(
     view.add_argument("--speed", type=float, help="sim s per wall s (1.0)")
     view.add_argument("--size", type=_size, default=(1280, 720), help="window size (1280x720)")
     view.add_argument("--out", type=Path, help="also record results to this directory")
+    camera_args(view)
+    window_args(view)
+    view.add_argument("--links", action="store_true", help="show radio links, losses red; key O")
     view.set_defaults(func=cmd_view)
 
     rep = sub.add_parser("replay", help="play a recorded run (results directory) in 3D")
     rep.add_argument("results", type=Path, help="results directory of a run")
     rep.add_argument("--speed", type=float, default=1.0, help="playback speed factor (1.0)")
     _video_args(rep)
-    rep.set_defaults(func=cmd_replay)
+    window_args(rep)
+    rep.set_defaults(func=cmd_replay, links=False)
 
     snap = sub.add_parser("snapshot", help="render a PNG of a recorded run at a time")
     snap.add_argument("results", type=Path, help="results directory of a run")
@@ -134,7 +171,11 @@ def cmd_view(args: argparse.Namespace) -> int:
     from skyswarm.gui.app import view_scenario
 
     scenario = load_args(args)
-    return view_scenario(scenario, speed=args.speed, size=args.size, results_dir=args.out)
+    options = view_options(args)
+    code = view_scenario(
+        scenario, speed=args.speed, size=args.size, results_dir=args.out, options=options
+    )
+    return interrupted(code)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -162,7 +203,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         )  # fmt: skip
         print(f"wrote {n} frames")
         return 0
-    return replay_window(args.results, speed=args.speed)
+    options = view_options(args)
+    return interrupted(replay_window(args.results, args.speed, args.size, options))
 
 
 def cmd_snapshot(args: argparse.Namespace) -> int:

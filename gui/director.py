@@ -68,6 +68,8 @@ class Director:
     ) -> None:
         self.spec, self.size = spec, size
         self._frame: Frame | None = first
+        self.keep_out = keep_out
+        self.held = False  # the user moved the camera: `update` leaves the framing alone
         self.framing: SwarmFraming | None = None
         aspect = size[0] / max(1, size[1])
         elevation = DEFAULT_ELEVATION_DEG if spec.elevation_deg is None else spec.elevation_deg
@@ -106,10 +108,31 @@ class Director:
             return None
         return frame.pose_of(self.target_id(frame))
 
-    def update(self, frame: Frame) -> Camera:
-        """Move the camera for `frame`; returns it."""
-        self._frame = frame
+    def hold(self) -> None:
+        """The user moved the camera (mouse): it stays where they put it; a chase or FPV
+        camera still rides its UAV (with the user's look offset)."""
+        self.held = True
+
+    def resume(self) -> None:
+        """Back to the spec's camera: the framing moves the camera again from the next frame."""
+        self.held = False
+
+    def resize(self, size: tuple[int, int], keep_out: list[KeepOut] | None = None) -> None:
+        """The view is now `size` (width, height) pixels with these kept-out corners (gui/
+        layout.py); nothing changes when both are as before."""
+        if size == self.size and keep_out == self.keep_out:
+            return
+        self.size, self.keep_out = size, keep_out
+        self.camera.aspect = size[0] / max(1, size[1])
         if self.framing is not None:
+            group, zoom = self.framing.group, self.framing.zoom
+            self.framing = SwarmFraming(self.camera, self.camera.aspect, keep_out, size)
+            self.framing.group, self.framing.zoom = group, zoom
+
+    def update(self, frame: Frame) -> Camera:
+        """Move the camera for `frame` (unless `held`); returns it."""
+        self._frame = frame
+        if self.framing is not None and not self.held:
             self.framing.update(frame)
             cam = self.camera
             if self.spec.distance_m is not None and isinstance(cam, OrbitCamera):
