@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("core", "uav", "missions", "gui", "app")
+LAYERS = ("core", "uav", "missions", "gui", "mavlink", "app")
 ALLOWED = {
     "core": {"core"},
     "uav": {"core", "uav"},
     "missions": {"core", "uav", "missions"},
     "gui": {"core", "uav", "gui"},
-    "app": {"core", "uav", "missions", "gui", "app"},
+    "mavlink": {"core", "uav", "mavlink"},
+    "app": {"core", "uav", "missions", "gui", "mavlink", "app"},
 }
 # Computed import_module names: the facade (its names are checked below), the mission loader,
 # which imports the plug-in module a scenario names (`package.module:Class`), and the backend
