@@ -26,6 +26,7 @@ from skyswarm.mavlink import attach
 from skyswarm.mavlink.realtime import Pacer
 from tests.mavlink.harness import free_base
 
+
 def _free_tcp_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -88,12 +89,28 @@ async def _fly(run: PacedRun) -> dict:
 
     def wp(lat, lon):
         return MissionItem(
-            lat, lon, 5.0, 3.0, False, math.nan, math.nan, MissionItem.CameraAction.NONE,
-            math.nan, math.nan, 1.0, math.nan, math.nan, MissionItem.VehicleAction.NONE,
+            lat,
+            lon,
+            5.0,
+            3.0,
+            False,
+            math.nan,
+            math.nan,
+            MissionItem.CameraAction.NONE,
+            math.nan,
+            math.nan,
+            1.0,
+            math.nan,
+            math.nan,
+            MissionItem.VehicleAction.NONE,
         )
 
-    plan = MissionPlan([wp(home.latitude_deg, home.longitude_deg + east),
-                        wp(home.latitude_deg, home.longitude_deg)])
+    plan = MissionPlan(
+        [
+            wp(home.latitude_deg, home.longitude_deg + east),
+            wp(home.latitude_deg, home.longitude_deg),
+        ]
+    )
     await drone.mission.upload_mission(plan)
     await drone.mission.start_mission()
     progress = await _first(drone.mission.mission_progress(), lambda p: p.current == p.total)
