@@ -12,6 +12,7 @@ import socket
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import pytest
 from pymavlink import mavutil
 
 from skyswarm.core.config import load_scenario
@@ -132,3 +133,19 @@ class Run:
         for c in self.clients:
             c.close()
         self.sim.close()
+
+
+@pytest.fixture(name="mav_run")
+def mav_run_fixture(repo_root):
+    """`mav_run(n=1, config=..., overrides=[...])` -> a connected Run, closed afterwards."""
+    runs = []
+
+    def make(n: int = 1, **kw) -> Run:
+        run = Run(repo_root, n, **kw)
+        runs.append(run)
+        run.connect()
+        return run
+
+    yield make
+    for run in runs:
+        run.close()

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from skyswarm.mavlink import modes
+from tests.mavlink.harness import mav_run_fixture  # noqa: F401  (the mav_run fixture)
 
 ARM, TAKEOFF, LAND, SET_MODE, MISSION_START = 400, 22, 21, 176, 300
 SET_INTERVAL = 511

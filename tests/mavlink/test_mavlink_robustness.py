@@ -15,7 +15,11 @@ from skyswarm.core.config import load_scenario
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
 from skyswarm.mavlink import MavlinkConfig, attach
-from tests.mavlink.harness import Run, free_base
+from tests.mavlink.harness import (  # noqa: F401  (the mav_run fixture)
+    Run,
+    free_base,
+    mav_run_fixture,
+)
 
 WAYPOINTS = "configs/waypoints.toml"  # three UAVs the mission flies: a moving trajectory
 
