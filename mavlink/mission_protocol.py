@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skyswarm.mavlink import modes
+
 if TYPE_CHECKING:
     from skyswarm.mavlink.vehicle import Vehicle
 
@@ -225,29 +227,22 @@ def _fly_waypoint(store: MissionStore, v: Vehicle, item: Item) -> bool:
 
 
 def _fly_takeoff(store: MissionStore, v: Vehicle, item: Item) -> bool:
+    """Climb over the spot at MPC_TKO_SPEED to the item's height (armed only)."""
     if store.phase == "":
         if not v.armed:
             v.fly_off()
             return False
         v.takeoff_z = v.alt_to_z(item.z, ALT_FRAMES.get(item.frame, True))
-        from skyswarm.mavlink.modes import TAKEOFF
-
-        TAKEOFF.enter(v)
+        modes.TAKEOFF.enter(v)
         store.phase = "climb"
-    from skyswarm.mavlink.modes import TAKEOFF
-
     climb = v.params.values["MPC_TKO_SPEED"] * v.poll_s
     v.ramp_z = min(v.takeoff_z, v.ramp_z + climb)
     v.fly_position([v.hold_xyz[0], v.hold_xyz[1], v.ramp_z], v.hold_yaw)
-    del TAKEOFF
-    return (
-        v.ramp_z >= v.takeoff_z and abs(v.pos[2] - v.takeoff_z) < v.params.values["NAV_MC_ALT_RAD"]
-    )
+    near = abs(v.pos[2] - v.takeoff_z) < v.params.values["NAV_MC_ALT_RAD"]
+    return v.ramp_z >= v.takeoff_z and near
 
 
 def _fly_land(store: MissionStore, v: Vehicle, item: Item) -> bool:
-    from skyswarm.mavlink.modes import LAND
-
     if store.phase == "":
         target = store._target(v, item)
         v.hold_xyz = np.array([target[0], target[1], v.pos[2]])
@@ -257,14 +252,12 @@ def _fly_land(store: MissionStore, v: Vehicle, item: Item) -> bool:
         if np.hypot(*(v.pos[:2] - v.hold_xyz[:2])) < v.params.values["NAV_ACC_RAD"] / 2:
             store.phase = "descend"
         return False
-    LAND.step(v)
+    modes.LAND.step(v)
     return v.on_ground
 
 
 def _fly_rtl(store: MissionStore, v: Vehicle, item: Item) -> bool:
-    from skyswarm.mavlink.modes import RTL
-
-    v.set_mode(RTL)
+    v.set_mode(modes.RTL)
     return False
 
 

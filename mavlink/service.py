@@ -181,7 +181,7 @@ class MavlinkService:
             "vehicles": len(self.vehicles),
             "polls": self.polls,
             "poll_ms_mean": 1000 * self.work_s / self.polls if self.polls else 0.0,
-            "sent": self.telemetry.sent if hasattr(self, "telemetry") else 0,
+            "sent": self.telemetry.sent,
             "received": totals,
             "offboard_unsupported": sum(v.offboard.unsupported for v in self.vehicles),
         }

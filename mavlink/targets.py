@@ -98,7 +98,7 @@ class Targets:
         self.dirty[:] = False
 
     def _attitude(self, k: np.ndarray) -> None:
-        cmd, idx = self.swarm.command, self.index[k]
+        cmd = self.swarm.command
         hold = self.yaw_hold[k]
         for sel, yaw in ((hold, True), (~hold, False)):
             if sel.any():
@@ -111,4 +111,3 @@ class Targets:
                     yaw_rate=None if yaw else self.yaw_rate[r],
                     yaw=self.yaw[r] if yaw else None,
                 )
-        del idx
