@@ -115,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--inputs", type=Path, metavar="INPUTS.csv", help="replay recorded manual inputs"
     )
+    from skyswarm.app import mavlink_flags
+
+    mavlink_flags.add_args(run)  # --mavlink, --mavlink-bind, --realtime (docs/mavlink.md)
     run.set_defaults(func=cmd_run)
     gui_commands.add_gui_parsers(sub, run, scenario_args)
     add_scenario_parsers(sub)

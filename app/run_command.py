@@ -112,6 +112,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             else:
                 shutil.rmtree(out, ignore_errors=True)
         raise
+    from skyswarm.app import mavlink_flags
+
+    try:  # --mavlink / [mavlink] enabled, --realtime
+        extras = mavlink_flags.start(args, sim)
+    except ConfigError:  # a taken port ...: no results directory left behind
+        sim.close()
+        if not existed:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     capture = gui_commands.start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
 
@@ -145,6 +154,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         summary = sim.finish()
         sim.close()
     _print_summary(summary, out)
+    extras.finish(out)
     try:
         if not interrupted and getattr(scenario.mission_class, "plot_results", False):
             print_plots(out)  # the mission asks for plots

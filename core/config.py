@@ -196,6 +196,18 @@ CORE_SECTIONS: dict[str, type] = {
 }
 
 
+# Sections any scenario may hold, contributed by a layer above core when it is imported
+# (skyswarm.mavlink: [mavlink]); validated like the mission's and found by `section(name)`.
+_EXTRA_SECTIONS: dict[str, type] = {}
+
+
+def register_section(name: str, cls: type) -> None:
+    """Accept the section `[name]` (a `param()` dataclass) in every scenario."""
+    if name in CORE_SECTIONS:
+        raise ValueError(f"[{name}] is a core section")
+    _EXTRA_SECTIONS[name] = cls
+
+
 @dataclass(frozen=True)
 class ScenarioConfig:
     file: str
@@ -316,8 +328,9 @@ def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
         raise ConfigError(file, "mission", dataclasses.MISSING, "a [mission] table with a type")
     core = {name: build(cls, data.get(name, {}), name, file) for name, cls in CORE_SECTIONS.items()}
     mission_class = resolve_mission(core["mission"].type, file)
-    declared: Mapping[str, Any] = mission_class.sections
-    known = set(CORE_SECTIONS) | set(declared) | {"events"}
+    extra = {k: v for k, v in _EXTRA_SECTIONS.items() if k in data}  # only when written
+    declared: Mapping[str, Any] = {**extra, **mission_class.sections}
+    known = set(CORE_SECTIONS) | set(_EXTRA_SECTIONS) | set(declared) | {"events"}
     for key in data:
         if key not in known:
             raise ConfigError(

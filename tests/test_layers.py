@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("core", "uav", "missions", "gui", "envs", "app")
+LAYERS = ("core", "uav", "missions", "gui", "envs", "mavlink", "app")
 ALLOWED = {
     "core": {"core"},
     "uav": {"core", "uav"},
     "missions": {"core", "uav", "missions"},
     "gui": {"core", "uav", "gui"},
-    "app": {"core", "uav", "missions", "gui", "app"},
+    "mavlink": {"core", "uav", "mavlink"},
+    "app": {"core", "uav", "missions", "gui", "envs", "mavlink", "app"},
     # RL environments; gui only for rendering, imported lazily (tests/envs checks that
     # `import skyswarm.envs` loads no gui module)
     "envs": {"core", "uav", "missions", "gui", "envs"},

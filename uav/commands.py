@@ -51,7 +51,11 @@ class CommandInterface:
 
     def __init__(self, swarm: Swarm) -> None:
         self.swarm = swarm
-        cfg, af = swarm.config.control, swarm.config.airframe
+        self.read_limits()
+
+    def read_limits(self) -> None:
+        """The limits below, from the swarm's [control] and airframe (again after a retune)."""
+        cfg, af = self.swarm.config.control, self.swarm.config.airframe
         self.max_tilt = math.radians(af.max_tilt_deg)  # rad, roll and pitch commands
         self.max_body_rate = math.radians(cfg.max_body_rate_deg_s)  # rad/s, p and q
         self.max_yaw_rate = math.radians(cfg.max_yaw_rate_deg_s)  # rad/s, r

@@ -12,6 +12,7 @@ are thin handles that read and write these arrays by index.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +35,7 @@ from skyswarm.uav.control import (
     MODES,
     POSITION,
     Cascade,
+    ControlConfig,
     ControlMode,
     Measured,
     Setpoints,
@@ -362,6 +364,20 @@ class Swarm:
         controller = UserController(self, fn, period_s, rows)
         self.sim.every(period_s, controller, phase_s, owner=controller, name=name)
         return controller
+
+    def retune(self, control: ControlConfig) -> None:
+        """Fly from the next tick on with the gains and limits of `control` (a [control]
+        section, e.g. `dataclasses.replace(swarm.config.control, max_speed_m_s=3.0)`); the
+        loops' integrals and every agent's mode and setpoints are kept."""
+        from skyswarm.uav.flight_kernel import pack_constants
+
+        self.config = dataclasses.replace(self.config, control=control)
+        self.cascade.retune(control, self.config.airframe)
+        packed = pack_constants(self.cascade, self.mixer, self.motors, self.wrench)
+        for kernel in (self.kernel, self._estimate_kernel):
+            if kernel is not None:
+                kernel.constants = packed.copy()
+        self.command.read_limits()
 
     def mode_of(self, index: int) -> ControlMode:
         return MODES[self.setpoints.mode[index]]
