@@ -319,6 +319,9 @@ OWNER_ANNOTATIONS = {
     "(agents, comms, collisions, events, faults, hooks, mission, recorder, timeline)",
     "skyswarm.uav.swarm": "the Swarm builds its parts (agents, avoidance, battery, bumpless "
     "switching, commands, estimation, group behaviours), which annotate the swarm they serve",
+    "skyswarm.mavlink.vehicle": "a MAVLink vehicle owns its handlers, modes, offboard and "
+    "mission protocol state and telemetry, which annotate the vehicle they serve",
+    "skyswarm.mavlink.service": "the service builds the vehicles and is handed to them",
     "skyswarm.core.config": "ScenarioConfig is built from the sections of the modules that "
     "read it (checks, comms, events, mission, recorder)",
 }
