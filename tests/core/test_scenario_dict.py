@@ -75,6 +75,4 @@ def test_a_bad_dict_gets_the_same_one_line_error_as_the_same_toml_file(
 
 def test_a_mission_that_needs_more_agents_refuses_a_dict_with_fewer() -> None:
     with pytest.raises(ConfigError, match="agents.count"):
-        skyswarm.scenario_from_dict(
-            {"mission": {"type": "missions.hover"}, "agents": {"count": 0}}
-        )
+        skyswarm.scenario_from_dict({"mission": {"type": "missions.hover"}, "agents": {"count": 0}})
