@@ -262,7 +262,13 @@ def read_header(results_dir: Path | str) -> dict[str, Any]:
 
 def read_trajectory(results_dir: Path | str) -> np.ndarray:
     """All complete trajectory records of a run (a truncated last record is ignored; no file:
-    no records), from trajectory.bin or trajectory.parquet, whichever the run wrote."""
+    no records), from trajectory.bin or trajectory.parquet, whichever the run wrote: a
+    structured array of `TRAJECTORY_DTYPE` (`tick`, `agent_id`, `position` (3,) m,
+    `orientation` (4,) quaternion x, y, z, w, `velocity` (3,) m/s). Needs no pandas:
+
+        rec = read_trajectory("results/hover")
+        z_of_1 = rec["position"][rec["agent_id"] == 1, 2]  # m, every sample of agent 1
+    """
     from skyswarm.core.parquet import FILE, read_parquet_trajectory
 
     parquet = Path(results_dir) / FILE
