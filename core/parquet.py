@@ -14,7 +14,6 @@ line naming the extra.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +42,24 @@ class MissingExtraError(ImportError):
 
 
 def require(module: str) -> Any:
-    """Import `module` (pandas, pyarrow, pyarrow.parquet) or raise `MissingExtraError` in one line
-    naming the extra that brings it."""
+    """Import `module` (one of "pandas", "pyarrow", "pyarrow.parquet") or raise
+    `MissingExtraError` in one line naming the extra that brings it."""
     try:
-        return importlib.import_module(module)
+        if module == "pandas":
+            import pandas as found
+        elif module == "pyarrow":
+            import pyarrow as found
+        elif module == "pyarrow.parquet":
+            import pyarrow.parquet as found
+        else:
+            raise ValueError(f"{module!r} is not a module of the data extra")
     except ImportError:
         top = module.split(".")[0]
         raise MissingExtraError(
             f"{top} is not installed: results as DataFrames and Parquet need the data extra "
             "(pip install 'skyswarm[data]')"
         ) from None
+    return found
 
 
 class ParquetTrajectory:
