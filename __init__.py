@@ -31,6 +31,7 @@ _EXPORTS = {
     "Results": "skyswarm.core.results",
     "load_scenario": "skyswarm.app.api",
     "run_scenario": "skyswarm.app.api",
+    "run_sweep": "skyswarm.app.api",
     "Mission": "skyswarm.core.mission",
     "Agent": "skyswarm.core.agent",
     "PhysicalAgent": "skyswarm.core.agent",
@@ -57,6 +58,7 @@ __all__ = [
     "load_results",
     "load_scenario",
     "run_scenario",
+    "run_sweep",
     "scenario_from_dict",
 ]
 assert sorted(__all__) == sorted(_EXPORTS)
@@ -76,7 +78,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from skyswarm.app.api import load_scenario, run_scenario
+    from skyswarm.app.api import load_scenario, run_scenario, run_sweep
     from skyswarm.core.agent import Agent, PhysicalAgent
     from skyswarm.core.config import ScenarioConfig, scenario_from_dict
     from skyswarm.core.faults import kill
