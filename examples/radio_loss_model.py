@@ -35,8 +35,9 @@ def main() -> None:
         overrides = [
             f"simulation.duration_s={SECONDS}",
             f'comms.channels.radio.loss_model="{model}"',
+            "comms.channels.radio.half_loss_distance_m=6.0",
         ]
-        skyswarm.run_scenario("comms_demo", results_dir=out, overrides=overrides)
+        skyswarm.run_scenario("boids", results_dir=out, overrides=overrides)
         messages = skyswarm.load_results(out).messages
         radio = messages[
             (messages["channel"] == "radio") & (messages["tick"] == messages["tick"].max())
