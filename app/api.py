@@ -54,3 +54,40 @@ def run_scenario(
         return sim.finish()
     finally:
         sim.close()
+
+
+def run_sweep(
+    sweep_file: str | Path,
+    out: str | Path | None = None,
+    workers: int = 1,
+    *,
+    resume: bool = False,
+    plots: bool = False,
+) -> Path:
+    """Run a sweep file (`skyswarm batch`'s: a base scenario, a grid of key paths, seeds) on
+    `workers` local processes; returns its output folder, which holds `sweep.csv` (one row per
+    run: parameters, seed, status, outcome, metrics) and `aggregate.csv` (per grid point: mean
+    and 95 % interval of each metric). `out` defaults to the sweep's `[sweep] out`.
+
+        import pandas as pd
+        from skyswarm import run_sweep
+
+        out = run_sweep("configs/sweeps/drop_test.toml", "sweep_out", workers=2)
+        print(pd.read_csv(out / "aggregate.csv"))
+    """
+    from skyswarm.app.batch import run_batch
+    from skyswarm.app.batch_executors import LocalPool
+    from skyswarm.app.sweep import load_sweep
+
+    if workers < 1:
+        raise ConfigError("", "workers", workers, "an integer >= 1")
+    sweep = load_sweep(sweep_file)
+    folder = Path(out or sweep.settings.out or Path("results", "sweeps", Path(sweep_file).stem))
+    if not resume and ((folder / "sweep.csv").exists() or (folder / "runs").exists()):
+        raise ConfigError("", "out", str(folder), "a folder without a sweep (or resume=True)")
+    executor = LocalPool(workers)
+    try:
+        run_batch(sweep, folder, executor, resume, quiet=True, plots=plots)
+    finally:
+        executor.close()
+    return folder

@@ -106,8 +106,7 @@ def plot_map(results_dir: Path) -> Path:
     layer = results_dir / "coverage.npz"
     if layer.is_file():
         _draw_layer(ax, np.load(layer))
-    path = results_dir / "trajectory.bin"
-    traj = read_trajectory(results_dir) if path.is_file() else np.zeros(0)
+    traj = read_trajectory(results_dir)  # trajectory.bin or .parquet; none: no records
     for agent in np.unique(traj["agent_id"]) if len(traj) else []:
         rec = traj[traj["agent_id"] == agent]
         xy = rec["position"][np.argsort(rec["tick"], kind="stable"), :2]

@@ -180,6 +180,23 @@ class ResultsConfig:
     dir: str = param("results", "parent folder of run directories (relative to the working dir)")
     trajectory_hz: float = param(20.0, "trajectory sampling rate, Hz", gt=0.0, rate=True)
     timeseries_hz: float = param(10.0, "time-series sampling rate, Hz", gt=0.0, rate=True)
+    format: Literal["binary", "parquet"] = param(
+        "binary",
+        "trajectory file: binary (trajectory.bin, flushed every sample) or parquet "
+        "(trajectory.parquet, written in row groups; needs the skyswarm[data] extra)",
+    )
+
+    def validate(self, path: str, file: str) -> None:
+        """Parquet output needs pyarrow: refused at load time, not at the end of the run."""
+        import importlib.util
+
+        if self.format == "parquet" and importlib.util.find_spec("pyarrow") is None:
+            raise ConfigError(
+                file,
+                f"{path}.format" if path else "format",
+                self.format,
+                "pyarrow installed for Parquet output: pip install 'skyswarm[data]'",
+            )
 
 
 CORE_SECTIONS: dict[str, type] = {
@@ -231,6 +248,21 @@ class ScenarioConfig:
 
     def section(self, name: str) -> Any:
         return self.sections[name]
+
+    def to_toml(self, path: str | Path) -> Path:
+        """Write the resolved scenario (every key, defaults filled in) as a TOML file that
+        `load_scenario` reads back to an equal scenario (its `file` aside); returns the path.
+        Relative paths in it (terrain, airframe files) keep their meaning only beside the
+        original file: write it to the same folder, or use absolute or shipped names.
+
+            scenario = load_scenario("configs/hover.toml", ["simulation.seed=4"])
+            scenario.to_toml("hover_seed4.toml")
+        """
+        import tomli_w
+
+        out = Path(path)
+        out.write_text(tomli_w.dumps(self.as_dict()), encoding="utf-8")
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         out = {name: to_plain(getattr(self, name)) for name in CORE_SECTIONS}
@@ -309,7 +341,24 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> ScenarioCo
     """Read, override and validate a scenario file; resolves the mission plug-in."""
     data = read_toml(path)
     apply_overrides(data, overrides, str(path))
-    scenario = validate_scenario(data, str(path))
+    return scenario_from_dict(data, str(path))
+
+
+def scenario_from_dict(data: Mapping[str, Any], file: str = "") -> ScenarioConfig:
+    """A validated scenario from plain Python data shaped like the TOML file (section name ->
+    table; `[[events]]` as a list of tables). The same validation as a file, with the same
+    one-line `ConfigError`s (`file` names the source in them; "" for code). Relative paths in
+    the data (terrain, airframes, plans) are taken from `file`'s folder, else the working
+    directory.
+
+        scenario = scenario_from_dict({
+            "mission": {"type": "missions.hover"},
+            "simulation": {"duration_s": 5.0, "seed": 3},
+            "agents": {"count": 4, "layout": "grid", "spacing_m": 2.0},
+        })
+        scenario.to_toml("hover4.toml")  # loads back equal: load_scenario("hover4.toml")
+    """
+    scenario = validate_scenario(data, file)
     from skyswarm.core.checks import agent_count
 
     need = scenario.mission_class.min_agents

@@ -64,7 +64,12 @@ def load_uav_config(path: str | Path = DEFAULT_AIRFRAME) -> UavConfig:
 @dataclass(frozen=True)
 class UavSection:
     """The [uav] section of a scenario: the airframe the mission's UAVs use, their random fault
-    rates ([uav.fault_rates]) and their battery ([uav.battery])."""
+    rates ([uav.fault_rates]), their battery ([uav.battery]) and sensors ([uav.sensors]). A
+    mission flying UAVs declares it among its sections; `Swarm.from_scenario` reads it:
+
+        class Survey(Mission):
+            sections = {"uav": UavSection, "survey": SurveyConfig}
+    """
 
     airframe: str = param(
         "",

@@ -293,7 +293,9 @@ class SensorSuite:
             ]
         )
         with open(self._csv, "a", encoding="utf-8") as f:
-            np.savetxt(f, rows, fmt="%.6g", delimiter=",")
+            # time to 10 digits and whole ids: rows join the trajectory's ticks and agent ids
+            fmt = ["%.10g", "%d", *["%.6g"] * (rows.shape[1] - 2)]
+            np.savetxt(f, rows, fmt=fmt, delimiter=",")
 
 
 def registered_in_order(sensors: dict[str, Sensor]) -> list[tuple[str, Sensor]]:

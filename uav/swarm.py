@@ -61,7 +61,18 @@ if TYPE_CHECKING:
 
 class Swarm:
     """N quadrotors of one airframe: bodies, setpoints, controller and motor state. It is the
-    `core.hooks.EstimateSource` of its UAVs (their state estimate when sensors are on)."""
+    `core.hooks.EstimateSource` of its UAVs (their state estimate when sensors are on).
+
+    Build it in a mission's `setup()` from the scenario's agents and `[uav]` section, then
+    command it (`command`, a `CommandInterface`) or give it a controller (`control`):
+
+        self.swarm = Swarm.from_scenario(self.sim, self.config, hovering=True)
+        self.swarm.command.position(None, self.swarm.start_positions + [0.0, 0.0, 2.0])
+        self.swarm.control(0.01, my_controller)  # my_controller(state, command), 100 Hz
+
+    Arrays over the swarm (N rows, swarm index order): `ids`, `alive`, `start_positions`
+    (N, 3) m; `n` is N.
+    """
 
     def __init__(
         self,

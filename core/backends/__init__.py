@@ -351,7 +351,14 @@ def register_backend(cls: type[World]) -> type[World]:
     """Register the World subclass `cls` under `cls.name` (a class decorator; returns `cls`).
 
     The name is lower-case letters, digits and `_`, starting with a letter; a name a shipped or
-    installed backend already has, or another registered class, is a ValueError."""
+    installed backend already has, or another registered class, is a ValueError.
+
+        @register_backend
+        class MyWorld(World):
+            name = "mine"  # [simulation] physics = "mine"
+            capabilities = Capabilities(mesh_obstacles=False)
+            ...
+    """
     if not (inspect.isclass(cls) and issubclass(cls, World)) or inspect.isabstract(cls):
         raise ValueError(f"{cls!r}: a backend is a concrete subclass of World")
     name = cls.__dict__.get("name")
