@@ -10,7 +10,8 @@ channels are the exact outputs, written by the fragment shader:
 - B: the shaded colour packed as r + 256 g + 65536 b (integers below 2^24: exact);
 - A: 1 where something was drawn, 0 for the sky.
 It reuses the GUI's meshes (the UAV's OBJ, the unit box) and palette. The camera i is tile i
-of a grid of ceil(sqrt(N)) columns; its own UAV is not drawn there (`u_self`).
+of a grid of ceil(sqrt(N)) columns; only the UAVs in its view are drawn there (`in_view`),
+never its own.
 
     import skyswarm.gui.sensor_camera  # noqa: F401  (registers "egl")
 """
@@ -39,7 +40,6 @@ VS = """
 uniform mat4 u_proj;
 uniform mat4 u_view;
 uniform vec3 u_shift;  // added to world positions (the ground follows the camera)
-uniform int u_self;    // instance not drawn (the camera's own UAV); -1: none
 in vec3 in_position;
 in vec3 in_normal;
 in mat4 in_model;
@@ -55,7 +55,7 @@ void main() {
     v_normal = mat3(in_model) * in_normal;
     v_color = in_color.rgb;
     v_seg = in_seg;
-    bool hidden = gl_InstanceID == u_self || in_color.a < 0.5;
+    bool hidden = in_color.a < 0.5;
     gl_Position = hidden ? vec4(2.0, 2.0, 2.0, 1.0) : u_proj * eye;  // outside: clipped
 }
 """
@@ -134,7 +134,9 @@ class EglCameraRenderer:
         ground = _instances(np.eye(4)[None], palette.GROUND, np.ones(1), GROUND)
         self._ground = self._vao(_ground_mesh(), ground)
         self._uav_rgb = palette.role_color("uav", 0)
-        self._uavs = self._vao(role_mesh("uav"), np.zeros((max(n, 1), 21), np.float32))
+        mesh = role_mesh("uav")
+        self._uavs = self._vao(mesh, np.zeros((max(n, 1), 21), np.float32))
+        self._uav_radius = float(np.linalg.norm(mesh.vertices, axis=1).max())  # m
         self.cols = max(1, math.ceil(math.sqrt(n)))
         self.rows = max(1, math.ceil(n / self.cols))
         atlas = (self.cols * width, self.rows * height)
@@ -165,9 +167,9 @@ class EglCameraRenderer:
         models = np.zeros((n, 4, 4))
         models[:, :3, :3], models[:, :3, 3], models[:, 3, 3] = views.rotation, views.position, 1
         rows = _instances(models, self._uav_rgb, views.alive, self.scene.ids)
-        if n:
-            self._uavs[1].orphan()
-            self._uavs[1].write(rows.tobytes())
+        seen = in_view(views, self._uav_radius)
+        rot, t = views.view[:, :3, :3], views.view[:, :3, 3]
+        self._eyes = -np.einsum("nji,nj->ni", rot, t)  # (N, 3) camera centres, m
         self.fbo.use()
         self.fbo.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
         ctx.enable(moderngl.DEPTH_TEST)
@@ -177,24 +179,26 @@ class EglCameraRenderer:
             col, row = i % self.cols, i // self.cols
             ctx.viewport = (int(col * w), int((self.rows - 1 - row) * h), w, h)
             self.prog["u_view"].write(_gl(views.view[i]))
-            self._draw(i, views, n)
+            self._draw(i, views, rows[seen[i]])
         self.fbo.read_into(self._pixels, components=4, dtype="f4", alignment=1)
         self.reads += 1
         return self._images(n)
 
-    def _draw(self, i: int, views: CameraViews, n: int) -> None:
-        """Camera i's tile: boxes, the other UAVs, the ground under the camera."""
+    def _draw(self, i: int, views: CameraViews, uavs: np.ndarray) -> None:
+        """Camera i's tile: boxes, the UAVs it may see (`uavs`: their instance rows), the
+        ground under the camera. The UAVs' rows go to fresh storage (orphan): a queued draw
+        of an earlier tile still reads the old one."""
         prog = self.prog
         prog["u_shift"].value = (0.0, 0.0, 0.0)
-        prog["u_self"].value = -1
         if len(self.scene.box_centers):
             self._boxes[0].render(moderngl.TRIANGLES, instances=len(self.scene.box_centers))
-        prog["u_self"].value = int(i)
-        self._uavs[0].render(moderngl.TRIANGLES, instances=n)
+        if len(uavs):
+            self._uavs[1].orphan()
+            self._uavs[1].write(uavs.tobytes())
+            self._uavs[0].render(moderngl.TRIANGLES, instances=len(uavs))
         if self.scene.ground:
-            eye = np.linalg.inv(views.view[i])[:3, 3]
-            prog["u_shift"].value = (float(eye[0]), float(eye[1]), 0.0)
-            prog["u_self"].value = -1
+            x, y, _ = self._eyes[i]
+            prog["u_shift"].value = (float(x), float(y), 0.0)
             self._ground[0].render(moderngl.TRIANGLES, instances=1)
 
     def _images(self, n: int) -> CameraImages:
@@ -218,6 +222,24 @@ class EglCameraRenderer:
             ibo.release()
         self.fbo.release()
         self.prog.release()
+
+
+def in_view(views: CameraViews, radius_m: float) -> np.ndarray:
+    """(N, N) bool: camera i may see agent j (its bounding sphere of `radius_m` meets the view
+    frustum; conservative), j alive and not i. Only these are drawn in tile i: a UAV mesh is
+    ~2,000 vertices, and llvmpipe's vertex work for every UAV in every tile would dominate."""
+    n, p = len(views.view), views.projection
+    eye = np.einsum("nij,mj->nmi", views.view[:, :3, :3], views.position)
+    eye += views.view[:, None, :3, 3]
+    depth = -eye[..., 2]  # (N, N) m along each camera's axis
+    near, far = p[2, 3] / (p[2, 2] - 1), p[2, 3] / (p[2, 2] + 1)
+    tx, ty = 1 / p[0, 0], 1 / p[1, 1]  # tangents of the half FOVs
+    ok = (depth > near - radius_m) & (depth < far + radius_m)
+    ok &= np.abs(eye[..., 0]) <= depth * tx + radius_m * np.hypot(1, tx)
+    ok &= np.abs(eye[..., 1]) <= depth * ty + radius_m * np.hypot(1, ty)
+    ok &= views.alive[None, :]
+    ok[np.arange(n), np.arange(n)] = False  # a camera never draws its own UAV
+    return ok
 
 
 def _gl(matrix: np.ndarray) -> bytes:

@@ -220,6 +220,11 @@ class Camera(Sensor):
                 "a registered camera renderer (egl: gui/sensor_camera.py, loaded by "
                 "`skyswarm run`; needs pip install 'skyswarm[gui]')",
             )  # fmt: skip
+        if cfg.near_m >= cfg.max_depth_m:
+            raise ConfigError(
+                "", f"uav.sensors.{self.name}.near_m", cfg.near_m,
+                f"less than max_depth_m ({cfg.max_depth_m})",
+            )  # fmt: skip
         scene = _scene(setting)
         if len(scene.ids) and (scene.ids.min() < 0 or scene.ids.max() >= MAX_ID):
             raise ValueError(f"camera: agent ids must lie in 0 .. {MAX_ID - 1}")
