@@ -30,7 +30,28 @@ def load_scenario(path_or_name: str | Path, overrides: Iterable[str] = ()) -> Sc
             str(path_or_name),
             f"an existing TOML file or a shipped scenario ({names})",
         )
-    return config.load_scenario(path, overrides)
+    scenario = config.load_scenario(path, overrides)
+    load_camera_renderer(scenario)
+    return scenario
+
+
+def load_camera_renderer(scenario: ScenarioConfig) -> None:
+    """A scenario whose UAVs carry a camera with the `egl` renderer: import the GUI's renderer
+    (gui/sensor_camera.py registers it); without the GUI extra, one line naming it. Runs
+    without a camera never import moderngl."""
+    from skyswarm.uav.config import UavSection
+
+    uav = scenario.sections.get("uav")
+    if not isinstance(uav, UavSection):
+        return
+    camera = uav.sensors.resolved("camera")
+    if not camera.enabled or camera.renderer != "egl":
+        return
+    try:
+        import skyswarm.gui.sensor_camera  # noqa: F401
+    except ImportError as exc:
+        expected = f"the GUI extra installed: pip install 'skyswarm[gui]' ({exc})"
+        raise ConfigError(scenario.file, "uav.sensors.camera.enabled", True, expected) from None
 
 
 def run_scenario(
@@ -48,6 +69,8 @@ def run_scenario(
         scenario = load_scenario(scenario, extra)
     elif extra:
         raise ValueError("overrides and seed apply when the scenario is given by path or name")
+    else:
+        load_camera_renderer(scenario)
     sim = Simulator.from_scenario(scenario, results_dir)
     try:
         sim.run()

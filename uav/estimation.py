@@ -95,9 +95,11 @@ class SensorSuite:
         self._last_velocity = np.zeros((n, 3))
         truth = self._truth()
         self._last_velocity = truth.velocity.copy()
+        boxes, yaws = _boxes_of(swarm)
         setting = Setting(
-            n, dt, swarm.g, _boxes_of(swarm), self.rng, swarm.sim.world, np.asarray(swarm.slots)
-        )
+            n, dt, swarm.g, boxes, self.rng, swarm.sim.world, np.asarray(swarm.slots),
+            swarm.ids, yaws,
+        )  # fmt: skip
         built = {}  # built (and their start states drawn) in registration order
         for name in config.enabled():
             built[name] = registered_sensors()[name](config.resolved(name), setting, truth)
@@ -303,10 +305,11 @@ def registered_in_order(sensors: dict[str, Sensor]) -> list[tuple[str, Sensor]]:
     return [(name, sensors[name]) for name in registered_sensors() if name in sensors]
 
 
-def _boxes_of(swarm: Swarm) -> np.ndarray:
-    """(B, 6) centre and half size of the scenario's static boxes (their yaw is ignored)."""
+def _boxes_of(swarm: Swarm) -> tuple[np.ndarray, np.ndarray]:
+    """(B, 6) centre and half size of the scenario's static boxes, and their (B,) yaw rad."""
     scenario = swarm.sim.scenario
     world = getattr(scenario, "world", None) if scenario is not None else None
-    objects = getattr(world, "obstacles", ()) or ()
-    boxes = [(*o.center, *(s / 2 for s in o.size)) for o in objects if o.type == "box"]
-    return np.array(boxes, dtype=float).reshape(-1, 6)
+    objects = [o for o in getattr(world, "obstacles", ()) or () if o.type == "box"]
+    boxes = [(*o.center, *(s / 2 for s in o.size)) for o in objects]
+    yaws = np.radians([o.yaw_deg for o in objects]) if objects else np.zeros(0)
+    return np.array(boxes, dtype=float).reshape(-1, 6), yaws

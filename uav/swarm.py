@@ -127,6 +127,7 @@ class Swarm:
             wind = scenario.wind if scenario is not None else WindConfig()
         if wind.enabled:
             self._install_wind(wind)
+        self.ids = np.array(list(ids), dtype=np.int64).reshape(n)  # (N,) agent ids
         # None (preset ideal): act on the truth; else the sensors and the estimate (phase 6)
         self.sensors = SensorSuite.create(self, config.sensors)
         self._estimate_kernel = None
@@ -135,7 +136,6 @@ class Swarm:
                 self.cascade, self.mixer, self.motors, self.wrench, np.arange(n)
             )
         cls = agent_class or AutonomousUavAgent
-        self.ids = np.array(list(ids), dtype=np.int64).reshape(n)  # (N,) agent ids
         self.agents = [
             cls(sim, int(i), int(s), self, k) for k, (i, s) in enumerate(zip(ids, slots))
         ]

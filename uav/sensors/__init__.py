@@ -2,7 +2,7 @@
 
 Each model is one module registering one `Sensor` (base.py); the built-ins register on import,
 in this order (the order of the config reference and of the start-state draws): gps, baro,
-imu, attitude, compass, proximity, lidar, rangefinder. `SensorsConfig` (config.py) is the
+imu, attitude, compass, proximity, lidar, rangefinder, camera. `SensorsConfig` (config.py) is the
 [uav.sensors] table.
 """
 
@@ -28,6 +28,7 @@ from skyswarm.uav.sensors.attitude import AttitudeConfig
 from skyswarm.uav.sensors.compass import CompassConfig
 from skyswarm.uav.sensors.proximity import ProximityConfig, Scan, scan
 from skyswarm.uav.sensors.lidar import LidarConfig
+from skyswarm.uav.sensors.camera import CameraConfig
 
 # isort: on
 from skyswarm.uav.sensors.config import SensorsConfig
@@ -37,6 +38,7 @@ __all__ = [
     "FEEDS",
     "AttitudeConfig",
     "BaroConfig",
+    "CameraConfig",
     "CompassConfig",
     "GaussMarkov",
     "GpsConfig",

@@ -48,7 +48,8 @@ class Setting:
     """What a sensor is built with: N agents, the tick dt_s (s), the world's gravity (m/s^2),
     the scenario's static boxes (B, 6: centre, half size) and the run's `sensors` stream; the
     physics `world` and the agents' (N,) state `slots` in it, for sensors that cast rays
-    through the World seam (`World.cast_rays`; None where a sensor is built without one). A
+    through the World seam (`World.cast_rays`; None where a sensor is built without one); the
+    agents' (N,) `ids` and the boxes' (B,) `box_yaw_rad` (for sensors that draw the scene). A
     sensor's `__init__` sizes its state from it:
 
         def __init__(self, cfg, setting: Setting, truth: Truth) -> None:
@@ -63,6 +64,8 @@ class Setting:
     rng: np.random.Generator
     world: World | None = None
     slots: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    box_yaw_rad: np.ndarray | None = None
 
 
 def ticks_of(seconds: float, tick_s: float, key: str, allow_zero: bool = False) -> int:
