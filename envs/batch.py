@@ -82,7 +82,10 @@ class FlightBatch:
         settings: FlightSettings,
         seed: int = 0,
         uav: UavConfig | None = None,
+        origin: np.ndarray | None = None,
     ) -> None:
+        """`origin` (n, 3) m: each slot's frame (its task's starts and targets are relative to
+        it); default a grid `spacing_m` apart. The swarm envs pass their group's layout."""
         if n < 1:
             raise ValueError(f"num_envs {n!r}: expected at least 1")
         self.n, self.task, self.settings = n, task, settings
@@ -98,14 +101,17 @@ class FlightBatch:
             tick_s=settings.tick_s, duration_s=1e9, seed=seed, physics=settings.physics
         )
         self.sim = Simulator(sim_cfg, world=WorldConfig())
-        side = math.ceil(math.sqrt(n))
-        grid = np.indices((side, side)).reshape(2, -1).T[:n] * settings.spacing_m
-        self.origin = np.column_stack([grid, np.zeros(n)]).astype(float)  # (n, 3) m
+        if origin is None:
+            side = math.ceil(math.sqrt(n))
+            grid = np.indices((side, side)).reshape(2, -1).T[:n] * settings.spacing_m
+            origin = np.column_stack([grid, np.zeros(n)])
+        self.origin = np.array(origin, dtype=float).reshape(n, 3)  # (n, 3) m
         home = self.origin + [0.0, 0.0, task.altitude_m]
         self.swarm = Swarm(
             self.sim, uav, range(1, n + 1), home, np.zeros(n), hovering=True, wind=task.wind
         )
         self.index = np.arange(n)
+        self.live = self.index  # (k,) the slots still flying (`retire` takes them out)
         self.target = home.copy()  # (n, 3) m, world
         self.action = np.zeros((n, self.level.k))  # the last normalised action
         self.steps = np.zeros(n, dtype=np.int64)  # steps into each slot's episode
@@ -134,13 +140,21 @@ class FlightBatch:
             self.steps[index] = 0
         return self.observe()
 
+    def retire(self, index: np.ndarray, cause: str) -> None:
+        """Kill slots `index` for good (a multi-agent episode's deaths): the simulator records
+        the death, the body leaves the world, the radio falls silent; later steps skip them."""
+        for i in np.asarray(index, dtype=np.intp):
+            self.sim.kill(self.swarm.agents[i], cause)
+        self.live = np.flatnonzero(self.swarm.alive)
+
     def observe(self) -> np.ndarray:
         kin = read_kinematics(self.swarm, self.obs_spec.source)
         return observe(self.obs_spec, kin, self.target, self.action)
 
     def step(self, action: np.ndarray) -> StepOut:
         """Fly every slot one control period on `action` (n, k), normalised and checked."""
-        self.level.apply(self.swarm.command, self.index, action)
+        live = self.live
+        self.level.apply(self.swarm.command, live, action[live] if len(live) < self.n else action)
         sim = self.sim
         for _ in range(self.ticks):
             sim.step()
