@@ -33,17 +33,27 @@ from skyswarm.envs.sb3 import SB3VecEnv
 CONTROL_HZ = 50.0
 
 
-def make_model(num_envs: int, seed: int, n_steps: int = 128, verbose: int = 0) -> PPO:
+def make_model(
+    num_envs: int,
+    seed: int,
+    n_steps: int = 128,
+    verbose: int = 0,
+    batch_size: int = 4096,
+    learning_rate: float = 3e-4,
+    max_episode_steps: int = 500,
+) -> PPO:
     """PPO on `num_envs` slots of the hover task (hyper-parameters tuned for this task)."""
-    venv = VecMonitor(SB3VecEnv(FlightVectorEnv(num_envs, task="hover")))  # episode returns
+    venv = VecMonitor(
+        SB3VecEnv(FlightVectorEnv(num_envs, max_episode_steps=max_episode_steps))
+    )  # episode returns
     venv.seed(seed)
     return PPO(
         "MlpPolicy",
         venv,
         n_steps=n_steps,  # per env: a rollout is num_envs x n_steps transitions
-        batch_size=4096,
+        batch_size=batch_size,
         n_epochs=5,
-        learning_rate=3e-4,
+        learning_rate=learning_rate,
         gamma=0.99,
         gae_lambda=0.95,
         clip_range=0.2,
