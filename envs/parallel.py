@@ -99,10 +99,17 @@ class SwarmParallelEnv(ParallelEnv):
     def action_space(self, agent: str) -> gym.spaces.Box:
         return self.action_spaces[agent]
 
-    def _build(self, seed: int) -> FlightBatch:
+    def _build(self, seed: int, rng: np.random.Generator | None = None) -> FlightBatch:
+        """A new simulator from `seed`; `rng` (None: nominal) draws its randomised wind,
+        sensors and radio loss (settings.randomize)."""
         origin = self.task.origins(self.n)
-        batch = FlightBatch(self.n, self.task.flight, self.settings, seed=seed, origin=origin)
-        comms = CommsConfig.from_dict({"channels": {"radio": _as_dict(self.channel)}})
+        batch = FlightBatch(
+            self.n, self.task.flight, self.settings, seed=seed, origin=origin, rng=rng
+        )
+        channel = self.channel
+        if rng is not None:
+            channel = replace(channel, loss=self.settings.randomize.loss(rng, channel.loss))
+        comms = CommsConfig.from_dict({"channels": {"radio": _as_dict(channel)}})
         attach_comms(batch.sim, comms)
         if self.hear == "radio":
             self._hearing: Hearing = RadioHearing(batch.swarm.beacons(1.0 / self.beacon_hz))
@@ -117,7 +124,7 @@ class SwarmParallelEnv(ParallelEnv):
             self._rng = np.random.default_rng(seed)
         self._close_view()
         self._batch.sim.close()
-        self._batch = self._build(int(self._rng.integers(SEED_SPACE)))
+        self._batch = self._build(int(self._rng.integers(SEED_SPACE)), self._rng)
         b = self._batch
         b.restart(b.index, self._rng)
         b.target[:] = self.task.targets(b.origin)
