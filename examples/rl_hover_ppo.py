@@ -5,14 +5,16 @@ Needs the `rl` extra (stable-baselines3, torch: install torch's CPU build first,
 `pip install torch==2.13.0` from a CPU index, then `pip install stable-baselines3`) and, for
 the video, the `gui` extra.
 
-    python examples/rl_hover_ppo.py train --steps 3000000 --out runs/hover_ppo.zip
+    python examples/rl_hover_ppo.py train --steps 8000000 --out runs/hover_ppo.zip
     python examples/rl_hover_ppo.py eval runs/hover_ppo.zip
     python examples/rl_hover_ppo.py replay runs/hover_ppo.zip --video runs/hover_ppo.mp4
 
 The task is `skyswarm/Hover-v0`: start within 1 m of the target, up to 0.5 m/s per axis and
 10 deg of roll and pitch, any heading; hold the target 10 m up. The evaluation flies the
 deterministic policy from `episodes` fresh random starts for 10 s each and reports the mean
-position error over the last 5 s (settled), the final error and the crash count.
+position error over the last 5 s (settled), the final error and the crash count. Measured on
+2 cores shared with other jobs (docs/rl.md): 8 M steps in 14 min 47 s wall, mean error 0.014 m,
+no crash in 100; 2.5 M steps in 3 min 6 s, 0.248 m with 3 crashes.
 """
 
 from __future__ import annotations
@@ -127,7 +129,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train")
-    t.add_argument("--steps", type=int, default=3_000_000)
+    t.add_argument("--steps", type=int, default=8_000_000)
     t.add_argument("--envs", type=int, default=128)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--out", type=Path, default=Path("runs/hover_ppo.zip"))
