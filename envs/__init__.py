@@ -11,7 +11,13 @@ Gymnasium 1.x has no plug-in discovery: importing this package registers the env
                         vectorization_mode="vector_entry_point")
 
 Single-agent: Hover-v0, Goal-v0, WindHover-v0 (envs/single.py, the native vector env
-envs/vector.py as each one's `vector_entry_point`). Multi-agent PettingZoo: envs/parallel.py.
+envs/vector.py as each one's `vector_entry_point`). Multi-agent PettingZoo (no registry in
+PettingZoo: a constructor per convention), the radio in the loop (envs/parallel.py):
+
+    from skyswarm.envs import parallel_env
+    env = parallel_env("swap", swarm_size=6, radio={"loss": 0.2, "range_m": 30.0})
+
+Stable-Baselines3 (the `rl` extra): envs/sb3.py `SB3VecEnv` wraps the vector env.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ import gymnasium as gym
 
 from skyswarm.envs.actions import LEVELS, ActionError
 from skyswarm.envs.batch import FlightSettings
+from skyswarm.envs.parallel import SwarmParallelEnv, parallel_env
 from skyswarm.envs.single import EpisodeEndedError, FlightEnv
+from skyswarm.envs.swarm_tasks import SWARM_TASKS, SwarmTask
 from skyswarm.envs.tasks import TASKS, Task
 from skyswarm.envs.vector import FlightVectorEnv
 
@@ -32,7 +40,11 @@ __all__ = [
     "FlightEnv",
     "FlightSettings",
     "FlightVectorEnv",
+    "SWARM_TASKS",
+    "SwarmParallelEnv",
+    "SwarmTask",
     "Task",
+    "parallel_env",
     "ENV_IDS",
 ]
 

@@ -23,6 +23,7 @@ from skyswarm.core.config import SimulationConfig, WorldConfig
 from skyswarm.core.simulator import Simulator
 from skyswarm.envs.actions import ActionLevel, action_level
 from skyswarm.envs.observations import ObservationSpec, observe, read_kinematics
+from skyswarm.envs.randomize import Randomization
 from skyswarm.envs.tasks import Task
 from skyswarm.uav.config import UavConfig, load_uav_config
 from skyswarm.uav.estimation import euler_to_quat
@@ -44,6 +45,11 @@ class FlightSettings:
     last_action: bool = True
     max_episode_steps: int = 500  # truncation (10 s at 50 Hz)
     spacing_m: float = 50.0  # m between slots
+    randomize: Randomization = Randomization()  # envs/randomize.py (a dict of its fields too)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.randomize, dict):
+            object.__setattr__(self, "randomize", Randomization(**self.randomize))
 
     def ticks_per_step(self) -> int:
         ticks = 1.0 / (self.control_hz * self.tick_s)
@@ -82,7 +88,12 @@ class FlightBatch:
         settings: FlightSettings,
         seed: int = 0,
         uav: UavConfig | None = None,
+        origin: np.ndarray | None = None,
+        rng: np.random.Generator | None = None,
     ) -> None:
+        """`origin` (n, 3) m: each slot's frame (its task's starts and targets are relative to
+        it); default a grid `spacing_m` apart. The swarm envs pass their group's layout.
+        `rng`: draws the build's randomised wind and sensor preset (settings.randomize)."""
         if n < 1:
             raise ValueError(f"num_envs {n!r}: expected at least 1")
         self.n, self.task, self.settings = n, task, settings
@@ -90,22 +101,28 @@ class FlightBatch:
         self.obs_spec = settings.observation
         self.ticks = settings.ticks_per_step()
         uav = uav or load_uav_config()
-        if settings.sensors != uav.sensors.preset:
-            uav = replace(uav, sensors=SensorsConfig(preset=settings.sensors, record_hz=0.0))
+        rand, wind, preset = settings.randomize, task.wind, settings.sensors
+        if rng is not None:
+            wind, preset = rand.wind(rng, wind), rand.sensor_preset(rng, preset)
+        if preset != uav.sensors.preset:
+            uav = replace(uav, sensors=SensorsConfig(preset=preset, record_hz=0.0))
         if settings.observe == "estimate" and not uav.sensors.active:
             raise ValueError("observe='estimate' needs sensors: set sensors='qrsim'")
         sim_cfg = SimulationConfig(
             tick_s=settings.tick_s, duration_s=1e9, seed=seed, physics=settings.physics
         )
         self.sim = Simulator(sim_cfg, world=WorldConfig())
-        side = math.ceil(math.sqrt(n))
-        grid = np.indices((side, side)).reshape(2, -1).T[:n] * settings.spacing_m
-        self.origin = np.column_stack([grid, np.zeros(n)]).astype(float)  # (n, 3) m
+        if origin is None:
+            side = math.ceil(math.sqrt(n))
+            grid = np.indices((side, side)).reshape(2, -1).T[:n] * settings.spacing_m
+            origin = np.column_stack([grid, np.zeros(n)])
+        self.origin = np.array(origin, dtype=float).reshape(n, 3)  # (n, 3) m
         home = self.origin + [0.0, 0.0, task.altitude_m]
         self.swarm = Swarm(
-            self.sim, uav, range(1, n + 1), home, np.zeros(n), hovering=True, wind=task.wind
+            self.sim, uav, range(1, n + 1), home, np.zeros(n), hovering=True, wind=wind
         )
         self.index = np.arange(n)
+        self.live = self.index  # (k,) the slots still flying (`retire` takes them out)
         self.target = home.copy()  # (n, 3) m, world
         self.action = np.zeros((n, self.level.k))  # the last normalised action
         self.steps = np.zeros(n, dtype=np.int64)  # steps into each slot's episode
@@ -130,9 +147,19 @@ class FlightBatch:
                 index, origin + start.offset, euler_to_quat(start.euler), start.velocity
             )
             self.target[index] = origin + start.target
+            masses = self.settings.randomize.masses(rng, k, self.swarm.config.airframe)
+            if masses is not None:
+                self.sim.world.set_mass(self.swarm.slots[index], *masses)
             self.action[index] = self.hover_action(k)
             self.steps[index] = 0
         return self.observe()
+
+    def retire(self, index: np.ndarray, cause: str) -> None:
+        """Kill slots `index` for good (a multi-agent episode's deaths): the simulator records
+        the death, the body leaves the world, the radio falls silent; later steps skip them."""
+        for i in np.asarray(index, dtype=np.intp):
+            self.sim.kill(self.swarm.agents[i], cause)
+        self.live = np.flatnonzero(self.swarm.alive)
 
     def observe(self) -> np.ndarray:
         kin = read_kinematics(self.swarm, self.obs_spec.source)
@@ -140,7 +167,8 @@ class FlightBatch:
 
     def step(self, action: np.ndarray) -> StepOut:
         """Fly every slot one control period on `action` (n, k), normalised and checked."""
-        self.level.apply(self.swarm.command, self.index, action)
+        live = self.live
+        self.level.apply(self.swarm.command, live, action[live] if len(live) < self.n else action)
         sim = self.sim
         for _ in range(self.ticks):
             sim.step()

@@ -25,18 +25,23 @@ DISTANCE_M = 8.0  # m, camera to the slot's target
 class EnvView:
     """An offscreen canvas and a camera orbiting a slot's target (and a window for "human")."""
 
-    def __init__(self, batch: FlightBatch, window: bool = False) -> None:
+    def __init__(
+        self, batch: FlightBatch, window: bool = False, distance_m: float = DISTANCE_M
+    ) -> None:
         self.batch = batch
         self.source = LiveSource(batch.sim)
-        self.canvas = OffscreenCanvas(
-            Scenery(), SIZE, (0.0, 0.0), 2.0 * DISTANCE_M, agent_scale=2.0
-        )
-        self.camera = OrbitCamera(distance=DISTANCE_M, azimuth_deg=-60.0, elevation_deg=20.0)
+        extent = 2.0 * distance_m
+        self.canvas = OffscreenCanvas(Scenery(), SIZE, (0.0, 0.0), extent, agent_scale=2.0)
+        self.camera = OrbitCamera(distance=distance_m, azimuth_deg=-60.0, elevation_deg=20.0)
         self.window: Any = _Window() if window else None
 
     def draw(self, slot: int) -> np.ndarray:
         """(H, W, 3) uint8: the world around slot `slot`'s target, the UAV and its neighbours."""
-        self.camera.target = np.asarray(self.batch.target[slot], dtype=float)
+        return self.draw_at(self.batch.target[slot])
+
+    def draw_at(self, point: np.ndarray) -> np.ndarray:
+        """(H, W, 3) uint8: the world around `point` (3,) m (a swarm env's group centre)."""
+        self.camera.target = np.asarray(point, dtype=float)
         image = self.canvas.render(self.source.frame(), self.camera).copy()
         if self.window is not None:
             self.window.show(image)

@@ -81,7 +81,7 @@ class FlightEnv(gym.Env):
         super().reset(seed=seed, options=options)
         if seed is not None:
             self._close_view()
-            self._batch = FlightBatch(1, self.task, self.settings, seed=seed)
+            self._batch = FlightBatch(1, self.task, self.settings, seed=seed, rng=self.np_random)
         obs = self._batch.restart(np.arange(1), self.np_random)
         self._ended = False
         if self.render_mode == "human":

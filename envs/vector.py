@@ -69,7 +69,9 @@ class FlightVectorEnv(gym.vector.VectorEnv):
             seed = seed[0]
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-            self._batch = FlightBatch(self.num_envs, self.task, self.settings, seed=seed)
+            self._batch = FlightBatch(
+                self.num_envs, self.task, self.settings, seed=seed, rng=self._rng
+            )
             self._close_view()
         obs = self._batch.restart(np.arange(self.num_envs), self._rng)
         self._started = True

@@ -296,6 +296,14 @@ class World(ABC):
         st.linear_velocity[slots] = linear_velocity
         st.angular_velocity[slots] = angular_velocity
 
+    @abstractmethod
+    def set_mass(self, slots: np.ndarray, mass: np.ndarray, inertia: np.ndarray) -> None:
+        """Give live bodies `slots` (n,) new (n,) masses kg and (n, 3) principal inertias
+        kg m^2 from the next step on (an RL environment's per-episode domain randomisation).
+
+            world.set_mass(slots, np.full(n, 1.1), np.tile([0.01, 0.01, 0.02], (n, 1)))
+        """
+
     def cast_rays(
         self, origins: np.ndarray, directions: np.ndarray, max_range_m: float
     ) -> tuple[np.ndarray, np.ndarray]:

@@ -208,6 +208,17 @@ class BulletWorld(World):
             )
         super().reset_bodies(slots, position, orientation, linear_velocity, angular_velocity)
 
+    def set_mass(self, slots: np.ndarray, mass: np.ndarray, inertia: np.ndarray) -> None:
+        for k, slot in enumerate(np.asarray(slots).tolist()):
+            body = int(self._body_of_slot[slot])
+            pb.changeDynamics(
+                body,
+                -1,
+                mass=float(mass[k]),
+                localInertiaDiagonal=list(map(float, inertia[k])),
+                **self._cid,
+            )
+
     @property
     def num_bodies(self) -> int:
         return pb.getNumBodies(**self._cid)

@@ -148,6 +148,13 @@ class FastWorld(World):
     def tracked_slots(self) -> np.ndarray:
         return self._live
 
+    def set_mass(self, slots: np.ndarray, mass: np.ndarray, inertia: np.ndarray) -> None:
+        mass = np.asarray(mass, dtype=float)
+        if not (mass > 0).all():
+            raise ValueError(f"body masses {mass!r} kg: expected every one > 0")
+        self._inv_m[slots] = 1.0 / mass
+        self._inertia[slots] = inertia
+
     def remove(self, slot: int) -> None:
         self._live = self._live[self._live != slot]
 
