@@ -23,6 +23,7 @@ from typing import Any
 from skyswarm.app.batch_executors import DaskCluster, Executor, LocalPool
 from skyswarm.app.batch_worker import load_complete, one_line
 from skyswarm.app.exits import EXIT_INTERRUPTED
+from skyswarm.app.results_dir import hold
 from skyswarm.app.sweep import RunSpec, Sweep, load_sweep
 from skyswarm.app.sweep_report import (
     SweepTable,
@@ -244,6 +245,14 @@ def cmd_batch(args: argparse.Namespace) -> int:
     out = args.out or Path(sweep.settings.out or Path("results", "sweeps", args.sweep.stem))
     if not args.resume and ((out / "sweep.csv").exists() or (out / "runs").exists()):
         raise ConfigError("--out", "--out", str(out), "a folder without a sweep (or --resume)")
+    held = hold(out, str(sweep.file))  # a second batch into this folder is refused
+    try:
+        return _run_command(args, sweep, out)
+    finally:
+        held.release()
+
+
+def _run_command(args: argparse.Namespace, sweep: Sweep, out: Path) -> int:
     if args.scheduler:
         executor: Executor = DaskCluster(args.scheduler)
     else:

@@ -95,7 +95,15 @@ def cmd_view(args: argparse.Namespace) -> int:
     from skyswarm.gui.app import view_scenario
 
     scenario = load_args(args)
-    return view_scenario(scenario, speed=args.speed, size=args.size, results_dir=args.out)
+    if args.out is None:
+        return view_scenario(scenario, speed=args.speed, size=args.size)
+    from skyswarm.app.results_dir import claim
+
+    held = claim(args.out, overwrite=False, scenario_file=scenario.file)  # new or empty, locked
+    try:
+        return view_scenario(scenario, speed=args.speed, size=args.size, results_dir=args.out)
+    finally:
+        held.release()
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
