@@ -18,6 +18,7 @@ from skyswarm.core.comms.channels import CommsConfig
 from skyswarm.core.faults import FaultsConfig
 from skyswarm.core.geo import GeoConfig
 from skyswarm.core.limits import MAX_SET_CHARS, parse_limited
+from skyswarm.core.migrations import check_schema
 from skyswarm.core.schema import ConfigError, build, check_ticks, did_you_mean, param, to_plain
 from skyswarm.core.wind import WindConfig
 
@@ -316,6 +317,7 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> ScenarioCo
 def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
     from skyswarm.core.mission import resolve_mission  # the mission module decides its own sections
 
+    data = check_schema(data, file)  # `schema` key; moved keys say where they went
     if "mission" not in data:
         raise ConfigError(file, "mission", dataclasses.MISSING, "a [mission] table with a type")
     core = {name: build(cls, data.get(name, {}), name, file) for name, cls in CORE_SECTIONS.items()}

@@ -13,6 +13,7 @@ import numpy as np
 from skyswarm.core.geo import wgs84_to_enu
 from skyswarm.core.schema import ConfigError, param
 from skyswarm.missions.flight_plan import geometry as geo
+from skyswarm.missions.flight_plan.cycles import check_cycles
 from skyswarm.missions.flight_plan.plan import Leg, Plan, parse_plan, read_plan, walk
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ def load_plans(scenario: ScenarioConfig, n_agents: int) -> list[tuple[Plan, str]
     out = []
     for plan, file in one:
         key = "flight_plan.inline" if cfg.inline is not None else ""
+        check_cycles(plan, key, file)  # no cycle of zero-length legs (the fixes as written)
         plan = localise(plan, tuple(scenario.geo.origin), key, file)
         rf_checks(plan, key, file)
         check_flight(plan, cfg, uav, scenario, key, file)
