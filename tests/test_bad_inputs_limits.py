@@ -123,3 +123,22 @@ def test_a_set_value_longer_than_the_limit_is_refused_unparsed():
     assert parse_override("a.b=" + "1" * 10)[1] == 1111111111
     with pytest.raises(ConfigError, match=f"at most {MAX_SET_CHARS} characters"):
         parse_override("a.b=" + "1" * (MAX_SET_CHARS + 1))
+
+
+LONG = "x" * 300  # longer than a file name may be (255 bytes): Path.is_file raises, not False
+
+
+@pytest.mark.parametrize(
+    ("scenario", "key"),
+    [
+        ("hover", "uav.airframe"),
+        ("hover", "world.terrain"),
+        ("hover", "world.heightfield"),
+        ("survey", "flight_plan.plan"),
+    ],
+)
+def test_a_file_name_too_long_for_the_filesystem_is_one_line(scenario, key, capsys):
+    # found by bench/fuzz_inputs.py: an OSError (ENAMETOOLONG) traceback from is_file()
+    assert main(["validate", scenario, "--set", f'{key}="{LONG}.toml"']) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and key in err, err

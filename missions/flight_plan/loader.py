@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.geo import wgs84_to_enu
+from skyswarm.core.resources import is_file
 from skyswarm.core.schema import ConfigError, param
 from skyswarm.missions.flight_plan import geometry as geo
 from skyswarm.missions.flight_plan.cycles import check_cycles
@@ -79,7 +80,7 @@ def load_plans(scenario: ScenarioConfig, n_agents: int) -> list[tuple[Plan, str]
         one = []
         for i, name in enumerate(names):
             path = (base / name).resolve()
-            if not path.is_file():
+            if not is_file(path):
                 key = "flight_plan.plan" if cfg.plan else f"flight_plan.plans[{i}]"
                 raise ConfigError(scenario.file, key, name, f"an existing plan file ({path})")
             one.append((read_plan(path), str(path)))

@@ -37,7 +37,7 @@ from typing import Literal
 import numpy as np
 
 from skyswarm.core.config import WorldConfig
-from skyswarm.core.resources import ASSETS_DIR
+from skyswarm.core.resources import ASSETS_DIR, is_file
 from skyswarm.core.schema import ConfigError, param
 
 UNBURNT, BURNING, BURNT = 0, 1, 2
@@ -122,8 +122,8 @@ def load_heightmap(
         return _terrain_heights(cfg, base_dir, file, world)
     path = Path(cfg.elevation)
     if not path.is_absolute():
-        path = base_dir / path if (base_dir / path).is_file() else ASSETS_DIR / path
-    if path.suffix not in (".npy", ".png") or not path.is_file():
+        path = base_dir / path if is_file(base_dir / path) else ASSETS_DIR / path
+    if path.suffix not in (".npy", ".png") or not is_file(path):
         raise ConfigError(file, "fire.elevation", cfg.elevation, "flat or an existing .npy/.png")
     if path.suffix == ".npy":
         raw = np.asarray(np.load(path), dtype=float)
