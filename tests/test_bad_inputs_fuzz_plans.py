@@ -1,5 +1,5 @@
-"""The input fuzz of bench/fuzz_inputs.py at a CI size (the full one is 50,000 configs and
-2,000 flight plans: `python bench/fuzz_inputs.py`): mutated scenarios through the dict, TOML
+"""The input fuzz of tools/fuzz_inputs.py at a CI size (the full one is 50,000 configs and
+2,000 flight plans: `python tools/fuzz_inputs.py`): mutated scenarios through the dict, TOML
 text and --set paths, random flight plans validated and a few flown; only one-line
 ConfigErrors, no other exception, no hang."""
 
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _fuzz_module():
-    spec = importlib.util.spec_from_file_location("fuzz_inputs", ROOT / "bench" / "fuzz_inputs.py")
+    spec = importlib.util.spec_from_file_location("fuzz_inputs", ROOT / "tools" / "fuzz_inputs.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

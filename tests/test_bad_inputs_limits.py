@@ -138,7 +138,7 @@ LONG = "x" * 300  # longer than a file name may be (255 bytes): Path.is_file rai
     ],
 )
 def test_a_file_name_too_long_for_the_filesystem_is_one_line(scenario, key, capsys):
-    # found by bench/fuzz_inputs.py: an OSError (ENAMETOOLONG) traceback from is_file()
+    # found by tools/fuzz_inputs.py: an OSError (ENAMETOOLONG) traceback from is_file()
     assert main(["validate", scenario, "--set", f'{key}="{LONG}.toml"']) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and key in err, err

@@ -11,10 +11,10 @@ nested and oversized values — no traceback, no hang.
 
 Only ConfigError is an answer; any other exception is a failure (its traceback printed), and so
 is an example that takes longer than `HANG_S` (a SIGALRM stops it). Deterministic (seeded).
-Prints the counts and writes bench/results/fuzz_inputs.json.
+Prints the counts and writes bench/results/fuzz_inputs.json (untracked, beside the benchmarks).
 
-    python bench/fuzz_inputs.py                  # 50,000 configs, 2,000 plans, 100 flights
-    python bench/fuzz_inputs.py --configs 500 --plans 200 --fly 5
+    python tools/fuzz_inputs.py                  # 50,000 configs, 2,000 plans, 100 flights
+    python tools/fuzz_inputs.py --configs 500 --plans 200 --fly 5
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).parent / "results" / "fuzz_inputs.json"
+RESULTS = Path(__file__).parents[1] / "bench" / "results" / "fuzz_inputs.json"  # untracked
 HANG_S = 10.0  # one validation (or a 3 s flight) longer than this is a hang
 
 EXTREME = [
