@@ -142,3 +142,18 @@ def test_a_file_name_too_long_for_the_filesystem_is_one_line(scenario, key, caps
     assert main(["validate", scenario, "--set", f'{key}="{LONG}.toml"']) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and key in err, err
+
+
+@pytest.mark.parametrize(
+    ("scenario", "setting", "key"),
+    [
+        ("survey", 'flight_plan.plan="a\\u0000b.toml"', "flight_plan.plan"),  # NUL: resolve()
+        ("wildfire_flat", "fire.cell_m=1e-300", "fire.cell_m"),  # OverflowError: cell count
+        ("wildfire_hill", 'world.terrain="nope.obj"', "world.terrain"),  # trimesh ValueError
+    ],
+)
+def test_more_fuzz_findings_are_one_line(scenario, setting, key, capsys):
+    # each raised something other than ConfigError in tools/fuzz_inputs.py's 50,000 configs
+    assert main(["validate", scenario, "--set", setting]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and key in err, err

@@ -79,10 +79,11 @@ def load_plans(scenario: ScenarioConfig, n_agents: int) -> list[tuple[Plan, str]
             )
         one = []
         for i, name in enumerate(names):
-            path = (base / name).resolve()
-            if not is_file(path):
+            path = base / name
+            if not is_file(path):  # before resolve(): a NUL in the name raises there
                 key = "flight_plan.plan" if cfg.plan else f"flight_plan.plans[{i}]"
                 raise ConfigError(scenario.file, key, name, f"an existing plan file ({path})")
+            path = path.resolve()
             one.append((read_plan(path), str(path)))
     uav = scenario.section("uav").load(base)
     out = []

@@ -68,6 +68,9 @@ class Ignition:
     at_s: float = param(0.0, "time of ignition, s (rounded to the fire step after it)", ge=0.0)
 
 
+MAX_CELLS_PER_SIDE = 100_000  # 10^10 cells: memory refuses far earlier, counts stay finite
+
+
 @dataclass(frozen=True)
 class FireConfig:
     """The `[fire]` section: the grid, its fuel and terrain, the spread model and ignitions."""
@@ -93,6 +96,19 @@ class FireConfig:
     heightmap_scale_m: float = param(1.0, "multiplies the heightmap's values, m", gt=0.0)
     breaks: tuple[Rect, ...] = param((), "zero-fuel rectangles ([[fire.breaks]])")
     ignitions: tuple[Ignition, ...] = param((), "ignitions ([[fire.ignitions]])")
+
+    def validate(self, path: str, file: str) -> None:
+        """At most MAX_CELLS_PER_SIDE cells a side (a cell far smaller than the grid overflows
+        the cell count: found by tools/fuzz_inputs.py)."""
+        for side in self.size:
+            if not side / self.cell_m <= MAX_CELLS_PER_SIDE:
+                raise ConfigError(
+                    file,
+                    f"{path}.cell_m",
+                    self.cell_m,
+                    f"a cell of at least {side / MAX_CELLS_PER_SIDE:.6g} m "
+                    f"(at most {MAX_CELLS_PER_SIDE} cells a side of {side:g} m)",
+                )
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -143,6 +159,10 @@ def _terrain_heights(
 ) -> np.ndarray:
     from skyswarm.core.backends.terrain import load_height_grid, sample_mesh
 
+    for key in ("heightfield", "terrain"):  # read here before core's checks run: check it
+        name = getattr(world, key) if world is not None else ""
+        if name and not is_file(base_dir / name):
+            raise ConfigError(file, f"world.{key}", name, "an existing file (fire.elevation)")
     if world is not None and world.heightfield:
         hf = load_height_grid(
             base_dir / world.heightfield, world.heightfield_cell_m, world.heightfield_origin
