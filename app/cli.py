@@ -135,6 +135,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_export_parser(sub)
 
+    from skyswarm.app.migrate import add_migrate_parser  # skyswarm migrate (issue 28)
+
+    add_migrate_parser(sub)
+
     plot = sub.add_parser("plot", help="write the PNG plots of a results directory")
     plot.add_argument("results", type=Path, help="results directory of a run")
     plot.set_defaults(func=cmd_plot)

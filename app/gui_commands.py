@@ -172,9 +172,18 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     scenario = load_args(args)
     options = view_options(args)
-    code = view_scenario(
-        scenario, speed=args.speed, size=args.size, results_dir=args.out, options=options
-    )
+    if args.out is None:
+        code = view_scenario(scenario, speed=args.speed, size=args.size, options=options)
+        return interrupted(code)
+    from skyswarm.app.results_dir import claim
+
+    held = claim(args.out, overwrite=False, scenario_file=scenario.file)  # new or empty, locked
+    try:
+        code = view_scenario(
+            scenario, speed=args.speed, size=args.size, results_dir=args.out, options=options
+        )
+    finally:
+        held.release()
     return interrupted(code)
 
 

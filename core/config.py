@@ -17,6 +17,8 @@ from typing import Any, Literal
 from skyswarm.core.comms.channels import CommsConfig
 from skyswarm.core.faults import FaultsConfig
 from skyswarm.core.geo import GeoConfig
+from skyswarm.core.limits import MAX_SET_CHARS, parse_limited
+from skyswarm.core.migrations import check_schema
 from skyswarm.core.schema import ConfigError, build, check_ticks, did_you_mean, param, to_plain
 from skyswarm.core.wind import WindConfig
 
@@ -290,7 +292,7 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             str(path), "(file)", str(path), f"a readable UTF-8 file ({exc})"
         ) from None
     try:
-        return tomllib.loads(text)
+        return parse_limited(lambda: tomllib.loads(text), str(path), "(top level)")
     except tomllib.TOMLDecodeError as exc:
         # quote the offending line of a .toml file only: never echo a line of another file
         shown = _first_line(text, exc) if path.suffix == ".toml" else f"({path.name})"
@@ -317,8 +319,11 @@ def parse_override(item: str) -> tuple[str, Any]:
     key = key.strip()
     if not key or any(not part for part in key.split(".")):
         raise ConfigError("--set", key, raw, "a dotted key path such as simulation.seed")
+    if len(raw) > MAX_SET_CHARS:
+        shown = f"({len(raw)} characters)"
+        raise ConfigError("--set", key, shown, f"a value of at most {MAX_SET_CHARS} characters")
     try:
-        value = tomllib.loads(f"v = {raw}")["v"]
+        value = parse_limited(lambda: tomllib.loads(f"v = {raw}")["v"], "--set", key)
     except tomllib.TOMLDecodeError:
         value = raw.strip()
     return key, value
@@ -373,6 +378,7 @@ def scenario_from_dict(data: Mapping[str, Any], file: str = "") -> ScenarioConfi
 def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
     from skyswarm.core.mission import resolve_mission  # the mission module decides its own sections
 
+    data = check_schema(data, file)  # `schema` key; moved keys say where they went
     if "mission" not in data:
         raise ConfigError(file, "mission", dataclasses.MISSING, "a [mission] table with a type")
     core = {name: build(cls, data.get(name, {}), name, file) for name, cls in CORE_SECTIONS.items()}
