@@ -92,8 +92,7 @@ def _run_held(args: argparse.Namespace, scenario, out: Path, inputs, held: HeldD
         extras = mavlink_flags.start(args, sim)
     except ConfigError:  # a taken port ...: no results directory left behind
         sim.close()
-        if not existed:
-            shutil.rmtree(out, ignore_errors=True)
+        held.discard()
         raise
     capture = gui_commands.start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
