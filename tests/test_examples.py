@@ -169,3 +169,30 @@ def test_a_mission_plugin_package_installs_and_runs_by_name(tmp_path: Path) -> N
         timeout=300,
     )
     assert done.returncode == 2 and "mission.type = 'climb'" in done.stderr
+
+
+def test_rl_swarm(tmp_path: Path) -> None:
+    # the PettingZoo goal swap with a random and a scripted (radio-only) policy, one short episode
+    out = run_example(
+        "rl_swarm.py", tmp_path, 1.0, "--agents", "4", "--episodes", "1", "--seconds", "3"
+    )
+    assert "random" in out and "scripted" in out
+
+
+def test_rl_hover_ppo(tmp_path: Path) -> None:
+    # PPO on the vector env for a few updates, saved, then evaluated from 100 random starts
+    pytest.importorskip("stable_baselines3")
+    model = tmp_path / "ppo.zip"
+    out = run_example(
+        "rl_hover_ppo.py",
+        tmp_path,
+        1.0,
+        "train",
+        "--steps",
+        "1024",
+        "--envs",
+        "4",
+        "--out",
+        str(model),
+    )
+    assert model.is_file() and "trained 1,024 steps" in out
