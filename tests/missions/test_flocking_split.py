@@ -25,16 +25,7 @@ def run(overrides: list[str]) -> dict:
     return sim.finish()
 
 
-@pytest.mark.parametrize(
-    ("overrides", "uavs", "limit_s"),
-    [
-        ([], 10, 250.0),  # seed 1: 99 % at 183.1 s
-        (["agents.count=30", "comms.channels.radio.range_m=60.0"], 30, 180.0),  # 132.1 s
-    ],
-    ids=["10_uavs_20m", "30_uavs_60m"],
-)
-def test_split_flock_covers_without_collision(overrides, uavs, limit_s) -> None:
-    summary = run(overrides)
+def check_split_coverage(summary: dict, uavs: int, limit_s: float) -> None:
     m = summary["metrics"]
     assert m["max_simultaneous_leaders"] >= 2  # the flock did split
     assert summary["deaths_by_cause"] == {} and summary["alive"] == uavs + 1  # + base station
@@ -43,3 +34,13 @@ def test_split_flock_covers_without_collision(overrides, uavs, limit_s) -> None:
     assert m["min_separation_m"] > 0.5  # closest pass of any two UAVs (bodies ~0.5 m across)
     radio = summary["comms"]["channels"]["radio"]
     assert radio["out_of_range"] > 1000  # broadcasts beyond 20 / 60 m are counted
+
+
+def test_split_flock_covers_without_collision_10_uavs_20m() -> None:
+    check_split_coverage(run([]), 10, 250.0)  # seed 1: 99 % at 183.1 s
+
+
+@pytest.mark.xdist_group("flocking_split_30")
+def test_split_flock_covers_without_collision_30_uavs_60m(flocking_split_30) -> None:
+    # agents.count=30, comms.channels.radio.range_m=60.0 (tests/conftest.py, shared run)
+    check_split_coverage(flocking_split_30, 30, 180.0)  # seed 1: 99 % at 132.1 s
