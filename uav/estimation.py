@@ -275,6 +275,12 @@ class SensorSuite:
         """RMS distance between estimated and true position over the run so far, m."""
         return float(np.sqrt(self.sq_error_sum / max(self.samples, 1)))
 
+    def readings(self, rows: np.ndarray) -> dict[str, object]:
+        """Each sensor's `reading(rows)` that is not None, by name (a controller's
+        `SwarmState.readings`)."""
+        out = {name: sensor.reading(rows) for name, sensor in self.sensors.items()}
+        return {name: r for name, r in out.items() if r is not None}
+
     def _log_arrays(self, sensor: Sensor, tick: int, t: float) -> None:
         """Append the sensor's `arrays()` to the array log named after it (core/array_log.py;
         the header, with the agent ids and its constants, at the first record)."""

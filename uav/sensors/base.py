@@ -96,9 +96,10 @@ class Sensor:
     - `columns`: the per-agent columns `record()` adds to sensors.csv.
 
     Instances hold `cfg` (the resolved Config: read its typed fields), `n`, `rng`, `every` (ticks
-    between samples), `fresh` (True on a tick it sampled) and `arrays_every` (samples between
-    array-log records, 0: none). Sensors sample in a fixed order:
-    by `FEEDS` order of what they feed, observers last, then by registration order.
+    between samples), `fresh` (True on a tick it sampled), `sampled_tick` (the last sample's
+    tick, -1 before the first) and `arrays_every` (samples between array-log records, 0: none).
+    Sensors sample in a fixed order: by `FEEDS` order of what they feed, observers last, then
+    by registration order.
 
     Example, a downward sonar that measures height above z = 0 with white noise:
 
@@ -147,12 +148,14 @@ class Sensor:
         )
         self.fresh = False
         self.arrays_every = cfg.record_every if "record_every" in cfg.__dataclass_fields__ else 0
+        self.sampled_tick = -1  # the tick of the last sample (-1: none yet)
 
     def step(self, tick: int, truth: Truth) -> None:
         """Phase 6, every tick: `sample` when one is due (every `every` ticks)."""
         self.fresh = tick % self.every == 0
         if self.fresh:
             self.sample(tick, truth)
+            self.sampled_tick = tick
 
     def sample(self, tick: int, truth: Truth) -> None:
         """Take one sample of all N agents from `truth` (draw from `self.rng` only)."""
@@ -161,6 +164,12 @@ class Sensor:
     def record(self) -> np.ndarray:
         """(N, len(columns)) values for sensors.csv (the last sample)."""
         return np.empty((self.n, 0))
+
+    def reading(self, rows: np.ndarray) -> object | None:
+        """What a user controller sees of the last sample for the swarm indices `rows` (n,),
+        in `SwarmState.readings[name]` (uav/commands.py): a frozen record of (n, ...) arrays,
+        or None (the default) for a sensor that only feeds the estimate or the files."""
+        return None
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The last sample's arrays for the array log (name -> array of a fixed shape and

@@ -85,6 +85,19 @@ class CameraConfig:
 
 
 @dataclass(frozen=True)
+class ImageReading:
+    """A controller's view of the last frames (`SwarmState.camera`) for its n agents: `tick`
+    of the frame (-1: none yet), `depth` (n, H, W) float32 m, `rgb` (n, H, W, 3) uint8,
+    `segmentation` (n, H, W) int32 (as on `Camera`) and `K` (3, 3) px."""
+
+    tick: int
+    depth: np.ndarray
+    rgb: np.ndarray
+    segmentation: np.ndarray
+    K: np.ndarray
+
+
+@dataclass(frozen=True)
 class CameraScene:
     """The static scene and the agents a renderer draws: `ground` (the plane z = 0), box
     obstacles as `box_centers` (B, 3) m, `box_sizes` (B, 3) m (full) and `box_yaw_rad` (B,),
@@ -258,6 +271,12 @@ class Camera(Sensor):
             depth[dead], rgb[dead], seg[dead] = np.nan, 0, NOTHING
         self.depth, self.rgb, self.segmentation = depth, rgb, seg
         self.frames += 1
+
+    def reading(self, rows: np.ndarray) -> ImageReading:
+        """The last frames of the swarm indices `rows` (copies)."""
+        return ImageReading(
+            self.sampled_tick, self.depth[rows], self.rgb[rows], self.segmentation[rows], self.K
+        )
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The array log's record: the last `depth` (N, H, W) float32 m, `rgb` (N, H, W, 3)

@@ -67,6 +67,20 @@ class LidarConfig:
     )
 
 
+@dataclass(frozen=True)
+class ScanReading:
+    """A controller's view of the last scan (`SwarmState.lidar`, `.rangefinder`) for its n
+    agents: `tick` of the scan (-1: none yet), `ranges` (n, M) m (NaN: no return), `hit` and
+    `agent` (n, M) as on `Lidar`, `origins` (n, 3) m and `directions` (n, M, 3) world frame."""
+
+    tick: int
+    ranges: np.ndarray
+    hit: np.ndarray
+    agent: np.ndarray
+    origins: np.ndarray
+    directions: np.ndarray
+
+
 def beam_directions(cfg: LidarConfig) -> np.ndarray:
     """(channels x beams, 3) unit directions of the pattern in the body frame."""
     if cfg.fov_deg >= 360.0:
@@ -157,6 +171,13 @@ class Lidar(Sensor):
         self.hit = np.where(returned, hit, MISS)
         body = returned & (hit >= 0) & (hit < len(self._agent_of_slot))
         self.agent = np.where(body, self._agent_of_slot[np.where(body, hit, 0)], -1)
+
+    def reading(self, rows: np.ndarray) -> ScanReading:
+        """The last scan of the swarm indices `rows` (copies)."""
+        return ScanReading(
+            self.sampled_tick, self.ranges[rows], self.hit[rows], self.agent[rows],
+            self.origins[rows], self.directions[rows],
+        )  # fmt: skip
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The array log's record: `ranges` (N, M) float32 m (NaN: no return), `hit` (N, M)
