@@ -46,6 +46,12 @@ class MavlinkConfig:
     signing_key_file: str = param(
         "", "file holding a 32-byte MAVLink 2 signing key (raw or 64 hex digits); '' = unsigned"
     )
+    channel: str = param(
+        "", "a [comms.channels] channel (e.g. radio) every link crosses: loss, latency; '' = none"
+    )
+    ground_station_m: tuple[float, ...] = param(
+        (), "x, y, z m ENU of the ground station for the channel's distance; [] = each home"
+    )
     home_origin: tuple[float, float, float] = param(
         (47.397742, 8.545594, 488.0),
         "lat deg, lon deg, alt m of the ENU origin when [geo] has none (PX4 SITL's default)",
@@ -62,6 +68,10 @@ class MavlinkConfig:
         for key in ("vehicle_port", "client_port", "gcs_vehicle_port", "gcs_port"):
             if getattr(self, key) > 65535:
                 raise ConfigError(file, f"{path}.{key}", getattr(self, key), "a port <= 65535")
+        if len(self.ground_station_m) not in (0, 3):
+            raise ConfigError(
+                file, f"{path}.ground_station_m", list(self.ground_station_m), "[] or [x, y, z] m"
+            )
         if len(set(self.agents)) != len(self.agents):
             raise ConfigError(file, f"{path}.agents", list(self.agents), "distinct agent ids")
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.schema import ConfigError
+from skyswarm.mavlink.channel import LinkChannel, link_rng
 from skyswarm.mavlink.config import MavlinkConfig
 from skyswarm.mavlink.link import Link
 from skyswarm.mavlink.snapshot import take_snapshot
@@ -68,6 +69,7 @@ class MavlinkService:
             self.close()
             raise
         self.homes = np.array([v.home for v in self.vehicles]).reshape(-1, 3)
+        self.channel = self._channel(sim, config)
         for v in self.vehicles:
             v.taken = ground_owns
             if ground_owns:
@@ -118,6 +120,25 @@ class MavlinkService:
             self.groups.append((swarm, index, rows, targets))
         self.vehicles = [v for v in slots if v is not None]
 
+    def _channel(self, sim: Simulator, c: MavlinkConfig) -> LinkChannel | None:
+        """The radio channel `[mavlink] channel` every link crosses (mavlink/channel.py)."""
+        if not c.channel:
+            return None
+        disp = sim.dispatcher
+        try:
+            if disp is None:
+                raise ValueError("the run has no comms")
+            channel = disp.channels[disp.channel_index(c.channel)]
+        except ValueError as exc:
+            self.close()
+            raise ConfigError(self.file, "mavlink.channel", c.channel, str(exc)) from None
+        ground = np.array(c.ground_station_m, dtype=float) if c.ground_station_m else None
+        model = LinkChannel(channel, link_rng(sim.rng.seed), ground, self.homes)
+        for row, v in enumerate(self.vehicles):
+            for link in v.links:
+                link.route_through(model, row)
+        return model
+
     def _link(self, sysid: int, port: int, remote_port: int, key, gcs: bool = False) -> Link:
         c = self.config
         name = "mavlink.gcs_vehicle_port" if gcs else "mavlink.vehicle_port"
@@ -137,6 +158,8 @@ class MavlinkService:
         tick = world.tick
         if tick % self.poll_ticks == 0:
             self.poll(tick)
+        if self.channel is not None:  # the delayed packets due this tick
+            self.channel.flush(tick)
         if not self.ground_owns:  # the mission wrote this tick's commands: ours win
             for _, _, _, targets in self.groups:
                 targets.apply(every=True)
@@ -155,12 +178,22 @@ class MavlinkService:
         for i, v in enumerate(self.vehicles):
             v.sense(snap.pos[i], snap.vel[i], float(snap.yaw_enu[i]), bool(still[i]), tick, time_s)
         self.telemetry.snap = snap
+        channel = self.channel
+        if channel is not None:
+            channel.update(tick, snap.pos)
         for i, v in enumerate(self.vehicles):
+            inbox = []
             for link in v.links:
                 messages = link.receive(self.config.max_datagrams)
-                if alive[i]:  # a killed UAV's messages are read (bounded) and dropped
-                    for m in messages:
-                        v.handlers.handle(link, m)
+                if channel is None:
+                    inbox += [(link, m) for m in messages]
+                else:  # lost, or handled at the first poll at or after it is due
+                    channel.arrive(i, link, messages)
+            if channel is not None:
+                inbox = channel.due(i, tick)
+            if alive[i]:  # a killed UAV's messages are read (bounded) and dropped
+                for link, m in inbox:
+                    v.handlers.handle(link, m)
             v.mission.poll()
             if alive[i]:
                 v.update()
@@ -184,6 +217,7 @@ class MavlinkService:
             "sent": self.telemetry.sent,
             "received": totals,
             "offboard_unsupported": sum(v.offboard.unsupported for v in self.vehicles),
+            "channel": self.channel.counters.as_dict() if self.channel is not None else {},
         }
 
     def close(self) -> None:
