@@ -29,6 +29,12 @@ def add_args(p: argparse.ArgumentParser, realtime: bool = True) -> None:
         metavar="ADDRESS",
         help="listen on this IPv4 address instead of 127.0.0.1 (explicit: exposes the vehicles)",
     )
+    p.add_argument(
+        "--flightgear",
+        type=int,
+        metavar="ID",
+        help="stream UAV ID to FlightGear (native FDM, UDP 127.0.0.1:5500; docs/mavlink.md)",
+    )
     if not realtime:
         return
     p.add_argument(
@@ -47,9 +53,11 @@ class Started:
     def __init__(self) -> None:
         self.service: Any = None
         self.pacer: Any = None
+        self.fdm: Any = None
 
     def finish(self, out: Path | None) -> None:
-        for name, part in (("mavlink", self.service), ("realtime", self.pacer)):
+        parts = (("mavlink", self.service), ("realtime", self.pacer), ("flightgear", self.fdm))
+        for name, part in parts:
             if part is None:
                 continue
             report = part.report()
@@ -72,6 +80,7 @@ def start(args: argparse.Namespace, sim: Any) -> Started:
         raise ConfigError("", "--realtime", factor, "a factor > 0 (1.0: real time)")
     from skyswarm.mavlink import configured
 
+    started.fdm = _flightgear(args, sim)  # first: a bad [flightgear] binds nothing
     config = configured(sim)
     if args.mavlink or config.enabled or args.mavlink_bind:
         from skyswarm.mavlink import attach
@@ -93,6 +102,26 @@ def start(args: argparse.Namespace, sim: Any) -> Started:
 
         started.pacer = Pacer(sim, factor)
     return started
+
+
+def _flightgear(args: argparse.Namespace, sim: Any) -> Any:
+    """The FlightGear stream (--flightgear ID or `[flightgear] enabled`), or None."""
+    from skyswarm.mavlink.config import FlightGearConfig
+
+    scenario = sim.scenario
+    config = FlightGearConfig()
+    if scenario is not None and "flightgear" in scenario.sections:
+        config = scenario.section("flightgear")
+    agent = getattr(args, "flightgear", None)
+    if agent is None and not config.enabled:
+        return None
+    from skyswarm.mavlink.flightgear import FdmStream
+
+    if agent is not None:
+        config = dataclasses.replace(config, enabled=True, agent=agent)
+    stream = FdmStream(sim, config)
+    print(f"flightgear: agent {config.agent} -> udp {config.address}:{config.port}")
+    return stream
 
 
 def view_attach(args: argparse.Namespace) -> Callable[[Any, Path | None], Callable[[], None]]:

@@ -1,7 +1,8 @@
 """The `[mavlink]` section: which UAVs are MAVLink vehicles, their ids, ports and links.
 
-Importing this module (no pymavlink needed) makes `[mavlink]` a section every scenario may hold
-(core.config.register_section); `skyswarm run/view --mavlink` switches it on for any scenario.
+Importing this module (no pymavlink needed) makes `[mavlink]` and `[flightgear]` sections every
+scenario may hold (core.config.register_section); `skyswarm run/view --mavlink` (--flightgear ID)
+switches them on for any scenario.
 
 Port rule (PX4 SITL's multi-vehicle convention, docs/mavlink.md): the i-th selected UAV
 (i = 0, 1, ... in agent-id order) has system id `system_id + i`; it listens on
@@ -77,3 +78,23 @@ class MavlinkConfig:
 
 
 register_section("mavlink", MavlinkConfig)
+
+
+@dataclass(frozen=True)
+class FlightGearConfig:
+    """`[flightgear]`: a native-FDM stream of one UAV to FlightGear (mavlink/flightgear.py)."""
+
+    enabled: bool = param(False, "stream one UAV to FlightGear (native FDM over UDP)")
+    agent: int = param(0, "agent id of the UAV streamed", ge=0)
+    address: str = param(LOOPBACK, "IPv4 address FlightGear listens on")
+    port: int = param(5500, "UDP port of fgfs --native-fdm=socket,in,HZ,,PORT,udp", ge=1, le=65535)
+    rate_hz: float = param(30.0, "datagrams per simulated second", gt=0, rate=True)
+
+    def validate(self, path: str, file: str) -> None:
+        try:
+            ipaddress.IPv4Address(self.address)
+        except ValueError:
+            raise ConfigError(file, f"{path}.address", self.address, "an IPv4 address") from None
+
+
+register_section("flightgear", FlightGearConfig)
