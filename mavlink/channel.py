@@ -104,9 +104,9 @@ class LinkChannel:
             link.transmit(packet)
 
     # -- client -> vehicle --------------------------------------------------------------------
-    def arrive(self, row: int, link: Link, messages: list) -> None:
-        """Messages vehicle `row` read from `link` this poll: each lost or queued."""
-        for m in messages:
+    def arrive(self, row: int, messages: list[tuple[Link, Any]]) -> None:
+        """(link, message) pairs vehicle `row` read this poll: each lost or queued."""
+        for link, m in messages:
             self.counters.received += 1
             if self.rng.random() < self.loss[row]:
                 self.counters.lost_received += 1

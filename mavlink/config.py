@@ -44,6 +44,9 @@ class MavlinkConfig:
     max_datagrams: int = param(
         64, "datagrams read per link per poll at most (the rest wait: bounded work)", ge=1
     )
+    max_datagrams_poll: int = param(
+        128, "datagrams read per poll over all links at most (each link a fair share first)", ge=1
+    )
     signing_key_file: str = param(
         "", "file holding a 32-byte MAVLink 2 signing key (raw or 64 hex digits); '' = unsigned"
     )

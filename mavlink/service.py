@@ -2,8 +2,9 @@
 polled in the behaviour phase (a pre-tick listener) at `[mavlink] poll_hz`.
 
 One poll, in order: a snapshot of the vehicles' sensed state (snapshot.py); at most
-`max_datagrams` datagrams read per link (non-blocking sockets: the tick never waits on the
-network; what a flood leaves unread waits in, or overflows, the socket's buffer); each valid
+`max_datagrams_poll` datagrams read over all links, each link a fair share first and never more
+than `max_datagrams` (non-blocking sockets: the tick never waits on the network; what a flood
+leaves unread waits in, or overflows, the socket's buffer: `_read`); each valid
 message handled (handlers.py); the mission uploads' retries; each vehicle's logic (vehicle.py);
 the targets written to the swarm as arrays (targets.py); the telemetry due (telemetry.py).
 
@@ -69,6 +70,7 @@ class MavlinkService:
             self.close()
             raise
         self.homes = np.array([v.home for v in self.vehicles]).reshape(-1, 3)
+        self.link_rows = [(row, link) for row, v in enumerate(self.vehicles) for link in v.links]
         self.channel = self._channel(sim, config)
         for v in self.vehicles:
             v.taken = ground_owns
@@ -181,18 +183,13 @@ class MavlinkService:
         channel = self.channel
         if channel is not None:
             channel.update(tick, snap.pos)
+        inbox = self._read()
         for i, v in enumerate(self.vehicles):
-            inbox = []
-            for link in v.links:
-                messages = link.receive(self.config.max_datagrams)
-                if channel is None:
-                    inbox += [(link, m) for m in messages]
-                else:  # lost, or handled at the first poll at or after it is due
-                    channel.arrive(i, link, messages)
-            if channel is not None:
-                inbox = channel.due(i, tick)
+            if channel is not None:  # lost, or handled at the first poll at or after it is due
+                channel.arrive(i, inbox[i])
+                inbox[i] = channel.due(i, tick)
             if alive[i]:  # a killed UAV's messages are read (bounded) and dropped
-                for link, m in inbox:
+                for link, m in inbox[i]:
                     v.handlers.handle(link, m)
             v.mission.poll()
             if alive[i]:
@@ -202,6 +199,34 @@ class MavlinkService:
         self.telemetry.send_due(tick, snap, alive)
         self.polls += 1
         self.work_s += time.perf_counter() - t0
+
+    def _read(self) -> list[list[tuple[Link, Any]]]:
+        """(link, message) pairs of every vehicle, read within this poll's budget: each link
+        first reads its fair share of `max_datagrams_poll` (at least one datagram, at most
+        `max_datagrams`); what is left goes to the links that had more, in an order rotating
+        every poll, up to `max_datagrams` each. Unread datagrams wait in the socket buffers."""
+        c, links = self.config, self.link_rows
+        share = min(c.max_datagrams, max(1, c.max_datagrams_poll // max(1, len(links))))
+        inbox: list[list[tuple[Link, Any]]] = [[] for _ in self.vehicles]
+        budget, more = c.max_datagrams_poll, []
+        for row, link in links:
+            before = link.counters.datagrams
+            inbox[row] += [(link, m) for m in link.receive(share)]
+            read = link.counters.datagrams - before
+            budget -= read
+            if read >= share and share < c.max_datagrams:
+                more.append((row, link))
+        if more and budget > 0:
+            k = self.polls % len(more)
+            for row, link in more[k:] + more[:k]:
+                if budget <= 0:
+                    break
+                before = link.counters.datagrams
+                inbox[row] += [
+                    (link, m) for m in link.receive(min(c.max_datagrams - share, budget))
+                ]
+                budget -= link.counters.datagrams - before
+        return inbox
 
     # -- end --------------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:
