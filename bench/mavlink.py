@@ -5,9 +5,11 @@ The simulation (configs/mavlink.toml with N UAVs, default telemetry rates, fast 
 in this process, paced by `--realtime 1.0`'s Pacer; a second process (pymavlink, one socket per
 vehicle) waits for every heartbeat, arms all vehicles, takes them off to 5 m, then streams
 offboard position setpoints (a slow circle) to every vehicle at 10 Hz, switches them to
-OFFBOARD and keeps reading all telemetry. With `--flood`, a third process sends valid
-COMMAND_LONGs (each answered by an ACK) as fast as it can to every vehicle's endpoint in turn:
-the pace must hold anyway (bounded per-poll work, `[mavlink] max_datagrams`). Prints a table
+OFFBOARD and keeps reading all telemetry. With `--flood`, every vehicle also has its GCS link
+(`gcs = true`) and a third process sends valid COMMAND_LONGs (each answered by an ACK) as fast
+as it can to every vehicle's GCS endpoint in turn, while the client flies them over the API
+links: the pace must hold anyway (bounded per-poll work shared by all links,
+`[mavlink] max_datagrams_poll`). Prints a table
 and writes bench/results/mavlink.json (mavlink-flood.json with --flood).
 
     python bench/mavlink.py [N] [SIM_SECONDS] [--flood]
@@ -146,8 +148,14 @@ def main(n: int = 100, sim_seconds: float = 40.0, flood: bool = False) -> dict:
             f"mavlink.client_port={base}",
             f"mavlink.vehicle_port={base + n + 10}",
             f"simulation.duration_s={sim_seconds}",
+            *(
+                ["mavlink.gcs=true", f"mavlink.gcs_vehicle_port={base + 2 * n + 20}",
+                 f"mavlink.gcs_port={base + 3 * n + 30}"]
+                if flood
+                else []
+            ),
         ],
-    )
+    )  # fmt: skip
     sim = Simulator.from_scenario(scenario)
     service = attach(sim)
     for _ in range(8):  # compile (numba cache) and warm up before the clock starts
@@ -158,7 +166,7 @@ def main(n: int = 100, sim_seconds: float = 40.0, flood: bool = False) -> dict:
     proc.start()
     if flood:
         flood_out = ctx.Queue()
-        flood_proc = ctx.Process(target=flooder, args=(n, base + n + 10, stop, flood_out))
+        flood_proc = ctx.Process(target=flooder, args=(n, base + 2 * n + 20, stop, flood_out))
         flood_proc.start()
     time.sleep(2.0)  # the client's sockets open before the first heartbeat
     pacer = Pacer(sim, 1.0)
@@ -185,6 +193,7 @@ def main(n: int = 100, sim_seconds: float = 40.0, flood: bool = False) -> dict:
         "lag_ms_max": pace["lag_ms_max"],
         "late_share": pace["late_share"],
         "sim_cpu_share": cpu / wall,  # of one core
+        "sim_cpu_s_per_sim_s": cpu / sim.time_s,  # the cost, whatever the machine's load
         "client_cpu_share": got["client_cpu_share"],
         "mavlink_poll_ms_mean": report["poll_ms_mean"],
         "telemetry_sent": report["sent"],
@@ -200,12 +209,13 @@ def main(n: int = 100, sim_seconds: float = 40.0, flood: bool = False) -> dict:
     sim.close()
     print(
         f"{'vehicles':>8} {'factor':>7} {'pace err':>9} {'lag p99 ms':>10} {'late':>6} "
-        f"{'sim CPU':>8} {'client CPU':>10} {'offboard':>8}"
+        f"{'sim CPU':>8} {'CPU s/sim s':>11} {'client CPU':>10} {'offboard':>8} {'load':>5}"
     )
     print(
         f"{n:8d} {row['achieved_factor']:7.3f} {row['pace_error']:9.4f} "
         f"{row['lag_ms_p99']:10.2f} {row['late_share']:6.3f} {row['sim_cpu_share']:8.2f} "
-        f"{row['client_cpu_share']:10.2f} {row['offboard_at_end']:8d}"
+        f"{row['sim_cpu_s_per_sim_s']:11.3f} {row['client_cpu_share']:10.2f} "
+        f"{row['offboard_at_end']:8d} {row['load_average_1min']:5.1f}"
     )
     if flood:
         print(

@@ -201,31 +201,32 @@ class MavlinkService:
         self.work_s += time.perf_counter() - t0
 
     def _read(self) -> list[list[tuple[Link, Any]]]:
-        """(link, message) pairs of every vehicle, read within this poll's budget: each link
-        first reads its fair share of `max_datagrams_poll` (at least one datagram, at most
-        `max_datagrams`); what is left goes to the links that had more, in an order rotating
-        every poll, up to `max_datagrams` each. Unread datagrams wait in the socket buffers."""
+        """(link, message) pairs of every vehicle, at most `max_datagrams_poll` datagrams in
+        all: the links in an order rotating every poll, each first its fair share (the budget
+        over the links, at least one datagram, at most `max_datagrams`) while the budget lasts;
+        what is left goes, in the same order, to the links that had more, up to
+        `max_datagrams` each. Unread datagrams wait in the socket buffers."""
         c, links = self.config, self.link_rows
-        share = min(c.max_datagrams, max(1, c.max_datagrams_poll // max(1, len(links))))
+        if not links:
+            return []
+        k = self.polls % len(links)
+        order = links[k:] + links[:k]
+        share = min(c.max_datagrams, max(1, c.max_datagrams_poll // len(links)))
         inbox: list[list[tuple[Link, Any]]] = [[] for _ in self.vehicles]
         budget, more = c.max_datagrams_poll, []
-        for row, link in links:
-            before = link.counters.datagrams
-            inbox[row] += [(link, m) for m in link.receive(share)]
-            read = link.counters.datagrams - before
-            budget -= read
-            if read >= share and share < c.max_datagrams:
-                more.append((row, link))
-        if more and budget > 0:
-            k = self.polls % len(more)
-            for row, link in more[k:] + more[:k]:
+        for limit in (share, c.max_datagrams - share):
+            for row, link in order:
                 if budget <= 0:
-                    break
+                    return inbox
                 before = link.counters.datagrams
-                inbox[row] += [
-                    (link, m) for m in link.receive(min(c.max_datagrams - share, budget))
-                ]
-                budget -= link.counters.datagrams - before
+                inbox[row] += [(link, m) for m in link.receive(min(limit, budget))]
+                read = link.counters.datagrams - before
+                budget -= read
+                if read >= limit:
+                    more.append((row, link))
+            order, more = more, []
+            if limit <= 0:
+                break
         return inbox
 
     # -- end --------------------------------------------------------------------------------
