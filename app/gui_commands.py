@@ -109,6 +109,9 @@ def add_gui_parsers(
     camera_args(view)
     window_args(view)
     view.add_argument("--links", action="store_true", help="show radio links, losses red; key O")
+    from skyswarm.app import mavlink_flags
+
+    mavlink_flags.add_args(view, realtime=False)  # --mavlink, --mavlink-bind (docs/mavlink.md)
     view.set_defaults(func=cmd_view)
 
     rep = sub.add_parser("replay", help="play a recorded run (results directory) in 3D")
@@ -167,21 +170,26 @@ def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
+    from skyswarm.app.mavlink_flags import view_attach
     from skyswarm.app.scenarios import load_args
     from skyswarm.gui.app import view_scenario
 
     scenario = load_args(args)
     options = view_options(args)
+    attach = view_attach(args)  # MAVLink vehicles with --mavlink / [mavlink] enabled
     if args.out is None:
-        code = view_scenario(scenario, speed=args.speed, size=args.size, options=options)
+        code = view_scenario(
+            scenario, speed=args.speed, size=args.size, options=options, attach=attach
+        )
         return interrupted(code)
     from skyswarm.app.results_dir import claim
 
     held = claim(args.out, overwrite=False, scenario_file=scenario.file)  # new or empty, locked
     try:
         code = view_scenario(
-            scenario, speed=args.speed, size=args.size, results_dir=args.out, options=options
-        )
+            scenario, speed=args.speed, size=args.size, results_dir=args.out, options=options,
+            attach=attach,
+        )  # fmt: skip
     finally:
         held.release()
     return interrupted(code)

@@ -5,9 +5,14 @@ The simulation (configs/mavlink.toml with N UAVs, default telemetry rates, fast 
 in this process, paced by `--realtime 1.0`'s Pacer; a second process (pymavlink, one socket per
 vehicle) waits for every heartbeat, arms all vehicles, takes them off to 5 m, then streams
 offboard position setpoints (a slow circle) to every vehicle at 10 Hz, switches them to
-OFFBOARD and keeps reading all telemetry. Prints a table and writes bench/results/mavlink.json.
+OFFBOARD and keeps reading all telemetry. With `--flood`, every vehicle also has its GCS link
+(`gcs = true`) and a third process sends valid COMMAND_LONGs (each answered by an ACK) as fast
+as it can to every vehicle's GCS endpoint in turn, while the client flies them over the API
+links: the pace must hold anyway (bounded per-poll work shared by all links,
+`[mavlink] max_datagrams_poll`). Prints a table
+and writes bench/results/mavlink.json (mavlink-flood.json with --flood).
 
-    python bench/mavlink.py [N] [SIM_SECONDS]
+    python bench/mavlink.py [N] [SIM_SECONDS] [--flood]
 """
 
 from __future__ import annotations
@@ -96,7 +101,39 @@ def client(n: int, client_port: int, stop, out) -> None:
     )
 
 
-def main(n: int = 100, sim_seconds: float = 40.0) -> dict:
+def flooder(n: int, vehicle_port: int, stop, out) -> None:
+    """Valid COMMAND_LONGs (MAV_CMD_USER_1: ACK UNSUPPORTED) to vehicles 0..n-1 in turn, as
+    fast as one process can send them; reports how many it sent per second."""
+    import socket
+
+    from pymavlink.dialects.v20 import common as mavlink2
+
+    class Buf:
+        data = b""
+
+        def write(self, b: bytes) -> None:
+            self.data = bytes(b)
+
+    packets = []
+    for i in range(n):
+        buf = Buf()
+        mav = mavlink2.MAVLink(buf, srcSystem=250, srcComponent=1)
+        mav.command_long_send(i + 1, 1, 31000, 0, 0, 0, 0, 0, 0, 0, 0)
+        packets.append((buf.data, ("127.0.0.1", vehicle_port + i)))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setblocking(False)
+    sent, t0 = 0, time.perf_counter()
+    while not stop.is_set():
+        for data, addr in packets:
+            try:
+                sock.sendto(data, addr)
+                sent += 1
+            except OSError:  # buffer full, ECONNREFUSED echoes
+                pass
+    out.put({"flood_sent": sent, "flood_per_s": sent / (time.perf_counter() - t0)})
+
+
+def main(n: int = 100, sim_seconds: float = 40.0, flood: bool = False) -> dict:
     sys.path.insert(0, str(ROOT.parent))
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
@@ -111,8 +148,14 @@ def main(n: int = 100, sim_seconds: float = 40.0) -> dict:
             f"mavlink.client_port={base}",
             f"mavlink.vehicle_port={base + n + 10}",
             f"simulation.duration_s={sim_seconds}",
+            *(
+                ["mavlink.gcs=true", f"mavlink.gcs_vehicle_port={base + 2 * n + 20}",
+                 f"mavlink.gcs_port={base + 3 * n + 30}"]
+                if flood
+                else []
+            ),
         ],
-    )
+    )  # fmt: skip
     sim = Simulator.from_scenario(scenario)
     service = attach(sim)
     for _ in range(8):  # compile (numba cache) and warm up before the clock starts
@@ -121,6 +164,10 @@ def main(n: int = 100, sim_seconds: float = 40.0) -> dict:
     queue, stop = ctx.Queue(), ctx.Event()
     proc = ctx.Process(target=client, args=(n, base, stop, queue))
     proc.start()
+    if flood:
+        flood_out = ctx.Queue()
+        flood_proc = ctx.Process(target=flooder, args=(n, base + 2 * n + 20, stop, flood_out))
+        flood_proc.start()
     time.sleep(2.0)  # the client's sockets open before the first heartbeat
     pacer = Pacer(sim, 1.0)
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -131,6 +178,10 @@ def main(n: int = 100, sim_seconds: float = 40.0) -> dict:
     stop.set()
     got = queue.get(timeout=30)
     proc.join()
+    flooded = {}
+    if flood:
+        flooded = flood_out.get(timeout=30)
+        flood_proc.join()
     report = service.report()
     row = {
         "vehicles": n,
@@ -142,12 +193,15 @@ def main(n: int = 100, sim_seconds: float = 40.0) -> dict:
         "lag_ms_max": pace["lag_ms_max"],
         "late_share": pace["late_share"],
         "sim_cpu_share": cpu / wall,  # of one core
+        "sim_cpu_s_per_sim_s": cpu / sim.time_s,  # the cost, whatever the machine's load
         "client_cpu_share": got["client_cpu_share"],
         "mavlink_poll_ms_mean": report["poll_ms_mean"],
         "telemetry_sent": report["sent"],
         "commands_accepted": report["received"]["accepted"],
         "client_received": got["received"],
         "offboard_at_end": in_offboard,
+        "flood_datagrams_per_s": flooded.get("flood_per_s", 0.0),
+        "vehicle_datagrams_read": report["received"]["datagrams"],
         "load_average_1min": os.getloadavg()[0],  # other work on the machine during the run
         "cores": os.cpu_count(),
     }
@@ -155,18 +209,30 @@ def main(n: int = 100, sim_seconds: float = 40.0) -> dict:
     sim.close()
     print(
         f"{'vehicles':>8} {'factor':>7} {'pace err':>9} {'lag p99 ms':>10} {'late':>6} "
-        f"{'sim CPU':>8} {'client CPU':>10} {'offboard':>8}"
+        f"{'sim CPU':>8} {'CPU s/sim s':>11} {'client CPU':>10} {'offboard':>8} {'load':>5}"
     )
     print(
         f"{n:8d} {row['achieved_factor']:7.3f} {row['pace_error']:9.4f} "
         f"{row['lag_ms_p99']:10.2f} {row['late_share']:6.3f} {row['sim_cpu_share']:8.2f} "
-        f"{row['client_cpu_share']:10.2f} {row['offboard_at_end']:8d}"
+        f"{row['sim_cpu_s_per_sim_s']:11.3f} {row['client_cpu_share']:10.2f} "
+        f"{row['offboard_at_end']:8d} {row['load_average_1min']:5.1f}"
     )
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(row, indent=1), encoding="utf-8")
+    if flood:
+        print(
+            f"flood: {row['flood_datagrams_per_s']:.0f} datagrams/s sent, "
+            f"{row['vehicle_datagrams_read']} read by the vehicles"
+        )
+    path = RESULTS.with_name("mavlink-flood.json") if flood else RESULTS
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(row, indent=1), encoding="utf-8")
     return row
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    main(int(args[0]) if args else 100, float(args[1]) if len(args) > 1 else 40.0)
+    flags = [a for a in sys.argv[1:] if a.startswith("--")]
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(
+        int(args[0]) if args else 100,
+        float(args[1]) if len(args) > 1 else 40.0,
+        flood="--flood" in flags,
+    )

@@ -19,7 +19,7 @@ import numpy as np
 from skyswarm.gui.links import LINK_WINDOW_S, link_lines
 from skyswarm.gui.panel import AgentRow, estimate_lines
 from skyswarm.gui.scene import Frame, LiveSource
-from skyswarm.gui.session import SimSession
+from skyswarm.gui.session import SimAttach, SimSession
 from skyswarm.gui.trails import TrailBuffer
 from skyswarm.gui.views import (
     HELP_ACTION,
@@ -69,8 +69,11 @@ class ViewerApp(ViewerBase):
         size: tuple[int, int] = (1280, 720),
         results_dir: Path | None = None,
         options: ViewOptions | None = None,
+        attach: SimAttach | None = None,
     ) -> None:
         self.session = SimSession(sim, speed)
+        self.attach = attach  # e.g. the MAVLink vehicles: on every run, the first and each Reset's
+        self.detach = attach(sim, results_dir) if attach is not None else None
         self.source = LiveSource(sim)
         self.results_dir = results_dir  # where the first run records; resets record next to it
         self.resets = 0
@@ -171,11 +174,14 @@ class ViewerApp(ViewerBase):
             old.sim.stop_reason = "reset"
         old.sim.finish()
         old.sim.close()
+        self.end_attached()
         self.resets += 1
         out = None
         if self.results_dir is not None:
             out = self.results_dir.with_name(f"{self.results_dir.name}-reset-{self.resets}")
         sim = Simulator.from_scenario(old.sim.scenario, out)
+        if self.attach is not None:
+            self.detach = self.attach(sim, out)
         self.session = SimSession(sim, old.speed)
         self.session.started = True
         self.source = LiveSource(sim)
@@ -185,6 +191,12 @@ class ViewerApp(ViewerBase):
         if self.show_links:
             self.show_links = False
             self.toggle_links()  # the new run's dispatcher
+
+    def end_attached(self) -> None:
+        """Detach (and report) what `attach` added to the current run, once."""
+        if self.detach is not None:
+            detach, self.detach = self.detach, None
+            detach()
 
     # -- mission commands (keys 1..9) -----------------------------------------------------
     def mission_commands(self) -> list[tuple[str, Callable[[int | None], None]]]:
@@ -303,13 +315,19 @@ def view_scenario(
     size: tuple[int, int] = (1280, 720),
     results_dir: Path | None = None,
     options: ViewOptions | None = None,
+    attach: SimAttach | None = None,
 ) -> int:
     """Open the viewer on a scenario and run until its main window is closed (Esc or the close
-    button: returns 0) or Ctrl-C (returns 130); either way the summary is written."""
+    button: returns 0) or Ctrl-C (returns 130); either way the summary is written. `attach`
+    (e.g. `skyswarm view --mavlink`'s vehicles) is called on every run the viewer builds."""
     from skyswarm.core.simulator import Simulator
 
     sim = Simulator.from_scenario(scenario, results_dir)
-    app = ViewerApp(sim, speed, size, results_dir, options)
+    try:
+        app = ViewerApp(sim, speed, size, results_dir, options, attach)
+    except BaseException:  # a bad [mavlink] port ...: no window, the run closed
+        sim.close()
+        raise
     interrupted = False
     try:
         interrupted = run_event_loop(app.update)
@@ -320,6 +338,7 @@ def view_scenario(
             sim.stop_reason = "interrupted" if interrupted else "window closed"
         sim.finish()
         sim.close()
+        app.end_attached()
     return 130 if interrupted else 0
 
 

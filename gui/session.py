@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING
 from skyswarm.core.agent import Agent
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from skyswarm.core.simulator import Simulator
+
+SimAttach = Callable[["Simulator", "Path | None"], Callable[[], None]]
+"""What a viewer attaches to each run it builds (the first and each Reset's), e.g. the MAVLink
+vehicles of `skyswarm view --mavlink`: called with the new simulator and its results directory
+(None: not recorded), it returns the function that detaches and reports it when that run ends."""
 
 MAX_STEP_WALL_S = 0.05  # s of wall time spent stepping per GUI frame before the GUI catches up
 FRAME_TARGET_S = 1 / 30  # s: the frame period the stepping budget aims to keep (30 fps)

@@ -1,7 +1,8 @@
 """The `[mavlink]` section: which UAVs are MAVLink vehicles, their ids, ports and links.
 
-Importing this module (no pymavlink needed) makes `[mavlink]` a section every scenario may hold
-(core.config.register_section); `skyswarm run/view --mavlink` switches it on for any scenario.
+Importing this module (no pymavlink needed) makes `[mavlink]` and `[flightgear]` sections every
+scenario may hold (core.config.register_section); `skyswarm run/view --mavlink` (--flightgear ID)
+switches them on for any scenario.
 
 Port rule (PX4 SITL's multi-vehicle convention, docs/mavlink.md): the i-th selected UAV
 (i = 0, 1, ... in agent-id order) has system id `system_id + i`; it listens on
@@ -43,8 +44,17 @@ class MavlinkConfig:
     max_datagrams: int = param(
         64, "datagrams read per link per poll at most (the rest wait: bounded work)", ge=1
     )
+    max_datagrams_poll: int = param(
+        128, "datagrams read per poll over all links at most (each link a fair share first)", ge=1
+    )
     signing_key_file: str = param(
         "", "file holding a 32-byte MAVLink 2 signing key (raw or 64 hex digits); '' = unsigned"
+    )
+    channel: str = param(
+        "", "a [comms.channels] channel (e.g. radio) every link crosses: loss, latency; '' = none"
+    )
+    ground_station_m: tuple[float, ...] = param(
+        (), "x, y, z m ENU of the ground station for the channel's distance; [] = each home"
     )
     home_origin: tuple[float, float, float] = param(
         (47.397742, 8.545594, 488.0),
@@ -62,8 +72,32 @@ class MavlinkConfig:
         for key in ("vehicle_port", "client_port", "gcs_vehicle_port", "gcs_port"):
             if getattr(self, key) > 65535:
                 raise ConfigError(file, f"{path}.{key}", getattr(self, key), "a port <= 65535")
+        if len(self.ground_station_m) not in (0, 3):
+            raise ConfigError(
+                file, f"{path}.ground_station_m", list(self.ground_station_m), "[] or [x, y, z] m"
+            )
         if len(set(self.agents)) != len(self.agents):
             raise ConfigError(file, f"{path}.agents", list(self.agents), "distinct agent ids")
 
 
 register_section("mavlink", MavlinkConfig)
+
+
+@dataclass(frozen=True)
+class FlightGearConfig:
+    """`[flightgear]`: a native-FDM stream of one UAV to FlightGear (mavlink/flightgear.py)."""
+
+    enabled: bool = param(False, "stream one UAV to FlightGear (native FDM over UDP)")
+    agent: int = param(0, "agent id of the UAV streamed", ge=0)
+    address: str = param(LOOPBACK, "IPv4 address FlightGear listens on")
+    port: int = param(5500, "UDP port of fgfs --native-fdm=socket,in,HZ,,PORT,udp", ge=1, le=65535)
+    rate_hz: float = param(30.0, "datagrams per simulated second", gt=0, rate=True)
+
+    def validate(self, path: str, file: str) -> None:
+        try:
+            ipaddress.IPv4Address(self.address)
+        except ValueError:
+            raise ConfigError(file, f"{path}.address", self.address, "an IPv4 address") from None
+
+
+register_section("flightgear", FlightGearConfig)

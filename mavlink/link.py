@@ -18,8 +18,17 @@ import contextlib
 import socket
 import time
 from dataclasses import dataclass, fields
+from typing import Protocol
 
 from pymavlink.dialects.v20 import common as mavlink2
+
+
+class Route(Protocol):
+    """What a link's packets cross on their way out (mavlink/channel.py `LinkChannel`)."""
+
+    def send(self, row: int, link: Link, packet: bytes) -> None:
+        """Lose `packet` of vehicle `row`, or have `link.transmit` it when it is due."""
+
 
 MAX_PACKETS = 16  # packets framed per datagram at most; a MAVLink 2 packet is <= 280 bytes
 MAX_DATAGRAM = 2048  # bytes read per datagram (a longer one is truncated, then counted)
@@ -67,6 +76,8 @@ class Link:
             self.sock.close()
             raise
         self.mav = mavlink2.MAVLink(self, srcSystem=sysid, srcComponent=1)
+        self.channel: Route | None = None  # a radio channel every packet crosses
+        self.row = 0  # the vehicle's row in that channel
         if signing_key is not None:
             s = self.mav.signing
             s.secret_key = signing_key
@@ -75,9 +86,20 @@ class Link:
             s.timestamp = int((time.time() - SIGNING_EPOCH_S) * 1e5)
             s.allow_unsigned_callback = None  # unsigned or badly signed: MAVError, counted
 
+    def route_through(self, channel: Route, row: int) -> None:
+        """Send and receive through `channel` (loss, delay) as vehicle `row` of it."""
+        self.channel, self.row = channel, row
+
     # -- sending --------------------------------------------------------------------------
     def write(self, buf: bytes) -> None:
-        """pymavlink's `file.write`: one datagram per packet to `remote`, never blocking."""
+        """pymavlink's `file.write`: the packet goes out now, or through the link's channel."""
+        if self.channel is not None:
+            self.channel.send(self.row, self, bytes(buf))
+        else:
+            self.transmit(buf)
+
+    def transmit(self, buf: bytes) -> None:
+        """One datagram to `remote`, never blocking."""
         try:
             self.sock.sendto(buf, self.remote)
         except OSError:  # BlockingIOError (buffer full), ECONNREFUSED echoes, no route

@@ -2,8 +2,9 @@
 polled in the behaviour phase (a pre-tick listener) at `[mavlink] poll_hz`.
 
 One poll, in order: a snapshot of the vehicles' sensed state (snapshot.py); at most
-`max_datagrams` datagrams read per link (non-blocking sockets: the tick never waits on the
-network; what a flood leaves unread waits in, or overflows, the socket's buffer); each valid
+`max_datagrams_poll` datagrams read over all links, each link a fair share first and never more
+than `max_datagrams` (non-blocking sockets: the tick never waits on the network; what a flood
+leaves unread waits in, or overflows, the socket's buffer: `_read`); each valid
 message handled (handlers.py); the mission uploads' retries; each vehicle's logic (vehicle.py);
 the targets written to the swarm as arrays (targets.py); the telemetry due (telemetry.py).
 
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.schema import ConfigError
+from skyswarm.mavlink.channel import LinkChannel, link_rng
 from skyswarm.mavlink.config import MavlinkConfig
 from skyswarm.mavlink.link import Link
 from skyswarm.mavlink.snapshot import take_snapshot
@@ -68,6 +70,8 @@ class MavlinkService:
             self.close()
             raise
         self.homes = np.array([v.home for v in self.vehicles]).reshape(-1, 3)
+        self.link_rows = [(row, link) for row, v in enumerate(self.vehicles) for link in v.links]
+        self.channel = self._channel(sim, config)
         for v in self.vehicles:
             v.taken = ground_owns
             if ground_owns:
@@ -118,6 +122,25 @@ class MavlinkService:
             self.groups.append((swarm, index, rows, targets))
         self.vehicles = [v for v in slots if v is not None]
 
+    def _channel(self, sim: Simulator, c: MavlinkConfig) -> LinkChannel | None:
+        """The radio channel `[mavlink] channel` every link crosses (mavlink/channel.py)."""
+        if not c.channel:
+            return None
+        disp = sim.dispatcher
+        try:
+            if disp is None:
+                raise ValueError("the run has no comms")
+            channel = disp.channels[disp.channel_index(c.channel)]
+        except ValueError as exc:
+            self.close()
+            raise ConfigError(self.file, "mavlink.channel", c.channel, str(exc)) from None
+        ground = np.array(c.ground_station_m, dtype=float) if c.ground_station_m else None
+        model = LinkChannel(channel, link_rng(sim.rng.seed), ground, self.homes)
+        for row, v in enumerate(self.vehicles):
+            for link in v.links:
+                link.route_through(model, row)
+        return model
+
     def _link(self, sysid: int, port: int, remote_port: int, key, gcs: bool = False) -> Link:
         c = self.config
         name = "mavlink.gcs_vehicle_port" if gcs else "mavlink.vehicle_port"
@@ -137,6 +160,8 @@ class MavlinkService:
         tick = world.tick
         if tick % self.poll_ticks == 0:
             self.poll(tick)
+        if self.channel is not None:  # the delayed packets due this tick
+            self.channel.flush(tick)
         if not self.ground_owns:  # the mission wrote this tick's commands: ours win
             for _, _, _, targets in self.groups:
                 targets.apply(every=True)
@@ -155,12 +180,17 @@ class MavlinkService:
         for i, v in enumerate(self.vehicles):
             v.sense(snap.pos[i], snap.vel[i], float(snap.yaw_enu[i]), bool(still[i]), tick, time_s)
         self.telemetry.snap = snap
+        channel = self.channel
+        if channel is not None:
+            channel.update(tick, snap.pos)
+        inbox = self._read()
         for i, v in enumerate(self.vehicles):
-            for link in v.links:
-                messages = link.receive(self.config.max_datagrams)
-                if alive[i]:  # a killed UAV's messages are read (bounded) and dropped
-                    for m in messages:
-                        v.handlers.handle(link, m)
+            if channel is not None:  # lost, or handled at the first poll at or after it is due
+                channel.arrive(i, inbox[i])
+                inbox[i] = channel.due(i, tick)
+            if alive[i]:  # a killed UAV's messages are read (bounded) and dropped
+                for link, m in inbox[i]:
+                    v.handlers.handle(link, m)
             v.mission.poll()
             if alive[i]:
                 v.update()
@@ -169,6 +199,35 @@ class MavlinkService:
         self.telemetry.send_due(tick, snap, alive)
         self.polls += 1
         self.work_s += time.perf_counter() - t0
+
+    def _read(self) -> list[list[tuple[Link, Any]]]:
+        """(link, message) pairs of every vehicle, at most `max_datagrams_poll` datagrams in
+        all: the links in an order rotating every poll, each first its fair share (the budget
+        over the links, at least one datagram, at most `max_datagrams`) while the budget lasts;
+        what is left goes, in the same order, to the links that had more, up to
+        `max_datagrams` each. Unread datagrams wait in the socket buffers."""
+        c, links = self.config, self.link_rows
+        if not links:
+            return []
+        k = self.polls % len(links)
+        order = links[k:] + links[:k]
+        share = min(c.max_datagrams, max(1, c.max_datagrams_poll // len(links)))
+        inbox: list[list[tuple[Link, Any]]] = [[] for _ in self.vehicles]
+        budget, more = c.max_datagrams_poll, []
+        for limit in (share, c.max_datagrams - share):
+            for row, link in order:
+                if budget <= 0:
+                    return inbox
+                before = link.counters.datagrams
+                inbox[row] += [(link, m) for m in link.receive(min(limit, budget))]
+                read = link.counters.datagrams - before
+                budget -= read
+                if read >= limit:
+                    more.append((row, link))
+            order, more = more, []
+            if limit <= 0:
+                break
+        return inbox
 
     # -- end --------------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:
@@ -184,6 +243,7 @@ class MavlinkService:
             "sent": self.telemetry.sent,
             "received": totals,
             "offboard_unsupported": sum(v.offboard.unsupported for v in self.vehicles),
+            "channel": self.channel.counters.as_dict() if self.channel is not None else {},
         }
 
     def close(self) -> None:

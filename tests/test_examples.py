@@ -196,3 +196,46 @@ def test_rl_hover_ppo(tmp_path: Path) -> None:
         str(model),
     )
     assert model.is_file() and "trained 1,024 steps" in out
+
+
+@pytest.mark.slow  # ~45 s: MAVSDK's servers and a run paced at 2x real time (CI runs it)
+def test_mavsdk_swarm(tmp_path: Path) -> None:
+    """Three skyswarm vehicles (`skyswarm run mavlink --realtime 2`) flown at once by the
+    MAVSDK example: each to its own height, offboard at 1 m/s north, landed."""
+    import random
+    import re
+    import signal
+    import socket
+
+    pytest.importorskip("mavsdk")
+    from tests.mavlink.harness import free_base
+
+    rng = random.Random()
+    base = free_base(10, rng)
+    grpc = base + 20  # TCP: free while the UDP range is (checked below)
+    for port in range(grpc, grpc + 3):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))
+    sim = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from skyswarm.app.cli import main; "
+         "sys.exit(main(sys.argv[1:]))", "run", "mavlink", "--realtime", "2", "--quiet",
+         "--duration", "300", "--out", str(tmp_path / "run"), "--set", "agents.count=3",
+         "--set", f"mavlink.client_port={base}", "--set", f"mavlink.vehicle_port={base + 5}"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        out = run_example(
+            "mavsdk_swarm.py", tmp_path, 1.0, "--vehicles", "3",
+            "--client-port", str(base), "--grpc-port", str(grpc),
+        )  # fmt: skip
+    finally:
+        sim.send_signal(signal.SIGINT)
+        sim.communicate(timeout=60)
+    lines = re.findall(
+        r"vehicle (\d): took off to ([\d.]+) m, offboard north ([-\d.]+) m/s, (\w+)", out
+    )
+    assert sorted(int(i) for i, *_ in lines) == [0, 1, 2], out
+    for i, height, north, landed in lines:
+        assert abs(float(height) - (5.0 + int(i))) < 0.3  # its own takeoff altitude
+        assert abs(float(north) - 1.0) < 0.15  # the offboard velocity setpoint
+        assert landed == "ON_GROUND"
