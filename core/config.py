@@ -227,6 +227,12 @@ def register_section(name: str, cls: type) -> None:
     _EXTRA_SECTIONS[name] = cls
 
 
+def registered_sections() -> dict[str, type]:
+    """The sections added with `register_section`, by name (e.g. `[mavlink]` once
+    skyswarm.mavlink is imported)."""
+    return dict(_EXTRA_SECTIONS)
+
+
 @dataclass(frozen=True)
 class ScenarioConfig:
     file: str

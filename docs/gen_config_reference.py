@@ -30,14 +30,18 @@ accepts `inf`. How scenarios are put together is in [Scenarios](../guide/scenari
 
 
 def config_reference() -> str:
-    """The reference as Markdown: `## Core sections`, then `## Sections of <mission>` for each
-    installed mission that declares sections no earlier one did."""
-    from skyswarm.core.config import CORE_SECTIONS
+    """The reference as Markdown: `## Core sections`, the sections registered by other layers
+    (the MAVLink layer's), then `## Sections of <mission>` for each installed mission that
+    declares sections no earlier one did."""
+    import skyswarm.mavlink.config  # noqa: F401  registers [mavlink] and [flightgear]
+    from skyswarm.core.config import CORE_SECTIONS, registered_sections
     from skyswarm.core.mission import available_missions, resolve_mission
     from skyswarm.core.schema import reference_markdown
 
     parts = ["## Core sections", "", reference_markdown(CORE_SECTIONS)]
-    seen: set[str] = set(CORE_SECTIONS)
+    extra = registered_sections()
+    parts += ["## Sections of the MAVLink layer", "", reference_markdown(extra)]
+    seen: set[str] = set(CORE_SECTIONS) | set(extra)
     for name in sorted(available_missions()):
         cls = resolve_mission(name)
         own = {k: v for k, v in cls.sections.items() if k not in seen}
