@@ -90,6 +90,10 @@ def camera_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", type=int, metavar="ID", help="agent the camera follows")
     p.add_argument("--no-markers", action="store_true", help="meshes only, no far markers")
     p.add_argument("--no-inset", action="store_true", help="no inset map of the whole area")
+    p.add_argument(
+        "--proximity", action="store_true",
+        help="rings coloured by the nearest neighbour's distance (avoidance); key X",
+    )  # fmt: skip
 
 
 def camera_spec(args: argparse.Namespace) -> Any:
@@ -124,7 +128,9 @@ def view_options(args: argparse.Namespace) -> Any:
     if trails is not None and not (0 < trails <= 3600):
         raise ConfigError("", "--trails", trails, "a trail length > 0 and <= 3600 s")
     links = args.links  # `view` only (`replay` sets False): a recording has no links
-    return ViewOptions(camera_spec(args), not args.no_inset, not args.no_markers, trails, links)
+    return ViewOptions(
+        camera_spec(args), not args.no_inset, not args.no_markers, trails, links, args.proximity
+    )
 
 
 def interrupted(code: int) -> int:
@@ -206,6 +212,7 @@ def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
     return Capture(
         sim, args.video, args.frames, args.fps, args.size, camera_spec(args), process=True,
         inset=not args.no_inset, markers=not args.no_markers, layout=layout_spec(args),
+        proximity=args.proximity,
     )  # fmt: skip
 
 
@@ -252,6 +259,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         n = export_video(
             args.results, args.video, args.frames, args.fps, args.size, camera_spec(args),
             inset=not args.no_inset, markers=not args.no_markers, layout=layout_spec(args),
+            proximity=args.proximity,
         )  # fmt: skip
         print(f"wrote {n} frames")
         return 0
@@ -276,7 +284,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
         raise ConfigError(str(args.results), "--time", args.time, expected)
     still = ReplayStill(
         source, args.size, camera_spec(args), inset=not args.no_inset,
-        markers=not args.no_markers, layout=layout_spec(args),
+        markers=not args.no_markers, layout=layout_spec(args), proximity=args.proximity,
     )  # fmt: skip
     try:
         image = still.render(args.time).copy()

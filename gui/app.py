@@ -100,11 +100,13 @@ class ViewerApp(ViewerBase):
         super().shutdown()
 
     def extra_lines(self) -> list[np.ndarray]:
-        """The radio links of the last LINK_WINDOW_S (gui/links.py) when shown."""
+        """The proximity rings (ViewerBase) and the radio links of the last LINK_WINDOW_S
+        (gui/links.py) when shown."""
         disp = self.session.sim.dispatcher
+        rings = super().extra_lines()
         if not self.show_links or disp is None:
-            return []
-        return link_lines(self.frame(), disp.recent_links())
+            return rings
+        return rings + link_lines(self.frame(), disp.recent_links())
 
     def toggle_links(self) -> None:
         """Show / hide the radio links; the dispatcher keeps them from the first time on."""

@@ -29,6 +29,7 @@ from skyswarm.gui.director import CameraSpec
 from skyswarm.gui.framing import scene_extent, shown_points
 from skyswarm.gui.multiview import LayoutSpec, MultiView
 from skyswarm.gui.offscreen import OffscreenCanvas
+from skyswarm.gui.proximity import ProximityLimits, proximity_lines
 from skyswarm.gui.scene import Frame, LiveSource, Scenery
 from skyswarm.gui.video import ENCODER, Encoder, FrameWriter, VideoWriter
 
@@ -65,6 +66,7 @@ class RenderSpec:
     inset: bool = True  # the inset map of the whole area, top right
     markers: bool = True  # far drones as markers (gui/drones.py)
     layout: str = "single"  # gui/multiview.py LAYOUTS: one view, picture-in-picture, side by side
+    proximity: bool = False  # rings by the nearest neighbour's distance (gui/proximity.py)
 
 
 class Capture:
@@ -74,7 +76,8 @@ class Capture:
     of D seconds gives floor(D * fps) frames. `camera` (a name or a gui/director.py
     `CameraSpec`) moves with each frame (the default keeps the alive UAVs large in the frame);
     with `follow` False it stays where the first frame put it. `layout` (gui/multiview.py)
-    adds a second camera's view, picture-in-picture or side by side. With `process` the frames are
+    adds a second camera's view, picture-in-picture or side by side; `proximity` the
+    proximity rings (gui/proximity.py). With `process` the frames are
     drawn and encoded by a `RenderPool` while the simulation steps on.
     """
 
@@ -94,6 +97,7 @@ class Capture:
         inset: bool = True,
         markers: bool = True,
         layout: LayoutSpec | None = None,
+        proximity: bool = False,
     ) -> None:
         self.sim = sim
         self.source = LiveSource(sim)
@@ -109,7 +113,7 @@ class Capture:
         self.fps = fps
         spec = RenderSpec(
             self.source.scenery, size, tuple(center), half, video, frames, fps, hud, encoder,
-            inset, markers, layout.name,
+            inset, markers, layout.name, proximity,
         )  # fmt: skip
         self.worker: RenderPool | LocalRender = (
             RenderPool(spec, workers) if process else LocalRender(spec)
@@ -155,6 +159,7 @@ class LocalRender:
         self.canvas = OffscreenCanvas(spec.scenery, spec.size, spec.center, spec.half_extent_m)
         self.canvas.renderer.markers = spec.markers
         self.hud, self.inset, self.layout = spec.hud, spec.inset, spec.layout
+        self.proximity = ProximityLimits.of(spec.scenery) if spec.proximity else None
         self.video: VideoWriter | None = None
         if spec.video is not None:
             self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, "rgba", spec.encoder)
@@ -163,7 +168,8 @@ class LocalRender:
     def draw(self, frame: Frame, camera: Camera, second: Camera | None = None) -> None:
         """Draw `frame` (with the HUD, the inset map and the `second` view of the layout)
         into the canvas's framebuffer."""
-        self.canvas.compose(frame, camera, self.hud, self.inset, None, second, self.layout)
+        extra = proximity_lines(frame, self.proximity) if self.proximity is not None else []
+        self.canvas.compose(frame, camera, self.hud, self.inset, None, second, self.layout, extra)
 
     def submit(self, frame: Frame, camera: Camera, second: Camera | None = None) -> None:
         self.draw(frame, camera, second)

@@ -6,7 +6,7 @@ with it (`run --video`), gui/replay.py a recorded one (`replay --video`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import moderngl
 import numpy as np
@@ -88,11 +88,13 @@ class OffscreenCanvas:
         selected: int | None = None,
         second: Camera | None = None,
         layout: str = "single",
+        extra: Sequence[np.ndarray] = (),
     ) -> Layout:
         """Draw the video's picture: the scene, the inset map of the whole area (top right)
         and the HUD and legend (`draw_hud`), as gui/layout.py places them; with `layout` "pip"
-        or "side" also the `second` camera's view where gui/multiview.py puts it. Returns the
-        main view's layout (its rects hide the scene: gui/picking.py)."""
+        or "side" also the `second` camera's view where gui/multiview.py puts it; `extra` lines
+        (position + RGBA rows: proximity rings) in every view. Returns the main view's layout
+        (its rects hide the scene: gui/picking.py)."""
         from skyswarm.gui.multiview import PIP_MARKER_PX, divider, main_rect, second_rect
 
         rect = second_rect(layout, self.size) if second is not None else None
@@ -100,12 +102,13 @@ class OffscreenCanvas:
         pip = rect if layout == "pip" else None
         view = Layout.of(frame, (mw, mh), hud, inset, pip=pip)
         self.fbo.use()
-        self.renderer.render(frame, camera, (mx, self.size[1] - my - mh, mw, mh), selected)
+        viewport = (mx, self.size[1] - my - mh, mw, mh)
+        self.renderer.render(frame, camera, viewport, selected, extra=extra)
         if rect is not None and second is not None:
             if layout == "pip":
-                self.renderer.render_inset(frame, second, rect, self.size, PIP_MARKER_PX)
+                self.renderer.render_inset(frame, second, rect, self.size, PIP_MARKER_PX, extra)
             else:
-                self.renderer.render_view(frame, second, rect, self.size)
+                self.renderer.render_view(frame, second, rect, self.size, extra=extra)
                 self.renderer.draw_image(divider(self.size[1]), mw, 0, self.size)
         if view.inset is not None:
             self.renderer.render_inset(frame, inset_camera(frame), view.inset, self.size)
