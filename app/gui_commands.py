@@ -128,9 +128,11 @@ def view_options(args: argparse.Namespace) -> Any:
     if trails is not None and not (0 < trails <= 3600):
         raise ConfigError("", "--trails", trails, "a trail length > 0 and <= 3600 s")
     links = args.links  # `view` only (`replay` sets False): a recording has no links
+    live = getattr(args, "camera_pip", False), getattr(args, "lidar", False)  # `view` only
     return ViewOptions(
-        camera_spec(args), not args.no_inset, not args.no_markers, trails, links, args.proximity
-    )
+        camera_spec(args), not args.no_inset, not args.no_markers, trails, links, args.proximity,
+        *live,
+    )  # fmt: skip
 
 
 def interrupted(code: int) -> int:
@@ -155,6 +157,10 @@ def add_gui_parsers(
     camera_args(view)
     window_args(view)
     view.add_argument("--links", action="store_true", help="show radio links, losses red; key O")
+    view.add_argument(
+        "--camera-pip", action="store_true", help="a UAV's camera (rgb | depth) in a corner; key E"
+    )
+    view.add_argument("--lidar", action="store_true", help="draw the lidar beams; key B")
     view.set_defaults(func=cmd_view)
 
     rep = sub.add_parser("replay", help="play a recorded run (results directory) in 3D")

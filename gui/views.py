@@ -86,6 +86,8 @@ class ViewOptions:
     trails_s: float | None = None  # trail length, s; None: off (L shows DEFAULT_TRAIL_S)
     links: bool = False  # radio links of the last gui/links.py LINK_WINDOW_S (live view only)
     proximity: bool = False  # rings coloured by the nearest neighbour's distance (gui/proximity.py)
+    sensor_camera: bool = False  # a UAV's camera as a picture-in-picture (live view only)
+    lidar: bool = False  # the UAVs' lidar beams (live view only)
 
 
 class ViewerBase:
@@ -137,6 +139,11 @@ class ViewerBase:
 
     def hud_lines(self) -> list[str]:
         raise NotImplementedError
+
+    def pip_image(self) -> np.ndarray | None:
+        """(h, w, 4) uint8 drawn bottom right of the 3D view (the live viewer: a UAV's
+        camera), or None."""
+        return None
 
     def inspector_lines(self) -> list[str]:
         """Lines about the selected agent under the HUD (the live viewer's inspector)."""
@@ -452,6 +459,10 @@ class ViewerBase:
         if inset is not None:
             renderer.render_inset(frame, inset_camera(frame), inset, (w, h))
         renderer.draw_image(cache[2], w - PANEL_W, 0, (w, h))
+        pip = self.pip_image()
+        if pip is not None:
+            scene_w = window.scene_viewport[2]
+            renderer.draw_image(pip, scene_w - pip.shape[1] - 8, h - pip.shape[0] - 8, (w, h))
         legend = legend_entries(frame)
         if self._legend is None or self._legend[0] != legend:
             self._legend = (legend, legend_image(legend))
