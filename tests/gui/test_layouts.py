@@ -155,3 +155,19 @@ def test_size_shorthands_and_bad_sizes() -> None:
     assert _size("640x360") == (640, 360)
     with pytest.raises(argparse.ArgumentTypeError, match="720p or 1080p"):
         _size("4k")
+
+
+def test_doc_pictures_are_made_by_the_command_line_only() -> None:
+    """docs/make_screenshots.py imports nothing of skyswarm (it runs `skyswarm ...` commands),
+    and the clip of the reference run it makes is in the docs, linked, and <= 5 MB."""
+    import ast
+
+    script = ROOT / "docs" / "make_screenshots.py"
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    modules = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    modules += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert modules and not [m for m in modules if m.startswith("skyswarm")], modules
+    assert '"skyswarm.app.cli"' in script.read_text(encoding="utf-8")
+    clip = ROOT / "docs" / "reference_run.mp4"
+    assert 0 < clip.stat().st_size <= 5_000_000
+    assert "(reference_run.mp4)" in (ROOT / "docs" / "gui.md").read_text(encoding="utf-8")
