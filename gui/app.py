@@ -18,6 +18,7 @@ import numpy as np
 
 from skyswarm.gui.links import LINK_WINDOW_S, link_lines
 from skyswarm.gui.panel import AgentRow, estimate_lines
+from skyswarm.gui.proximity import avoiding_flags
 from skyswarm.gui.scene import Frame, LiveSource
 from skyswarm.gui.sensor_views import SensorViews
 from skyswarm.gui.session import SimSession
@@ -113,6 +114,10 @@ class ViewerApp(ViewerBase):
         if not self.show_links or disp is None:
             return rings
         return rings + link_lines(self.frame(), disp.recent_links())
+
+    def avoiding(self, frame: Frame) -> np.ndarray | None:
+        """The UAVs whose avoidance layer corrects their command now (gui/proximity.py)."""
+        return avoiding_flags(frame, self.source.agents)
 
     def pip_image(self) -> np.ndarray | None:
         """The camera of the selected UAV, else of `--target`, else of the first with one."""

@@ -192,7 +192,13 @@ class ViewerBase:
         links."""
         if not self.show_proximity:
             return []
-        return proximity_lines(self.frame(), ProximityLimits.of(self.source.scenery))
+        frame = self.frame()
+        limits = ProximityLimits.of(self.source.scenery)
+        return proximity_lines(frame, limits, self.avoiding(frame))
+
+    def avoiding(self, frame: Frame) -> np.ndarray | None:
+        """(N,) bool: the agents whose avoidance steers them now (the live viewer), or None."""
+        return None
 
     def trails(self) -> np.ndarray:
         frame = self.frame()

@@ -168,3 +168,43 @@ def test_rings_for_1000_uavs_are_one_array(n: int) -> None:
     frame = Frame(0.0, np.arange(n), ["uav"], np.zeros(n, int), pos, q, np.ones(n, bool))
     (lines,) = proximity_lines(frame, ProximityLimits())
     assert lines.shape == (n * RING_SEGMENTS * 2, 7) and lines.dtype == np.float32
+
+
+def test_uavs_the_avoidance_steers_get_an_inner_ring() -> None:
+    """crossing.toml (avoidance on): the UAVs whose `Avoidance.active` is set get a white ring
+    of 0.7 the radius; a frame with avoidance off (None) gets the distance rings only."""
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.proximity import (
+        AVOIDING_RING,
+        PROX_AVOIDING,
+        RING_SEGMENTS,
+        ProximityLimits,
+        avoiding_flags,
+        proximity_lines,
+    )
+    from skyswarm.gui.scene import LiveSource
+
+    sim = Simulator.from_scenario(load_scenario(ROOT / "configs" / "crossing.toml"))
+    try:
+        swarm = sim.agents[1].swarm
+        while not swarm.avoidance.active.any() and sim.time_s < 5.0:
+            sim.step()
+        source = LiveSource(sim)
+        frame = source.frame()
+        flags = avoiding_flags(frame, source.agents)
+        active = {a.id for a in source.agents if swarm.avoidance.active[a.index]}
+        assert 0 < len(active) < 50
+        assert set(frame.ids[flags].tolist()) == active
+        limits = ProximityLimits.of(source.scenery)
+        assert limits == ProximityLimits(1.2, 2.5)  # crossing.toml's [avoidance] distances
+        outer, inner = proximity_lines(frame, limits, flags)
+        assert len(outer) == 50 * RING_SEGMENTS * 2
+        assert len(inner) == len(active) * RING_SEGMENTS * 2
+        np.testing.assert_allclose(inner[:, 3:], np.float32([PROX_AVOIDING] * len(inner)))
+        centre = frame.positions[np.flatnonzero(flags)[0]]
+        r = np.linalg.norm(inner[: 2 * RING_SEGMENTS, :3] - centre, axis=1)
+        np.testing.assert_allclose(r, AVOIDING_RING * 2.5 / 2, rtol=1e-5)
+        assert len(proximity_lines(frame, limits)) == 1
+    finally:
+        sim.close()
