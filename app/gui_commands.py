@@ -148,6 +148,7 @@ def add_gui_parsers(
 ) -> None:
     """Add `--video/--frames` to `run`, and the `view` and `replay` subcommands."""
     _video_args(run)
+    sensor_args(run)
 
     view = sub.add_parser("view", help="run a scenario in a 3D window with the mission panel")
     scenario_args(view)
@@ -157,10 +158,7 @@ def add_gui_parsers(
     camera_args(view)
     window_args(view)
     view.add_argument("--links", action="store_true", help="show radio links, losses red; key O")
-    view.add_argument(
-        "--camera-pip", action="store_true", help="a UAV's camera (rgb | depth) in a corner; key E"
-    )
-    view.add_argument("--lidar", action="store_true", help="draw the lidar beams; key B")
+    sensor_args(view)
     view.set_defaults(func=cmd_view)
 
     rep = sub.add_parser("replay", help="play a recorded run (results directory) in 3D")
@@ -180,6 +178,18 @@ def add_gui_parsers(
     camera_args(snap)
     layout_args(snap)
     snap.set_defaults(func=cmd_snapshot)
+
+
+def sensor_args(p: argparse.ArgumentParser) -> None:
+    """--camera-pip and --lidar: what the UAVs' sensors see (`view`, `run --video/--frames`;
+    a recording holds neither, so not `replay`)."""
+    p.add_argument(
+        "--camera-pip", action="store_true",
+        help="a UAV's camera (rgb | depth) in a corner: --target's, else the first; key E",
+    )  # fmt: skip
+    p.add_argument(
+        "--lidar", action="store_true", help="draw the lidar beams (--target's, else all); key B"
+    )
 
 
 def require_gui(option: str, value: object) -> None:
@@ -218,7 +228,7 @@ def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
     return Capture(
         sim, args.video, args.frames, args.fps, args.size, camera_spec(args), process=True,
         inset=not args.no_inset, markers=not args.no_markers, layout=layout_spec(args),
-        proximity=args.proximity,
+        proximity=args.proximity, lidar=args.lidar, sensor_camera=args.camera_pip,
     )  # fmt: skip
 
 

@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.director import CameraSpec
 from skyswarm.gui.framing import scene_extent, shown_points
-from skyswarm.gui.multiview import LayoutSpec, MultiView
+from skyswarm.gui.multiview import LayoutSpec, MultiView, second_rect
 from skyswarm.gui.offscreen import OffscreenCanvas
 from skyswarm.gui.proximity import ProximityLimits, proximity_lines
 from skyswarm.gui.scene import Frame, LiveSource, Scenery
+from skyswarm.gui.sensor_views import Sensed
 from skyswarm.gui.video import ENCODER, Encoder, FrameWriter, VideoWriter
 
 if TYPE_CHECKING:
@@ -77,8 +78,10 @@ class Capture:
     `CameraSpec`) moves with each frame (the default keeps the alive UAVs large in the frame);
     with `follow` False it stays where the first frame put it. `layout` (gui/multiview.py)
     adds a second camera's view, picture-in-picture or side by side; `proximity` the
-    proximity rings (gui/proximity.py). With `process` the frames are
-    drawn and encoded by a `RenderPool` while the simulation steps on.
+    proximity rings (gui/proximity.py); `lidar` the lidar beams (of `camera.target`, else of
+    every UAV) and `sensor_camera` a UAV's camera in a corner (gui/sensor_views.py). With
+    `process` the frames are drawn and encoded by a `RenderPool` while the simulation steps
+    on.
     """
 
     def __init__(
@@ -98,6 +101,8 @@ class Capture:
         markers: bool = True,
         layout: LayoutSpec | None = None,
         proximity: bool = False,
+        lidar: bool = False,
+        sensor_camera: bool = False,
     ) -> None:
         self.sim = sim
         self.source = LiveSource(sim)
@@ -115,6 +120,7 @@ class Capture:
             self.source.scenery, size, tuple(center), half, video, frames, fps, hud, encoder,
             inset, markers, layout.name, proximity,
         )  # fmt: skip
+        self.sensing = (spec_cam.target, lidar, sensor_camera) if lidar or sensor_camera else None
         self.worker: RenderPool | LocalRender = (
             RenderPool(spec, workers) if process else LocalRender(spec)
         )
@@ -130,8 +136,9 @@ class Capture:
         if self.follow:
             self.views.update(frame)
         second = self.views.second.camera.fixed() if self.views.second is not None else None
+        sensed = Sensed.of(self.source.agents, *self.sensing) if self.sensing else None
         # fixed(): a chase camera's pose is a callable
-        self.worker.submit(frame, self.camera.fixed(), second)
+        self.worker.submit(frame, self.camera.fixed(), second, sensed)
 
     @property
     def camera(self) -> Camera:
@@ -165,14 +172,33 @@ class LocalRender:
             self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, "rgba", spec.encoder)
         self.frames = FrameWriter(Path(spec.frames)) if spec.frames is not None else None
 
-    def draw(self, frame: Frame, camera: Camera, second: Camera | None = None) -> None:
-        """Draw `frame` (with the HUD, the inset map and the `second` view of the layout)
-        into the canvas's framebuffer."""
+    def draw(
+        self,
+        frame: Frame,
+        camera: Camera,
+        second: Camera | None = None,
+        sensed: Sensed | None = None,
+    ) -> None:
+        """Draw `frame` (with the HUD, the inset map, the `second` view of the layout and
+        what is `sensed`) into the canvas's framebuffer."""
         extra = proximity_lines(frame, self.proximity) if self.proximity is not None else []
+        extra += sensed.lines if sensed is not None else []
         self.canvas.compose(frame, camera, self.hud, self.inset, None, second, self.layout, extra)
+        if sensed is not None and sensed.pip is not None:
+            w, h = self.canvas.size
+            pip = second_rect(self.layout, self.canvas.size) if self.layout == "pip" else None
+            bottom = pip[1] if pip is not None else h
+            ph, pw = sensed.pip.shape[:2]
+            self.canvas.renderer.draw_image(sensed.pip, w - pw - 8, bottom - ph - 8, (w, h))
 
-    def submit(self, frame: Frame, camera: Camera, second: Camera | None = None) -> None:
-        self.draw(frame, camera, second)
+    def submit(
+        self,
+        frame: Frame,
+        camera: Camera,
+        second: Camera | None = None,
+        sensed: Sensed | None = None,
+    ) -> None:
+        self.draw(frame, camera, second, sensed)
         if self.video is not None:
             self.video.write_into(self.canvas.read_rgba_into)
         if self.frames is not None:
@@ -237,7 +263,13 @@ class RenderPool:
     def _slot(self, k: int) -> memoryview:
         return self.shm.buf[k * self.frame_bytes : (k + 1) * self.frame_bytes]
 
-    def submit(self, frame: Frame, camera: Camera, second: Camera | None = None) -> None:
+    def submit(
+        self,
+        frame: Frame,
+        camera: Camera,
+        second: Camera | None = None,
+        sensed: Sensed | None = None,
+    ) -> None:
         self._check()
         j = self.count % len(self.procs)
         overlays, sent = frame.overlays, self._sent[j]
@@ -247,7 +279,9 @@ class RenderPool:
         wire = replace(frame, overlays=None if same else overlays)  # type: ignore[arg-type]
         # Pickled now: the queue's feeder thread would pickle it later, and by then the camera
         # (moved by the follower every frame) and any reused array would show a later moment.
-        item = pickle.dumps((self.count, wire, camera, second), protocol=pickle.HIGHEST_PROTOCOL)
+        item = pickle.dumps(
+            (self.count, wire, camera, second, sensed), protocol=pickle.HIGHEST_PROTOCOL
+        )
         self._put(j, item)
         self.count += 1
 
@@ -360,11 +394,11 @@ def _render_loop(spec: RenderSpec, frames: Any, errors: Any, slots: Any, worker:
             views = [shm.buf[k * nbytes : (k + 1) * nbytes] for k in range(n_slots)]
         overlays: list[Any] = []
         while (item := frames.get()) is not None:
-            k, frame, camera, second = pickle.loads(item)
+            k, frame, camera, second, sensed = pickle.loads(item)
             if frame.overlays is None:
                 frame.overlays = overlays
             overlays = frame.overlays
-            local.draw(frame, camera, second)
+            local.draw(frame, camera, second, sensed)
             if views:
                 s = k % len(views)
                 free[s].acquire()

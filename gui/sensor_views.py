@@ -13,6 +13,7 @@ view. A recording holds neither, so `replay` shows none.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,27 @@ BEAM_MISS = (1.0, 0.95, 0.20, 0.12)  # RGBA: a beam with no return, to its max r
 PIP_WIDTH_PX = 200  # px: each of the two camera images in the picture-in-picture
 CAPTION_PX = 30  # px: the caption band above the images (a line of gui/text.py with padding)
 DEPTH_NEAR, DEPTH_FAR = 230.0, 40.0  # grey levels of depth 0 and of max_depth_m (inf: black)
+
+
+@dataclass
+class Sensed:
+    """What a video frame shows of the UAVs' sensors (gui/capture.py `Capture(sensors=...)`):
+    lidar beams (line vertices) and a camera picture-in-picture, copied at the frame's tick."""
+
+    lines: list[np.ndarray] = field(default_factory=list)
+    pip: np.ndarray | None = None  # (h, w, 4) uint8: SensorViews.camera_image
+
+    @classmethod
+    def of(cls, agents: Sequence[Any], target: int | None, lidar: bool, camera: bool) -> Sensed:
+        """The beams (of `target`, else of every UAV) with `lidar`, and the camera of
+        `target` (else of the first UAV with one) with `camera`."""
+        views = SensorViews(agents)
+        lines = views.lidar_lines(target) if lidar else []
+        pip = None
+        if camera:
+            who = target if target is not None else views.first_with("camera")
+            pip = views.camera_image(who) if who is not None else None
+        return cls(lines, pip)
 
 
 class SensorViews:

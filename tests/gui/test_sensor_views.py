@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -125,3 +126,34 @@ def test_depth_grey_edges() -> None:
     d = np.array([[0.0, 50.0, 100.0, 200.0, np.inf, np.nan]])
     g = depth_grey(d, 100.0)
     assert g.tolist() == [[DEPTH_NEAR, (DEPTH_NEAR + DEPTH_FAR) / 2, DEPTH_FAR, DEPTH_FAR, 0, 0]]
+
+
+def test_run_frames_show_the_target_s_beams_and_camera(tmp_path: Path) -> None:
+    """`run --frames --lidar --camera-pip --target 3`: the render processes draw UAV 3's beams
+    and its camera bottom right, as the recorded frame shows them; without the flags, neither."""
+    from PIL import Image
+
+    from skyswarm.app.cli import main
+    from skyswarm.gui.sensor_views import CAPTION_PX, PIP_WIDTH_PX
+
+    shots = {}
+    for flags in ((), ("--lidar", "--camera-pip")):
+        out, run = tmp_path / f"f{len(flags)}", tmp_path / f"r{len(flags)}"
+        args = [
+            "run", str(FIELD), "--duration", "0.5", "--quiet", "--out", str(run),
+            "--frames", str(out), "--fps", "4", "--size", "960x540", "--camera", "chase",
+            "--target", "3", "--distance", "6", *[a for c in CAMERA for a in ("--set", c)], *flags,
+        ]  # fmt: skip
+        assert main(args) == 5  # the time limit, short of the goals
+        pngs = sorted(out.glob("frame_*.png"))
+        assert len(pngs) == 2  # 0.5 s x 4 fps
+        shots[bool(flags)] = np.asarray(Image.open(pngs[-1]).convert("RGB"))
+    on, off = shots[True], shots[False]
+    assert _yellow(on).sum() > _yellow(off).sum() + 200  # the beams
+    k = PIP_WIDTH_PX // 32
+    h, w = CAPTION_PX + 24 * k, 64 * k
+    x, y = 960 - w - 8, 540 - h - 8
+    band = on[y + 2 : y + CAPTION_PX - 2, x + 2 : x + w - 2].astype(int)
+    assert band.mean() < 90  # the caption's dark band (with its white text)
+    diff = np.abs(on[y : y + h, x : x + w].astype(int) - off[y : y + h, x : x + w]).max(axis=-1)
+    assert (diff > 30).mean() > 0.5
