@@ -17,11 +17,16 @@ if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
 
 
+SIZE_NAMES = {"720p": (1280, 720), "1080p": (1920, 1080)}  # --size shorthands
+
+
 def _size(text: str) -> tuple[int, int]:
+    if text.lower() in SIZE_NAMES:
+        return SIZE_NAMES[text.lower()]
     try:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
-        msg = f"expected WIDTHxHEIGHT such as 1280x720, got {text!r}"
+        msg = f"expected WIDTHxHEIGHT such as 1280x720, or 720p or 1080p, got {text!r}"
         raise argparse.ArgumentTypeError(msg) from None
     if w <= 0 or h <= 0:
         raise argparse.ArgumentTypeError(f"size must be positive, got {text!r}")
@@ -31,9 +36,44 @@ def _size(text: str) -> tuple[int, int]:
 def _video_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--video", type=Path, metavar="OUT.mp4", help="write an MP4 (offscreen, EGL)")
     p.add_argument("--frames", type=Path, metavar="DIR", help="write PNG frames to DIR")
-    p.add_argument("--fps", type=float, default=30.0, help="frames per simulated second (30)")
-    p.add_argument("--size", type=_size, default=(1280, 720), help="WIDTHxHEIGHT (1280x720)")
+    p.add_argument(
+        "--fps", type=float, default=30.0,
+        help="frames per simulated second, also the video's frame rate (30; e.g. 60)",
+    )  # fmt: skip
+    p.add_argument(
+        "--size", type=_size, default=(1280, 720), help="WIDTHxHEIGHT, 720p or 1080p (1280x720)"
+    )
     camera_args(p)
+    layout_args(p)
+
+
+LAYOUT_NAMES = ("single", "pip", "side")  # gui/multiview.py LAYOUTS
+
+
+def layout_args(p: argparse.ArgumentParser) -> None:
+    """--layout single|pip|side and --second-camera NAME of an offscreen picture."""
+    p.add_argument(
+        "--layout", choices=LAYOUT_NAMES, default="single",
+        help="single view, pip (second view bottom right) or side (side by side)",
+    )  # fmt: skip
+    p.add_argument(
+        "--second-camera", choices=CAMERA_NAMES, metavar="NAME",
+        help="the pip / side view's camera (top; chase when --camera is top)",
+    )  # fmt: skip
+
+
+def layout_spec(args: argparse.Namespace) -> Any:
+    """The gui/multiview.py LayoutSpec of --layout and --second-camera (a chase or FPV second
+    camera rides --target; the others frame the whole swarm)."""
+    from skyswarm.gui.director import CameraSpec
+    from skyswarm.gui.multiview import LayoutSpec
+
+    name = getattr(args, "layout", "single")
+    second = getattr(args, "second_camera", None)
+    if second is None:
+        return LayoutSpec(name)
+    target = args.target if second in ("chase", "fpv") else None
+    return LayoutSpec(name, CameraSpec(second, target=target))
 
 
 CAMERA_NAMES = ("swarm", "orbit", "top", "chase", "fpv", "free")  # gui/director.py CAMERAS
@@ -50,6 +90,10 @@ def camera_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", type=int, metavar="ID", help="agent the camera follows")
     p.add_argument("--no-markers", action="store_true", help="meshes only, no far markers")
     p.add_argument("--no-inset", action="store_true", help="no inset map of the whole area")
+    p.add_argument(
+        "--proximity", action="store_true",
+        help="rings coloured by the nearest neighbour's distance (avoidance); key X",
+    )  # fmt: skip
 
 
 def camera_spec(args: argparse.Namespace) -> Any:
@@ -84,7 +128,11 @@ def view_options(args: argparse.Namespace) -> Any:
     if trails is not None and not (0 < trails <= 3600):
         raise ConfigError("", "--trails", trails, "a trail length > 0 and <= 3600 s")
     links = args.links  # `view` only (`replay` sets False): a recording has no links
-    return ViewOptions(camera_spec(args), not args.no_inset, not args.no_markers, trails, links)
+    live = getattr(args, "camera_pip", False), getattr(args, "lidar", False)  # `view` only
+    return ViewOptions(
+        camera_spec(args), not args.no_inset, not args.no_markers, trails, links, args.proximity,
+        *live,
+    )  # fmt: skip
 
 
 def interrupted(code: int) -> int:
@@ -100,6 +148,7 @@ def add_gui_parsers(
 ) -> None:
     """Add `--video/--frames` to `run`, and the `view` and `replay` subcommands."""
     _video_args(run)
+    sensor_args(run)
 
     view = sub.add_parser("view", help="run a scenario in a 3D window with the mission panel")
     scenario_args(view)
@@ -112,6 +161,7 @@ def add_gui_parsers(
     from skyswarm.app import mavlink_flags
 
     mavlink_flags.add_args(view, realtime=False)  # --mavlink, --mavlink-bind (docs/mavlink.md)
+    sensor_args(view)
     view.set_defaults(func=cmd_view)
 
     rep = sub.add_parser("replay", help="play a recorded run (results directory) in 3D")
@@ -125,9 +175,24 @@ def add_gui_parsers(
     snap.add_argument("results", type=Path, help="results directory of a run")
     snap.add_argument("--time", type=float, required=True, metavar="T", help="simulated s")
     snap.add_argument("--out", type=Path, required=True, metavar="FILE.png", help="PNG to write")
-    snap.add_argument("--size", type=_size, default=(1280, 720), help="WIDTHxHEIGHT (1280x720)")
+    snap.add_argument(
+        "--size", type=_size, default=(1280, 720), help="WIDTHxHEIGHT, 720p or 1080p (1280x720)"
+    )
     camera_args(snap)
+    layout_args(snap)
     snap.set_defaults(func=cmd_snapshot)
+
+
+def sensor_args(p: argparse.ArgumentParser) -> None:
+    """--camera-pip and --lidar: what the UAVs' sensors see (`view`, `run --video/--frames`;
+    a recording holds neither, so not `replay`)."""
+    p.add_argument(
+        "--camera-pip", action="store_true",
+        help="a UAV's camera (rgb | depth) in a corner: --target's, else the first; key E",
+    )  # fmt: skip
+    p.add_argument(
+        "--lidar", action="store_true", help="draw the lidar beams (--target's, else all); key B"
+    )
 
 
 def require_gui(option: str, value: object) -> None:
@@ -165,7 +230,8 @@ def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
 
     return Capture(
         sim, args.video, args.frames, args.fps, args.size, camera_spec(args), process=True,
-        inset=not args.no_inset, markers=not args.no_markers,
+        inset=not args.no_inset, markers=not args.no_markers, layout=layout_spec(args),
+        proximity=args.proximity, lidar=args.lidar, sensor_camera=args.camera_pip,
     )  # fmt: skip
 
 
@@ -216,7 +282,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.video is not None or args.frames is not None:
         n = export_video(
             args.results, args.video, args.frames, args.fps, args.size, camera_spec(args),
-            inset=not args.no_inset, markers=not args.no_markers,
+            inset=not args.no_inset, markers=not args.no_markers, layout=layout_spec(args),
+            proximity=args.proximity,
         )  # fmt: skip
         print(f"wrote {n} frames")
         return 0
@@ -240,8 +307,9 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
         expected = f"a time in [0, {source.duration_s:g}] s (the recording)"
         raise ConfigError(str(args.results), "--time", args.time, expected)
     still = ReplayStill(
-        source, args.size, camera_spec(args), inset=not args.no_inset, markers=not args.no_markers
-    )
+        source, args.size, camera_spec(args), inset=not args.no_inset,
+        markers=not args.no_markers, layout=layout_spec(args), proximity=args.proximity,
+    )  # fmt: skip
     try:
         image = still.render(args.time).copy()
     finally:

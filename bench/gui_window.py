@@ -6,7 +6,8 @@ the instanced drones, plus the side panel with the HUD and the agent list), host
 (it runs in its own budget, see gui/session.py), this measures what a frame of the view costs.
 At 1,000 drones also with the layers of issue 30 on, side by side with them off: 12 s trails
 (60 segments per drone, drawn as 20,000: renderer.MAX_TRAIL_SEGMENTS) and radio links (4 per
-drone to neighbours within 6 m: 4,000 lines, gui/links.py).
+drone to neighbours within 6 m: 4,000 lines, gui/links.py), and then also with the proximity
+rings (gui/proximity.py: 20 segments per drone, one KD-tree query per frame).
 Starts its own Xvfb on DISPLAY :97 when no DISPLAY is set.
 
 Then the view of a simulation slower than real time: 1,000 UAVs hovering on Bullet, stepped by
@@ -48,7 +49,7 @@ def swarm(n: int, rng: np.random.Generator):  # noqa: ANN201 - Frame, imported l
 LINKS_PER_DRONE = 4
 
 
-def bench(n: int, layers: bool = False) -> dict[str, float]:
+def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, float]:
     from skyswarm.core.comms.fates import DELIVERED, LOST
     from skyswarm.core.comms.links import RadioLinks
     from skyswarm.gui.links import link_lines
@@ -91,9 +92,10 @@ def bench(n: int, layers: bool = False) -> dict[str, float]:
             return trail
 
         def extra_lines(self):  # noqa: ANN202
-            return link_lines(frame, links) if layers else []
+            return super().extra_lines() + (link_lines(frame, links) if layers else [])
 
-    app = Synthetic("bench", SIZE, ViewOptions(trails_s=DEFAULT_TRAIL_S if layers else None))
+    trails_s = DEFAULT_TRAIL_S if layers else None
+    app = Synthetic("bench", SIZE, ViewOptions(trails_s=trails_s, proximity=proximity))
     win = app.main
     win.on_draw()
     win.flip()  # warm-up: shaders, buffers
@@ -110,7 +112,7 @@ def bench(n: int, layers: bool = False) -> dict[str, float]:
     elapsed = time.perf_counter() - start
     app.shutdown()
     return {
-        "drones": n, "layers": layers, "fps": FRAMES / elapsed,
+        "drones": n, "layers": layers, "proximity": proximity, "fps": FRAMES / elapsed,
         "ms_per_frame": 1000 * elapsed / FRAMES,
     }  # fmt: skip
 
@@ -161,6 +163,7 @@ def paced(budget: str) -> dict[str, float]:
 
 
 def main() -> None:
+    load = os.getloadavg()  # 1, 5, 15 min: the machine is shared
     xvfb = None
     if not os.environ.get("DISPLAY"):
         binary = shutil.which("Xvfb")
@@ -171,16 +174,17 @@ def main() -> None:
         time.sleep(1.0)
     try:
         rows = [bench(n) for n in COUNTS] + [bench(COUNTS[-1], layers=True)]
+        rows.append(bench(COUNTS[-1], layers=True, proximity=True))
         paced_rows = [paced("frame"), paced("fixed")]
     finally:
         if xvfb is not None:
             xvfb.terminate()
             xvfb.wait()
-    head = f"{'drones':>8}{'trails+links':>14}{'fps':>10}{'ms/frame':>10}"
+    head = f"{'drones':>8}{'trails+links':>14}{'proximity':>11}{'fps':>10}{'ms/frame':>10}"
     print(f"{head}   window {SIZE[0]}x{SIZE[1]}, llvmpipe")
     for r in rows:
-        on = "on" if r["layers"] else "off"
-        print(f"{r['drones']:>8}{on:>14}{r['fps']:>10.1f}{r['ms_per_frame']:>10.1f}")
+        on, prox = ("on" if r["layers"] else "off"), ("on" if r["proximity"] else "off")
+        print(f"{r['drones']:>8}{on:>14}{prox:>11}{r['fps']:>10.1f}{r['ms_per_frame']:>10.1f}")
     print(
         f"\n{'stepping budget':<28}{'fps':>8}{'real-time factor':>18}   {PACED_UAVS} UAVs, Bullet"
     )
@@ -191,7 +195,7 @@ def main() -> None:
     out.parent.mkdir(exist_ok=True)
     result = {
         "size": SIZE, "target_fps": TARGET_FPS, "rows": rows, "paced": paced_rows,
-        "machine": platform.platform(),
+        "machine": platform.platform(), "load_average_at_start": load,
     }  # fmt: skip
     out.write_text(json.dumps(result, indent=1), encoding="utf-8")
 

@@ -1,19 +1,23 @@
-"""Regenerate the screenshots of the README and the docs with the offscreen renderer (no display
-needed).
+"""Regenerate the README's and the docs' pictures and the reference run's clip with the
+command line only (`skyswarm run`, `snapshot`, `replay --video`, `view`): every picture here
+can be made again by a user with the commands this script prints.
 
     python docs/make_screenshots.py [SECONDS]
 
-Runs the reference scenario (configs/flocking_coverage.toml) for SECONDS (30) of simulated time,
-recording it, and writes into docs/:
+Records the reference scenario (configs/flocking_coverage.toml) for SECONDS (40) of simulated
+time and 1,000 boids on the fast backend for 3 s, then writes into docs/:
 
-- screenshot_3d.png: the live 3D view close to the flock and its leader (quadrotor meshes,
-  shadows, HUD, legend);
-- screenshot_top.png: the top view of the whole area with the coverage overlay;
-- screenshot_replay.png: the recorded run replayed at the same time (overlays from the timeline);
-- screenshot_1000.png: a synthetic 1,000-drone swarm at the default camera;
-- screenshot_window.png: the whole viewer window (Xvfb; skipped without it) of the same scenario
-  with `qrsim` sensors: the 3D camera following the selected follower, the panel's inspector,
-  and the ghost of the drone at its estimated position.
+- screenshot_3d.png: behind the leader, the flock abreast (`--camera chase --target 1
+  --distance 22 --elevation 25`) at t = SECONDS;
+- screenshot_top.png: `--camera top` with the proximity rings (`--proximity`);
+- screenshot_replay.png: chasing UAV 3 with the top view as a picture-in-picture
+  (`--camera chase --target 3 --layout pip`);
+- screenshot_1000.png: the 1,000 boids at the default camera;
+- reference_run.mp4: the reference run's first SECONDS s, 640x360 at 15 fps (`replay --video`);
+- screenshot_window.png: the viewer window (`skyswarm view`, its P key pressed by xdotool on
+  Xvfb; skipped without them).
+
+The PNGs are written as 256-colour palette images (about a third of the RGB file's size).
 """
 
 from __future__ import annotations
@@ -26,116 +30,106 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 from PIL import Image
 
-from skyswarm.core.config import load_scenario
-from skyswarm.core.simulator import Simulator
-from skyswarm.gui.camera import OrbitCamera
-from skyswarm.gui.framing import default_camera, scene_extent, shown_points
-from skyswarm.gui.offscreen import OffscreenCanvas, draw_hud
-from skyswarm.gui.replay import ReplaySource
-from skyswarm.gui.scene import Frame, LiveSource, Scenery
-
 DOCS = Path(__file__).resolve().parent
-SIZE = (1280, 720)
+ROOT = DOCS.parent
+FLOCK = ROOT / "configs" / "flocking_coverage.toml"
+BOIDS = ROOT / "configs" / "boids.toml"
+CLIP = DOCS / "reference_run.mp4"
+CLIP_MAX_MB = 5.0
 
 
-def save(image: np.ndarray, name: str) -> None:
-    Image.fromarray(image).save(DOCS / name)
-    print(f"wrote {DOCS / name}")
+def skyswarm(*args: str, env: dict[str, str] | None = None) -> None:
+    """Run `skyswarm ARGS` (this checkout's), printing the command; a failure stops here
+    (a run cut at its duration exits 5: expected)."""
+    cmd = [sys.executable, "-m", "skyswarm.app.cli", *args]
+    print("$ skyswarm " + " ".join(args), flush=True)
+    code = subprocess.run(cmd, env=env).returncode
+    if code not in (0, 5):
+        raise SystemExit(f"skyswarm {args[0]} exited with {code}")
 
 
-def swarm_1000() -> Frame:
-    """1,000 drones in a loose 3D block, 2.5 m apart, with small random tilts."""
-    rng = np.random.default_rng(1)
-    n, side = 1000, 32
-    i = np.arange(n)
-    pos = np.c_[(i % side) * 2.5, (i // side) * 2.5, 12.0 + 3.0 * np.sin(i / 40.0)]
-    pos[:, :2] += rng.uniform(-0.6, 0.6, (n, 2))
-    q = rng.normal(size=(n, 4)) * [0.04, 0.04, 1.0, 1.0]
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    return Frame(10.0, i + 1, ["uav"], np.zeros(n, np.intp), pos, q, np.ones(n, bool))
+def small_png(path: Path) -> None:
+    """Rewrite `path` as a 256-colour palette PNG (max-coverage: the colours of markers and
+    legend within a few levels; median cut turned the base station's purple grey)."""
+    image = Image.open(path).convert("RGB")
+    image.quantize(colors=256, method=Image.Quantize.MAXCOVERAGE).save(path, optimize=True)
+    print(f"wrote {path} ({path.stat().st_size // 1024} kB)")
+
+
+def snapshot(run: Path, t: float, name: str, *options: str) -> None:
+    out = DOCS / name
+    skyswarm("snapshot", str(run), "--time", f"{t:g}", "--out", str(out), *options)
+    small_png(out)
 
 
 def main() -> None:
-    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 40.0
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "run"
-        scenario = load_scenario(DOCS.parent / "configs" / "flocking_coverage.toml")
-        sim = Simulator.from_scenario(scenario, out)
-        sim.run(until_s=seconds)
-        source = LiveSource(sim)
-        frame = source.frame()
-        everything = shown_points(frame)
-        center, half = scene_extent(everything)
-        canvas = OffscreenCanvas(source.scenery, SIZE, tuple(center), half)
-        hud = lambda r, size: draw_hud(r, size, frame)  # noqa: E731
-
-        flying = frame.positions[frame.mobile & frame.alive]
-        lead = frame.positions[frame.leaders & frame.alive]
-        # Between the flock's centre and its leader (cyan), so both followers and leader show.
-        focus = (flying.mean(axis=0) + lead[0]) / 2 if len(lead) else flying.mean(axis=0)
-        close = OrbitCamera(tuple(focus), distance=12.0, azimuth_deg=-125, elevation_deg=20)
-        save(canvas.render(frame, close, overlay=hud), "screenshot_3d.png")
-        top = default_camera("top", everything)
-        save(canvas.render(frame, top, overlay=hud), "screenshot_top.png")
-        sim.finish()
-        sim.close()
-
-        replay = ReplaySource(out).frame_at(frame.time_s)
-        view = default_camera("orbit", everything)
-        save(canvas.render(replay, view, overlay=lambda r, s: draw_hud(r, s, replay)),
-             "screenshot_replay.png")  # fmt: skip
-        canvas.release()
-
-    big = swarm_1000()
-    shown = shown_points(big)
-    c, h = scene_extent(shown)
-    canvas = OffscreenCanvas(Scenery(), SIZE, tuple(c), h)
-    cam = default_camera("orbit", shown)
-    save(canvas.render(big, cam, overlay=lambda r, s: draw_hud(r, s, big)), "screenshot_1000.png")
-    canvas.release()
+        run, boids = Path(tmp) / "flock", Path(tmp) / "boids"
+        skyswarm("run", str(FLOCK), "--duration", f"{seconds:g}", "--out", str(run), "--quiet")
+        snapshot(
+            run, seconds, "screenshot_3d.png",
+            "--camera", "chase", "--target", "1", "--distance", "22", "--elevation", "25",
+        )  # fmt: skip
+        snapshot(run, seconds, "screenshot_top.png", "--camera", "top", "--proximity")
+        snapshot(
+            run, seconds, "screenshot_replay.png",
+            "--camera", "chase", "--target", "3", "--distance", "6", "--layout", "pip",
+        )  # fmt: skip
+        skyswarm(
+            "replay", str(run), "--video", str(CLIP), "--size", "640x360", "--fps", "15",
+        )  # fmt: skip
+        mb = CLIP.stat().st_size / 1e6
+        print(f"wrote {CLIP} ({mb:.1f} MB)")
+        if mb > CLIP_MAX_MB:
+            raise SystemExit(f"{CLIP} is {mb:.1f} MB, over {CLIP_MAX_MB} MB")
+        skyswarm(
+            "run", str(BOIDS), "--duration", "3", "--out", str(boids), "--quiet",
+            "--set", "agents.count=1000", "--set", "simulation.physics='fast'",
+        )  # fmt: skip
+        snapshot(boids, 3.0, "screenshot_1000.png")
+        window(seconds, Path(tmp) / "view")
 
 
-def window(seconds: float) -> None:
-    """The viewer window under Xvfb (its own display :96 when none is set)."""
-    xvfb = None
-    if not os.environ.get("DISPLAY"):
-        binary = shutil.which("Xvfb")
-        if binary is None:
-            print("no DISPLAY and no Xvfb: screenshot_window.png not made")
-            return
-        xvfb = subprocess.Popen([binary, ":96", "-screen", "0", "1920x1080x24"])
-        os.environ["DISPLAY"] = ":96"
-        time.sleep(1.0)
+def window(seconds: float, out: Path) -> None:
+    """`skyswarm view` of the reference run with qrsim sensors, chasing UAV 5 with trails and
+    the proximity rings, on its own Xvfb; xdotool presses P (screenshot into `out`) after
+    `seconds` / 4 wall seconds at 4x speed, then Escape."""
+    xvfb, xdotool = shutil.which("Xvfb"), shutil.which("xdotool")
+    if xvfb is None or xdotool is None:
+        print("no Xvfb or no xdotool: screenshot_window.png not made")
+        return
+    display = ":95"
+    server = subprocess.Popen([xvfb, display, "-screen", "0", "1600x900x24", "-nolisten", "tcp"])
+    env = {**os.environ, "DISPLAY": display}
     try:
-        from skyswarm.gui.app import ViewerApp
-
-        scenario = load_scenario(
-            DOCS.parent / "configs" / "flocking_coverage.toml", ["uav.sensors.preset='qrsim'"]
-        )
-        sim = Simulator.from_scenario(scenario)
-        sim.run(until_s=seconds)
-        app = ViewerApp(sim, size=SIZE)
-        frame = app.frame()
-        followers = frame.ids[frame.mobile & frame.alive & ~frame.leaders]
-        app.select(int(followers[len(followers) // 2]))
-        app.toggle_follow()
-        cam = app.main.camera
-        cam.distance, cam.azimuth_deg, cam.elevation_deg = 7.0, -100.0, 22.0
-        for _ in range(60):
-            app.animate_cameras(0.05)  # 3 s of following: on the drone
-        app.main.render_now()
-        save(app.main.screenshot(), "screenshot_window.png")
-        app.shutdown()
-        sim.close()
+        time.sleep(1.0)
+        args = [
+            "view", str(FLOCK), "--set", "uav.sensors.preset='qrsim'", "--speed", "4",
+            "--camera", "chase", "--target", "5", "--distance", "7", "--trails", "--proximity",
+            "--out", str(out),
+        ]  # fmt: skip
+        print("$ skyswarm " + " ".join(args), "  (then keys P, Escape)", flush=True)
+        viewer = subprocess.Popen([sys.executable, "-m", "skyswarm.app.cli", *args], env=env)
+        time.sleep(8.0 + seconds / 4)  # start-up, then SECONDS of simulated time at 4x
+        key = [xdotool, "search", "--name", "3D view", "windowfocus", "--sync", "key"]
+        subprocess.run([*key, "p"], env=env, check=True)
+        time.sleep(3.0)
+        subprocess.run([*key, "Escape"], env=env, check=False)
+        viewer.wait(timeout=60)
+        shots = sorted(out.glob("screenshot_*.png"))
+        if not shots:
+            print("the viewer wrote no screenshot: screenshot_window.png not made")
+            return
+        target = DOCS / "screenshot_window.png"
+        shutil.copyfile(shots[-1], target)
+        small_png(target)
     finally:
-        if xvfb is not None:
-            xvfb.terminate()
-            xvfb.wait()
+        server.terminate()
+        server.wait()
 
 
 if __name__ == "__main__":
     main()
-    window(float(sys.argv[1]) if len(sys.argv) > 1 else 30.0)

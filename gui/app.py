@@ -18,7 +18,9 @@ import numpy as np
 
 from skyswarm.gui.links import LINK_WINDOW_S, link_lines
 from skyswarm.gui.panel import AgentRow, estimate_lines
+from skyswarm.gui.proximity import avoiding_flags
 from skyswarm.gui.scene import Frame, LiveSource
+from skyswarm.gui.sensor_views import SensorViews
 from skyswarm.gui.session import SimAttach, SimSession
 from skyswarm.gui.trails import TrailBuffer
 from skyswarm.gui.views import (
@@ -52,6 +54,8 @@ ACTIONS = (
     *VIEW_ACTIONS,
     Action(key.J, "J", "Joy", "toggle_joystick", "fly the selected agent by joystick / release"),
     Action(key.O, "O", None, "toggle_links", "show / hide radio links, losses red (--links)"),
+    Action(key.E, "E", None, "toggle_sensor_camera", "a UAV's camera, rgb | depth (--camera-pip)"),
+    Action(key.B, "B", None, "toggle_lidar", "lidar beams; of the selected UAV if any (--lidar)"),
     HELP_ACTION,
     RESET_ACTION,
 )
@@ -86,6 +90,7 @@ class ViewerApp(ViewerBase):
         self._trail = TrailBuffer(self.trail_s)
         self._trail.record(self.frame())
         self.show_links = False
+        self.show_sensor_camera, self.show_lidar = self.options.sensor_camera, self.options.lidar
         if self.options.links:
             self.toggle_links()
 
@@ -103,11 +108,36 @@ class ViewerApp(ViewerBase):
         super().shutdown()
 
     def extra_lines(self) -> list[np.ndarray]:
-        """The radio links of the last LINK_WINDOW_S (gui/links.py) when shown."""
+        """The proximity rings (ViewerBase) and the radio links of the last LINK_WINDOW_S
+        (gui/links.py) when shown."""
         disp = self.session.sim.dispatcher
+        rings = super().extra_lines()
+        if self.show_lidar:
+            rings += SensorViews(self.source.agents).lidar_lines(self.selected)
         if not self.show_links or disp is None:
-            return []
-        return link_lines(self.frame(), disp.recent_links())
+            return rings
+        return rings + link_lines(self.frame(), disp.recent_links())
+
+    def avoiding(self, frame: Frame) -> np.ndarray | None:
+        """The UAVs whose avoidance layer corrects their command now (gui/proximity.py)."""
+        return avoiding_flags(frame, self.source.agents)
+
+    def pip_image(self) -> np.ndarray | None:
+        """The camera of the selected UAV, else of `--target`, else of the first with one."""
+        if not self.show_sensor_camera:
+            return None
+        views = SensorViews(self.source.agents)
+        for agent_id in (self.selected, self.options.camera.target, views.first_with("camera")):
+            image = views.camera_image(agent_id) if agent_id is not None else None
+            if image is not None:
+                return image
+        return None
+
+    def toggle_sensor_camera(self) -> None:
+        self.show_sensor_camera = not self.show_sensor_camera
+
+    def toggle_lidar(self) -> None:
+        self.show_lidar = not self.show_lidar
 
     def toggle_links(self) -> None:
         """Show / hide the radio links; the dispatcher keeps them from the first time on."""

@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skyswarm.gui.camera import Camera
-from skyswarm.gui.director import CameraSpec, Director
+from skyswarm.gui.director import CameraSpec
 from skyswarm.gui.framing import scene_extent, shown_points
-from skyswarm.gui.layout import Layout
+from skyswarm.gui.multiview import LayoutSpec, MultiView, second_rect
 from skyswarm.gui.offscreen import OffscreenCanvas
+from skyswarm.gui.proximity import ProximityLimits, proximity_lines
 from skyswarm.gui.scene import Frame, LiveSource, Scenery
+from skyswarm.gui.sensor_views import Sensed
 from skyswarm.gui.video import ENCODER, Encoder, FrameWriter, VideoWriter
 
 if TYPE_CHECKING:
@@ -64,6 +66,8 @@ class RenderSpec:
     encoder: Encoder = ENCODER
     inset: bool = True  # the inset map of the whole area, top right
     markers: bool = True  # far drones as markers (gui/drones.py)
+    layout: str = "single"  # gui/multiview.py LAYOUTS: one view, picture-in-picture, side by side
+    proximity: bool = False  # rings by the nearest neighbour's distance (gui/proximity.py)
 
 
 class Capture:
@@ -72,8 +76,12 @@ class Capture:
     Frame k (k = 1, 2, ...) shows the state after the first tick with time >= k / fps, so a run
     of D seconds gives floor(D * fps) frames. `camera` (a name or a gui/director.py
     `CameraSpec`) moves with each frame (the default keeps the alive UAVs large in the frame);
-    with `follow` False it stays where the first frame put it. With `process` the frames are
-    drawn and encoded by a `RenderPool` while the simulation steps on.
+    with `follow` False it stays where the first frame put it. `layout` (gui/multiview.py)
+    adds a second camera's view, picture-in-picture or side by side; `proximity` the
+    proximity rings (gui/proximity.py); `lidar` the lidar beams (of `camera.target`, else of
+    every UAV) and `sensor_camera` a UAV's camera in a corner (gui/sensor_views.py). With
+    `process` the frames are drawn and encoded by a `RenderPool` while the simulation steps
+    on.
     """
 
     def __init__(
@@ -91,6 +99,10 @@ class Capture:
         workers: int | None = None,
         inset: bool = True,
         markers: bool = True,
+        layout: LayoutSpec | None = None,
+        proximity: bool = False,
+        lidar: bool = False,
+        sensor_camera: bool = False,
     ) -> None:
         self.sim = sim
         self.source = LiveSource(sim)
@@ -98,15 +110,17 @@ class Capture:
         shown = shown_points(first)
         center, half = scene_extent(shown)
         spec_cam = camera if isinstance(camera, CameraSpec) else CameraSpec(camera)
-        keep_out = Layout.of(first, size, hud, inset).keep_out()
-        self.director = Director(spec_cam, size, keep_out, first)
-        self.director.update(first)
+        layout = layout or LayoutSpec()
+        self.views = MultiView(layout, spec_cam, size, first, hud, inset)
+        self.director = self.views.main
+        self.views.update(first)
         self.follow = follow
         self.fps = fps
         spec = RenderSpec(
             self.source.scenery, size, tuple(center), half, video, frames, fps, hud, encoder,
-            inset, markers,
+            inset, markers, layout.name, proximity,
         )  # fmt: skip
+        self.sensing = (spec_cam.target, lidar, sensor_camera) if lidar or sensor_camera else None
         self.worker: RenderPool | LocalRender = (
             RenderPool(spec, workers) if process else LocalRender(spec)
         )
@@ -120,8 +134,11 @@ class Capture:
         self.count += 1
         frame = self.source.frame()
         if self.follow:
-            self.director.update(frame)
-        self.worker.submit(frame, self.camera.fixed())  # a chase camera's pose is a callable
+            self.views.update(frame)
+        second = self.views.second.camera.fixed() if self.views.second is not None else None
+        sensed = Sensed.of(self.source.agents, *self.sensing) if self.sensing else None
+        # fixed(): a chase camera's pose is a callable
+        self.worker.submit(frame, self.camera.fixed(), second, sensed)
 
     @property
     def camera(self) -> Camera:
@@ -148,18 +165,40 @@ class LocalRender:
     def __init__(self, spec: RenderSpec) -> None:
         self.canvas = OffscreenCanvas(spec.scenery, spec.size, spec.center, spec.half_extent_m)
         self.canvas.renderer.markers = spec.markers
-        self.hud, self.inset = spec.hud, spec.inset
+        self.hud, self.inset, self.layout = spec.hud, spec.inset, spec.layout
+        self.proximity = ProximityLimits.of(spec.scenery) if spec.proximity else None
         self.video: VideoWriter | None = None
         if spec.video is not None:
             self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, "rgba", spec.encoder)
         self.frames = FrameWriter(Path(spec.frames)) if spec.frames is not None else None
 
-    def draw(self, frame: Frame, camera: Camera) -> None:
-        """Draw `frame` (with the HUD and the inset map) into the canvas's framebuffer."""
-        self.canvas.compose(frame, camera, self.hud, self.inset)
+    def draw(
+        self,
+        frame: Frame,
+        camera: Camera,
+        second: Camera | None = None,
+        sensed: Sensed | None = None,
+    ) -> None:
+        """Draw `frame` (with the HUD, the inset map, the `second` view of the layout and
+        what is `sensed`) into the canvas's framebuffer."""
+        extra = proximity_lines(frame, self.proximity) if self.proximity is not None else []
+        extra += sensed.lines if sensed is not None else []
+        self.canvas.compose(frame, camera, self.hud, self.inset, None, second, self.layout, extra)
+        if sensed is not None and sensed.pip is not None:
+            w, h = self.canvas.size
+            pip = second_rect(self.layout, self.canvas.size) if self.layout == "pip" else None
+            bottom = pip[1] if pip is not None else h
+            ph, pw = sensed.pip.shape[:2]
+            self.canvas.renderer.draw_image(sensed.pip, w - pw - 8, bottom - ph - 8, (w, h))
 
-    def submit(self, frame: Frame, camera: Camera) -> None:
-        self.draw(frame, camera)
+    def submit(
+        self,
+        frame: Frame,
+        camera: Camera,
+        second: Camera | None = None,
+        sensed: Sensed | None = None,
+    ) -> None:
+        self.draw(frame, camera, second, sensed)
         if self.video is not None:
             self.video.write_into(self.canvas.read_rgba_into)
         if self.frames is not None:
@@ -224,7 +263,13 @@ class RenderPool:
     def _slot(self, k: int) -> memoryview:
         return self.shm.buf[k * self.frame_bytes : (k + 1) * self.frame_bytes]
 
-    def submit(self, frame: Frame, camera: Camera) -> None:
+    def submit(
+        self,
+        frame: Frame,
+        camera: Camera,
+        second: Camera | None = None,
+        sensed: Sensed | None = None,
+    ) -> None:
         self._check()
         j = self.count % len(self.procs)
         overlays, sent = frame.overlays, self._sent[j]
@@ -234,7 +279,9 @@ class RenderPool:
         wire = replace(frame, overlays=None if same else overlays)  # type: ignore[arg-type]
         # Pickled now: the queue's feeder thread would pickle it later, and by then the camera
         # (moved by the follower every frame) and any reused array would show a later moment.
-        item = pickle.dumps((self.count, wire, camera), protocol=pickle.HIGHEST_PROTOCOL)
+        item = pickle.dumps(
+            (self.count, wire, camera, second, sensed), protocol=pickle.HIGHEST_PROTOCOL
+        )
         self._put(j, item)
         self.count += 1
 
@@ -347,11 +394,11 @@ def _render_loop(spec: RenderSpec, frames: Any, errors: Any, slots: Any, worker:
             views = [shm.buf[k * nbytes : (k + 1) * nbytes] for k in range(n_slots)]
         overlays: list[Any] = []
         while (item := frames.get()) is not None:
-            k, frame, camera = pickle.loads(item)
+            k, frame, camera, second, sensed = pickle.loads(item)
             if frame.overlays is None:
                 frame.overlays = overlays
             overlays = frame.overlays
-            local.draw(frame, camera)
+            local.draw(frame, camera, second, sensed)
             if views:
                 s = k % len(views)
                 free[s].acquire()

@@ -30,13 +30,20 @@ class Layout:
     hud: Rect | None = None
     legend: Rect | None = None
     inset: Rect | None = None
+    pip: Rect | None = None  # a second view over this one (gui/multiview.py)
 
     @classmethod
     def of(
-        cls, frame: Frame, size: tuple[int, int], hud: bool = True, inset: bool = True
+        cls,
+        frame: Frame,
+        size: tuple[int, int],
+        hud: bool = True,
+        inset: bool = True,
+        pip: Rect | None = None,
     ) -> Layout:
         """The video's layout (gui/video.py `draw_hud`) for `frame`: HUD and legend with
-        `hud`, the inset map with `inset` (and a view of at least INSET_MIN_PX / FRACTION)."""
+        `hud`, the inset map with `inset` (and a view of at least INSET_MIN_PX / FRACTION),
+        and the `pip` rectangle of a picture-in-picture (gui/multiview.py)."""
         from skyswarm.gui.renderer import legend_entries
         from skyswarm.gui.text import LINE_PX, PAD_PX, font
 
@@ -54,10 +61,10 @@ class Layout:
         side = int(h * INSET_FRACTION)
         if inset and side >= INSET_MIN_PX:
             inset_rect = (w - side - MARGIN_PX, MARGIN_PX, side, side)
-        return cls(size, hud_rect, legend_rect, inset_rect)
+        return cls(size, hud_rect, legend_rect, inset_rect, pip)
 
     def rects(self) -> list[Rect]:
-        return [r for r in (self.hud, self.legend, self.inset) if r is not None]
+        return [r for r in (self.hud, self.legend, self.inset, self.pip) if r is not None]
 
     def keep_out(self) -> list[tuple[float, float, float, float]]:
         """Each part as a corner region of NDC: (sx, sy, ex, ey) holds the points with

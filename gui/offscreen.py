@@ -6,7 +6,7 @@ with it (`run --video`), gui/replay.py a recorded one (`replay --video`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import moderngl
 import numpy as np
@@ -86,20 +86,35 @@ class OffscreenCanvas:
         hud: bool = True,
         inset: bool = True,
         selected: int | None = None,
+        second: Camera | None = None,
+        layout: str = "single",
+        extra: Sequence[np.ndarray] = (),
     ) -> Layout:
         """Draw the video's picture: the scene, the inset map of the whole area (top right)
-        and the HUD and legend (`draw_hud`), as gui/layout.py places them; returns the layout
+        and the HUD and legend (`draw_hud`), as gui/layout.py places them; with `layout` "pip"
+        or "side" also the `second` camera's view where gui/multiview.py puts it; `extra` lines
+        (position + RGBA rows: proximity rings) in every view. Returns the main view's layout
         (its rects hide the scene: gui/picking.py)."""
-        layout = Layout.of(frame, self.size, hud, inset)
+        from skyswarm.gui.multiview import PIP_MARKER_PX, divider, main_rect, second_rect
 
-        def overlay(renderer: Renderer, size: tuple[int, int]) -> None:
-            if layout.inset is not None:
-                renderer.render_inset(frame, inset_camera(frame), layout.inset, size)
-            if hud:
-                draw_hud(renderer, size, frame)
-
-        self.draw(frame, camera, selected, overlay)
-        return layout
+        rect = second_rect(layout, self.size) if second is not None else None
+        mx, my, mw, mh = main_rect(layout, self.size) if rect is not None else (0, 0, *self.size)
+        pip = rect if layout == "pip" else None
+        view = Layout.of(frame, (mw, mh), hud, inset, pip=pip)
+        self.fbo.use()
+        viewport = (mx, self.size[1] - my - mh, mw, mh)
+        self.renderer.render(frame, camera, viewport, selected, extra=extra)
+        if rect is not None and second is not None:
+            if layout == "pip":
+                self.renderer.render_inset(frame, second, rect, self.size, PIP_MARKER_PX, extra)
+            else:
+                self.renderer.render_view(frame, second, rect, self.size, extra=extra)
+                self.renderer.draw_image(divider(self.size[1]), mw, 0, self.size)
+        if view.inset is not None:
+            self.renderer.render_inset(frame, inset_camera(frame), view.inset, self.size)
+        if hud:
+            draw_hud(self.renderer, self.size, frame)
+        return view
 
     def read_rgba_into(self, buffer: bytearray | memoryview) -> None:
         """The framebuffer's RGBA bytes as OpenGL stores them, bottom row first, into `buffer`

@@ -238,16 +238,39 @@ class Renderer:
         ctx.disable(moderngl.DEPTH_TEST)
 
     def render_inset(
-        self, frame: Frame, camera: Camera, rect: tuple[int, int, int, int], target: tuple[int, int]
+        self,
+        frame: Frame,
+        camera: Camera,
+        rect: tuple[int, int, int, int],
+        target: tuple[int, int],
+        marker_px: float | None = None,
+        extra: Sequence[np.ndarray] = (),
     ) -> None:
-        """A second view (the inset map: gui/layout.py) in `rect` (x, y, w, h from the top-left
-        of the `target` (width, height) framebuffer), small markers, and a frame around it; it
-        counts as an occluder of the main view (`occluders`)."""
+        """A second view (the inset map: gui/layout.py; a picture-in-picture: gui/multiview.py)
+        in `rect` (x, y, w, h from the top-left of the `target` (width, height) framebuffer),
+        markers `marker_px` across (None: INSET_MARKER_PX), and a frame around it; it counts
+        as an occluder of the main view (`occluders`)."""
+        x, y, w, h = rect
+        self.render_view(frame, camera, rect, target, marker_px or INSET_MARKER_PX, extra)
+        self.draw_image(_border(w, h), x, y, target)
+
+    def render_view(
+        self,
+        frame: Frame,
+        camera: Camera,
+        rect: tuple[int, int, int, int],
+        target: tuple[int, int],
+        marker_px: float = MARKER_DIAM_PX,
+        extra: Sequence[np.ndarray] = (),
+    ) -> None:
+        """The scene through `camera` in `rect` (x, y, w, h from the top-left of `target`),
+        with `extra` lines, without touching `occluders` (the side-by-side view of
+        gui/multiview.py)."""
         x, y, w, h = rect
         kept = self.occluders
-        self.render(frame, camera, (x, target[1] - y - h, w, h), marker_px=INSET_MARKER_PX)
+        viewport = (x, target[1] - y - h, w, h)
+        self.render(frame, camera, viewport, marker_px=marker_px, extra=extra)
         self.occluders = kept
-        self.draw_image(_border(w, h), x, y, target)
 
     def _draw_lines(
         self,

@@ -18,13 +18,15 @@ from typing import Any
 import numpy as np
 
 from skyswarm.core.comms.channels import CommsConfig
-from skyswarm.core.config import WorldConfig, read_toml
+from skyswarm.core.config import AvoidanceConfig, WorldConfig, read_toml
 from skyswarm.core.recorder import read_trajectory
 from skyswarm.core.schema import build
 from skyswarm.core.timeline import read_timeline
 from skyswarm.gui.director import CameraSpec
 from skyswarm.gui.framing import scene_extent, shown_points
+from skyswarm.gui.multiview import LayoutSpec
 from skyswarm.gui.overlays import Overlay, as_overlays
+from skyswarm.gui.proximity import ProximityLimits, proximity_lines
 from skyswarm.gui.scene import Frame, Scenery, upright
 
 STATION_ROLE = "base_station"
@@ -78,7 +80,8 @@ class ReplaySource:
         data = read_toml(cfg_path)
         world = build(WorldConfig, data.get("world", {}), "world", str(cfg_path))
         comms = build(CommsConfig, data.get("comms", {}), "comms", str(cfg_path))
-        return Scenery.from_config(world, self.dir), comms.base_stations
+        avoid = build(AvoidanceConfig, data.get("avoidance", {}), "avoidance", str(cfg_path))
+        return Scenery.from_config(world, self.dir, avoid), comms.base_stations
 
     @property
     def all_ids(self) -> np.ndarray:
@@ -181,16 +184,19 @@ def export_video(
     hud: bool = True,
     inset: bool = True,
     markers: bool = True,
+    layout: LayoutSpec | None = None,
+    proximity: bool = False,
 ) -> int:
     """Render the whole recording offscreen at `fps`; returns the number of frames written.
 
     Frame k (k = 1, 2, ...) shows time k / fps, like a `run --video` of the same run, with the
-    same camera, HUD and inset map (the cameras are functions of the frame: gui/director.py).
+    same camera, HUD, inset map, `layout` and `proximity` rings (the cameras are functions of
+    the frame: gui/director.py).
     """
     from skyswarm.gui.offscreen import FrameWriter, VideoWriter
 
     source = ReplaySource(results_dir)
-    view = ReplayStill(source, size, camera, hud, inset, markers)
+    view = ReplayStill(source, size, camera, hud, inset, markers, layout, proximity)
     sinks: list[Any] = []
     if video is not None:
         sinks.append(VideoWriter(Path(video), size, fps))
@@ -209,7 +215,8 @@ def export_video(
 
 class ReplayStill:
     """Offscreen pictures of a recording at any time, as the live view drew them: the same
-    camera (`CameraSpec`), HUD, inset map and markers.
+    camera (`CameraSpec`), HUD, inset map, markers, layout (gui/multiview.py) and proximity
+    rings (gui/proximity.py).
 
         still = ReplayStill(ReplaySource("results/run"), (1280, 720))
         image = still.render(40.0)  # (720, 1280, 3) uint8
@@ -223,9 +230,10 @@ class ReplayStill:
         hud: bool = True,
         inset: bool = True,
         markers: bool = True,
+        layout: LayoutSpec | None = None,
+        proximity: bool = False,
     ) -> None:
-        from skyswarm.gui.director import Director
-        from skyswarm.gui.layout import Layout
+        from skyswarm.gui.multiview import MultiView
         from skyswarm.gui.offscreen import OffscreenCanvas
 
         self.source, self.hud, self.inset = source, hud, inset
@@ -234,14 +242,19 @@ class ReplayStill:
         self.canvas = OffscreenCanvas(source.scenery, size, tuple(center), half)
         self.canvas.renderer.markers = markers
         spec = camera if isinstance(camera, CameraSpec) else CameraSpec(camera)
-        keep_out = Layout.of(first, size, hud, inset).keep_out()
-        self.director = Director(spec, size, keep_out, first)
+        self.layout = layout or LayoutSpec()
+        self.views = MultiView(self.layout, spec, size, first, hud, inset)
+        self.director = self.views.main
+        self.proximity = ProximityLimits.of(source.scenery) if proximity else None
 
     def render(self, time_s: float, selected: int | None = None) -> np.ndarray:
         """(H, W, 3) uint8 picture at `time_s` (valid until the next render)."""
         frame = self.source.frame_at(time_s)
-        cam = self.director.update(frame)
-        self.canvas.compose(frame, cam, self.hud, self.inset, selected)
+        cam, second = self.views.update(frame)
+        extra = proximity_lines(frame, self.proximity) if self.proximity is not None else []
+        self.canvas.compose(
+            frame, cam, self.hud, self.inset, selected, second, self.layout.name, extra
+        )
         return self.canvas.read()
 
     def release(self) -> None:

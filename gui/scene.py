@@ -16,7 +16,7 @@ from skyswarm.core.timeline import highlighted
 from skyswarm.gui.overlays import Overlay, overlays_of
 
 if TYPE_CHECKING:
-    from skyswarm.core.config import WorldConfig
+    from skyswarm.core.config import AvoidanceConfig, WorldConfig
     from skyswarm.core.hooks import EstimateSource, ViewSource
     from skyswarm.core.simulator import Simulator
 
@@ -76,14 +76,18 @@ class Frame:
 
 @dataclass(frozen=True)
 class Scenery:
-    """Static world: ground, obstacle boxes (centre, size, yaw rad), OBJ meshes."""
+    """Static world: ground, obstacle boxes (centre, size, yaw rad), OBJ meshes, and the
+    scenario's avoidance distances the proximity layer is coloured by (gui/proximity.py)."""
 
     ground: bool = True
     boxes: tuple[tuple[tuple[float, ...], tuple[float, ...], float], ...] = ()
     meshes: tuple[tuple[Path, tuple[float, ...], float], ...] = ()  # path, origin m, scale
+    proximity_m: tuple[float, float] = (1.2, 2.5)  # [avoidance] radius_m, separation_m
 
     @classmethod
-    def from_config(cls, world: WorldConfig, base_dir: Path) -> Scenery:
+    def from_config(
+        cls, world: WorldConfig, base_dir: Path, avoidance: AvoidanceConfig | None = None
+    ) -> Scenery:
         boxes = tuple(
             (tuple(o.center), tuple(o.size), float(np.radians(o.yaw_deg)))
             for o in world.obstacles
@@ -96,7 +100,12 @@ class Scenery:
         ]
         if world.terrain:
             meshes.insert(0, (base_dir / world.terrain, (0.0, 0.0, 0.0), 1.0))
-        return cls(world.ground, boxes, tuple(meshes))
+        near = (
+            (float(avoidance.radius_m), float(avoidance.separation_m))
+            if avoidance is not None
+            else cls.proximity_m
+        )
+        return cls(world.ground, boxes, tuple(meshes), near)
 
 
 class LiveSource:
@@ -107,7 +116,9 @@ class LiveSource:
         self.sim = sim
         scenario = sim.scenario
         self.scenery = (
-            Scenery.from_config(scenario.world, scenario.base_dir) if scenario else Scenery()
+            Scenery.from_config(scenario.world, scenario.base_dir, scenario.avoidance)
+            if scenario
+            else Scenery()
         )
         self._key: tuple[int, int] = (-1, -1)
         self._agents: list[Any] = []

@@ -19,6 +19,8 @@ never its own.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import moderngl
 import numpy as np
@@ -85,6 +87,34 @@ def egl_context() -> moderngl.Context:
     return _CONTEXT[0]
 
 
+@contextmanager
+def egl_current() -> Iterator[moderngl.Context]:
+    """The process's EGL context made current for the block; after it, the EGL context that
+    was current before (an offscreen canvas's) is current again, or with none, EGL is released
+    from the thread: a window's GLX context (`skyswarm view`) draws in the same thread
+    between samples, and pyglet does not detect its own context while an EGL one is current."""
+    from skyswarm.gui.offscreen import _egl_release_thread
+
+    before = _egl_current_context()
+    with egl_context() as ctx:
+        yield ctx
+    if not before:
+        _egl_release_thread()
+
+
+def _egl_current_context() -> int:
+    """The thread's current EGL context handle (0: none, or no libEGL)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("EGL")
+    if not name:
+        return 0
+    get = ctypes.CDLL(name).eglGetCurrentContext
+    get.restype = ctypes.c_void_p
+    return int(get() or 0)
+
+
 def _instances(models: np.ndarray, rgb: tuple, drawn: np.ndarray, seg: np.ndarray) -> np.ndarray:
     """(K, 21) float32 per-instance rows: column-major model, RGBA (a: drawn), segmentation."""
     k = len(models)
@@ -123,7 +153,11 @@ class EglCameraRenderer:
     """
 
     def __init__(self, width: int, height: int, scene: CameraScene) -> None:
-        self.ctx = ctx = egl_context()
+        with egl_current() as ctx:
+            self._build(ctx, width, height, scene)
+
+    def _build(self, ctx: moderngl.Context, width: int, height: int, scene: CameraScene) -> None:
+        self.ctx = ctx
         self.size, self.scene = (width, height), scene
         self.prog = ctx.program(vertex_shader=VS, fragment_shader=FS)
         n = len(scene.ids)
@@ -162,7 +196,12 @@ class EglCameraRenderer:
         return vao, ibo
 
     def render(self, views: CameraViews) -> CameraImages:
-        """Every camera of `views` drawn in its tile, then the atlas read back once."""
+        """Every camera of `views` drawn in its tile, then the atlas read back once (with the
+        EGL context current: `egl_current`)."""
+        with egl_current():
+            return self._render(views)
+
+    def _render(self, views: CameraViews) -> CameraImages:
         ctx, (w, h), n = self.ctx, self.size, len(views.view)
         models = np.zeros((n, 4, 4))
         models[:, :3, :3], models[:, :3, 3], models[:, 3, 3] = views.rotation, views.position, 1
@@ -217,11 +256,12 @@ class EglCameraRenderer:
 
     def release(self) -> None:
         """Free the GPU objects (the shared context stays)."""
-        for vao, ibo in (self._boxes, self._ground, self._uavs):
-            vao.release()
-            ibo.release()
-        self.fbo.release()
-        self.prog.release()
+        with egl_current():
+            for vao, ibo in (self._boxes, self._ground, self._uavs):
+                vao.release()
+                ibo.release()
+            self.fbo.release()
+            self.prog.release()
 
 
 def in_view(views: CameraViews, radius_m: float) -> np.ndarray:

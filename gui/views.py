@@ -27,6 +27,7 @@ from skyswarm.gui.director import CameraSpec, Director, inset_camera
 from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
 from skyswarm.gui.layout import Layout
 from skyswarm.gui.panel import PANEL_W, AgentRow, Button, Panel, filter_rows
+from skyswarm.gui.proximity import ProximityLimits, proximity_lines
 from skyswarm.gui.renderer import Renderer, legend_entries
 from skyswarm.gui.scene import Frame
 from skyswarm.gui.trails import DEFAULT_TRAIL_S
@@ -57,6 +58,7 @@ VIEW_ACTIONS = (
     Action(key.L, "L", None, "toggle_trails", "show / hide trails (--trails S)"),
     Action(key.I, "I", None, "toggle_inset", "show / hide the inset map (--no-inset)"),
     Action(key.M, "M", None, "toggle_markers", "far drones as markers / meshes (--no-markers)"),
+    Action(key.X, "X", None, "toggle_proximity", "rings by nearest neighbour (--proximity)"),
     Action(key.P, "P", "Shot", "save_screenshot", "save a PNG of the 3D view (results dir)"),
 )
 HELP_ACTION = Action(key.H, "H", "Help", "toggle_help", "show / hide this help")
@@ -83,6 +85,9 @@ class ViewOptions:
     markers: bool = True  # far drones as screen-space markers (gui/drones.py)
     trails_s: float | None = None  # trail length, s; None: off (L shows DEFAULT_TRAIL_S)
     links: bool = False  # radio links of the last gui/links.py LINK_WINDOW_S (live view only)
+    proximity: bool = False  # rings coloured by the nearest neighbour's distance (gui/proximity.py)
+    sensor_camera: bool = False  # a UAV's camera as a picture-in-picture (live view only)
+    lidar: bool = False  # the UAVs' lidar beams (live view only)
 
 
 class ViewerBase:
@@ -99,6 +104,7 @@ class ViewerBase:
         self.show_trails = opts.trails_s is not None
         self.trail_s = opts.trails_s if opts.trails_s is not None else DEFAULT_TRAIL_S
         self.show_inset, self.markers = opts.inset, opts.markers
+        self.show_proximity = opts.proximity
         self.note = ""  # the last screenshot written (or why not), under the HUD
         self.selected: int | None = None
         self.show_help = False
@@ -133,6 +139,11 @@ class ViewerBase:
 
     def hud_lines(self) -> list[str]:
         raise NotImplementedError
+
+    def pip_image(self) -> np.ndarray | None:
+        """(h, w, 4) uint8 drawn bottom right of the 3D view (the live viewer: a UAV's
+        camera), or None."""
+        return None
 
     def inspector_lines(self) -> list[str]:
         """Lines about the selected agent under the HUD (the live viewer's inspector)."""
@@ -177,8 +188,17 @@ class ViewerBase:
             self.director.hold()
 
     def extra_lines(self) -> list[np.ndarray]:
-        """None here: the live viewer adds the radio links."""
-        return []
+        """The proximity rings when shown (gui/proximity.py); the live viewer adds the radio
+        links."""
+        if not self.show_proximity:
+            return []
+        frame = self.frame()
+        limits = ProximityLimits.of(self.source.scenery)
+        return proximity_lines(frame, limits, self.avoiding(frame))
+
+    def avoiding(self, frame: Frame) -> np.ndarray | None:
+        """(N,) bool: the agents whose avoidance steers them now (the live viewer), or None."""
+        return None
 
     def trails(self) -> np.ndarray:
         frame = self.frame()
@@ -280,6 +300,9 @@ class ViewerBase:
 
     def toggle_markers(self) -> None:
         self.markers = not self.markers
+
+    def toggle_proximity(self) -> None:
+        self.show_proximity = not self.show_proximity
 
     def save_screenshot(self) -> Path | None:
         """Write the 3D view (scene, inset, legend and panel, as shown) to a PNG in the
@@ -442,6 +465,10 @@ class ViewerBase:
         if inset is not None:
             renderer.render_inset(frame, inset_camera(frame), inset, (w, h))
         renderer.draw_image(cache[2], w - PANEL_W, 0, (w, h))
+        pip = self.pip_image()
+        if pip is not None:
+            scene_w = window.scene_viewport[2]
+            renderer.draw_image(pip, scene_w - pip.shape[1] - 8, h - pip.shape[0] - 8, (w, h))
         legend = legend_entries(frame)
         if self._legend is None or self._legend[0] != legend:
             self._legend = (legend, legend_image(legend))

@@ -18,26 +18,28 @@ XVFB_DISPLAY = ":99"
 
 @pytest.fixture(scope="session")
 def xvfb() -> Iterator[str]:
-    """Start Xvfb on :99 for the session and point DISPLAY at it; skip if Xvfb is missing."""
+    """Start Xvfb on :99 (or the next free display) for the session and point DISPLAY at it;
+    skip if Xvfb is missing."""
     binary = shutil.which("Xvfb")
     if binary is None:
         reason = "Xvfb is not installed (apt-get install -y xvfb); windowed GUI tests skipped"
         print(reason)
         pytest.skip(reason)
+    display = _free_display()
     proc = subprocess.Popen(
-        [binary, XVFB_DISPLAY, "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+        [binary, display, "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    lock = Path(f"/tmp/.X11-unix/X{XVFB_DISPLAY[1:]}")
+    lock = Path(f"/tmp/.X11-unix/X{display[1:]}")
     for _ in range(100):  # up to 5 s for the socket
         if lock.exists() or proc.poll() is not None:
             break
         time.sleep(0.05)
     old = os.environ.get("DISPLAY")
-    os.environ["DISPLAY"] = XVFB_DISPLAY
+    os.environ["DISPLAY"] = display
     try:
-        yield XVFB_DISPLAY
+        yield display
     finally:
         if old is None:
             os.environ.pop("DISPLAY", None)
@@ -45,6 +47,15 @@ def xvfb() -> Iterator[str]:
             os.environ["DISPLAY"] = old
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _free_display() -> str:
+    """XVFB_DISPLAY, or the next display number no X server holds (another process's Xvfb,
+    e.g. `xvfb-run` or a parallel test session, may have :99 with its own authority)."""
+    n = int(XVFB_DISPLAY[1:])
+    while Path(f"/tmp/.X{n}-lock").exists() or Path(f"/tmp/.X11-unix/X{n}").exists():
+        n += 1
+    return f":{n}"
 
 
 def shade_match(pixel: np.ndarray, rgb: tuple[float, ...], tol: float = 0.08) -> bool:
