@@ -177,6 +177,8 @@ class _ProgressBar:
 def _print_summary(summary: dict, out: Path) -> None:
     rtf = summary.get("real_time_factor")
     shown = f", real-time factor {rtf:.1f}x" if rtf else ""
+    if summary.get("compile_s"):  # set-up: kernels compiled or loaded, not in the wall time
+        shown += f"; compile {summary['compile_s']:.2f} s before the clock"
     print(f"outcome: {summary.get('outcome')}")
     print(
         f"stopped: {summary['stop_reason']} at t = {summary['sim_time_s']:.2f} s "

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from skyswarm.core.frames import rotation_matrix
-from skyswarm.core.jit import njit, prange
+from skyswarm.core.jit import ahead, njit, prange
 
 MISS = np.iinfo(np.int64).min  # the hit id of a ray that hits nothing within range
 _opts = {"fastmath": False, "nogil": True}
@@ -324,3 +324,12 @@ def cast_rays_parallel(
                 out_d,
                 out_hit,
             )
+
+
+# The types FastWorld.cast_rays calls them with (compiled before the clock: core/jit.py).
+_CAST = (
+    "f8[2] f8[2] f8 ? f8[2] f8[2] f8[2] i8[1] i8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[2] f8[1] "
+    "i8 f8[1] i8[1]"
+)
+ahead(cast_rays, _CAST)
+ahead(cast_rays_parallel, _CAST)

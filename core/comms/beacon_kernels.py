@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from skyswarm.core.jit import njit
+from skyswarm.core.jit import ahead, njit
 
 _opts = {"fastmath": False, "nogil": True}
 
@@ -99,3 +99,8 @@ def merge_into(key_a, tick_a, rec_a, key_b, send_tick, snapshot, sender_b, oldes
         o_send[n] = k - (k // m) * m
         n += 1
     return n
+
+
+# The types beacons.py calls them with (compiled before the clock: core/jit.py `ahead`).
+ahead(ordered_pairs, "i8[2] i8 f8[2]")
+ahead(merge_into, "i8[1] i8[1] f8[2] i8[1] i8 f8[2] i8[1] i8 i8 (i8[1] i8[1] f8[2] i8[1] i8[1])")
