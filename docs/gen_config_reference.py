@@ -32,11 +32,14 @@ accepts `inf`. How scenarios are put together is in [Scenarios](../guide/scenari
 def config_reference() -> str:
     """The reference as Markdown: `## Core sections`, then `## Sections of <mission>` for each
     installed mission that declares sections no earlier one did."""
+    from skyswarm.core.comms.channels import ChannelConfig
     from skyswarm.core.config import CORE_SECTIONS
     from skyswarm.core.mission import available_missions, resolve_mission
     from skyswarm.core.schema import reference_markdown
 
     parts = ["## Core sections", "", reference_markdown(CORE_SECTIONS)]
+    # each channel's table (`channels` is a mapping of names, so the loop above cannot see it)
+    parts += [reference_markdown({"comms.channels.NAME": ChannelConfig})]
     seen: set[str] = set(CORE_SECTIONS)
     for name in sorted(available_missions()):
         cls = resolve_mission(name)
