@@ -113,7 +113,8 @@ def nearest_pairs(pos, located, is_sender, base, base_only, range_m, k, grid, ou
     in_tx (n,)) buffers, reused across calls: rows sorted by receiver then sender, in_rx /
     in_tx the pairs in range (before the cut to k) per receiver / sender row. Returns the
     number of entries. Work: a uniform grid of cells >= range_m (the 27 cells around a
-    receiver hold every point in range), one pass over the candidates, a quickselect of k."""
+    receiver hold every point in range), one pass over the candidates, a quickselect of k
+    among those of the nearest buckets of squared distance (`_gather`)."""
     indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
     n = len(pos)
     dims = _bin(pos, located, range_m, grid)
@@ -123,13 +124,13 @@ def nearest_pairs(pos, located, is_sender, base, base_only, range_m, k, grid, ou
     indptr[0] = 0
     in_tx[:n] = 0
     for r in range(n):
-        held = 0
+        count = 0
         if located[r]:
-            held = _gather(
-                r, pos, is_sender, base, base_only, range_m, grid, dims, cand_d, cand_s, in_tx
+            count, held = _gather(
+                r, pos, is_sender, base, base_only, range_m, k, grid, dims, cand_d, cand_s, in_tx
             )
             e = _keep_nearest(cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, e)
-        in_rx[r] = held
+        in_rx[r] = count
         indptr[r + 1] = e
     return e
 
@@ -180,10 +181,49 @@ def _bin(pos, located, range_m, grid):
     return lo, cell, nx, ny, nz
 
 
+_BUCKETS = 64  # squared-distance buckets of a receiver's pairs in range (_gather)
+
+
 @njit(**_opts)
-def _gather(r, pos, is_sender, base, base_only, range_m, grid, dims, cand_d, cand_s, in_tx):
-    """Receiver r's senders in range (squared distance <= range_m^2) into cand_d (squared
-    distances) and cand_s (rows), counting each in in_tx; returns how many."""
+def _bucket(d2, scale):
+    """The bucket of a squared distance d2 (0 ... _BUCKETS - 1; scale = _BUCKETS / range^2)."""
+    return min(int(d2 * scale), _BUCKETS - 1)
+
+
+@njit(**_opts)
+def _gather(r, pos, is_sender, base, base_only, range_m, k, grid, dims, cand_d, cand_s, in_tx):
+    """Receiver r's senders in range (squared distance <= range_m^2): each counted in in_tx,
+    and those that may be among its k nearest left in cand_d (squared distances) and cand_s
+    (rows). One pass over the 27 cells puts every pair in range there and counts them by
+    bucket of squared distance; when more than k are in range, only the buckets up to the
+    one holding the k-th nearest are kept (ties share a bucket). Returns (in range, kept)."""
+    r2 = range_m * range_m
+    scale = _BUCKETS / r2 if math.isfinite(r2) and r2 > 0.0 else 0.0
+    hist = np.zeros(_BUCKETS, dtype=np.int64)
+    count = _scan(r, pos, is_sender, base, base_only, r2, grid, dims, cand_d, cand_s, in_tx)
+    if count <= k:
+        return count, count
+    for b in range(count):
+        hist[_bucket(cand_d[b], scale)] += 1
+    last, seen = 0, 0
+    for b in range(_BUCKETS):
+        seen += hist[b]
+        if seen >= k:
+            last = b
+            break
+    held = 0
+    for a in range(count):
+        if _bucket(cand_d[a], scale) <= last:
+            cand_d[held] = cand_d[a]
+            cand_s[held] = cand_s[a]
+            held += 1
+    return count, held
+
+
+@njit(**_opts)
+def _scan(r, pos, is_sender, base, base_only, r2, grid, dims, cand_d, cand_s, in_tx):
+    """Every sender within sqrt(r2) of receiver r, from its 27 cells, into cand_d (squared
+    distances) and cand_s (rows), each counted in in_tx; returns how many."""
     cell_of, order, start = grid
     lo, cell, nx, ny, nz = dims
     x0 = x1 = y0 = y1 = z0 = z1 = 0
@@ -193,7 +233,7 @@ def _gather(r, pos, is_sender, base, base_only, range_m, grid, dims, cand_d, can
         x0, x1 = max(ix - 1, 0), min(ix + 1, nx - 1)
         y0, y1 = max(iy - 1, 0), min(iy + 1, ny - 1)
         z0, z1 = max(iz - 1, 0), min(iz + 1, nz - 1)
-    r2 = range_m * range_m
+    px, py, pz = pos[r, 0], pos[r, 1], pos[r, 2]
     held = 0
     for cz in range(z0, z1 + 1):
         for cy in range(y0, y1 + 1):
@@ -201,13 +241,13 @@ def _gather(r, pos, is_sender, base, base_only, range_m, grid, dims, cand_d, can
                 c = (cz * ny + cy) * nx + cx
                 for j in range(start[c], start[c + 1]):
                     s = order[j]
-                    if s == r or not is_sender[s] or (base_only and not (base[r] or base[s])):
-                        continue
-                    dx = pos[r, 0] - pos[s, 0]
-                    dy = pos[r, 1] - pos[s, 1]
-                    dz = pos[r, 2] - pos[s, 2]
+                    dx = px - pos[s, 0]
+                    dy = py - pos[s, 1]
+                    dz = pz - pos[s, 2]
                     d2 = dx * dx + dy * dy + dz * dz
-                    if d2 <= r2:
+                    if d2 <= r2 and s != r and is_sender[s]:
+                        if base_only and not (base[r] or base[s]):
+                            continue
                         in_tx[s] += 1
                         cand_d[held] = d2
                         cand_s[held] = s
