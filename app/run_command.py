@@ -94,6 +94,8 @@ def _run_held(args: argparse.Namespace, scenario, out: Path, inputs, held: HeldD
         sim.close()
         held.discard()
         raise
+    if sim.recorder is not None:  # what the trajectory will weigh, before the run starts
+        print(sim.recorder.size_estimate(scenario.simulation.duration_s)[1])
     capture = gui_commands.start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
 
