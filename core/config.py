@@ -46,6 +46,12 @@ class SimulationConfig:
         gt=0.0,
         le=1e7,
     )
+    threads: int = param(
+        1,
+        "numba threads of the compiled passes (fast engine, flight kernel) from 2,048 bodies; "
+        "1 measured never slower on a shared 2-core machine (bench/threads.py); 0: every core",
+        ge=0,
+    )
 
     def validate(self, path: str, file: str) -> None:
         """`physics` names a registered backend (read from the registry, never imported here:

@@ -12,7 +12,7 @@ import numpy as np
 import skyswarm.core.jit as jit  # compile_ahead only: this module compiles nothing itself
 from skyswarm.core import faults
 from skyswarm.core.agent import Agent, AgentId, PhysicalAgent
-from skyswarm.core.backends import make_world
+from skyswarm.core.backends import make_world, set_threads
 from skyswarm.core.collisions import CollisionMonitor
 from skyswarm.core.comms.dispatcher import comms_from_scenario
 from skyswarm.core.config import ScenarioConfig, SimulationConfig, WorldConfig
@@ -80,6 +80,7 @@ class Simulator:
     ) -> None:
         self.settings = settings or SimulationConfig()
         self.world = make_world(self.settings.physics, self.settings.tick_s, self.settings.gravity)
+        set_threads(self.settings.threads)  # numba's, for this process (core/backends)
         self.rng = RandomStreams(self.settings.seed)
         self.tasks = TaskScheduler(self.world.ticks_for)
         self.tasks.on_error = self._task_failed

@@ -75,3 +75,15 @@ def test_warmup_compiles_every_declared_kernel(capsys: pytest.CaptureFixture[str
 def _in_package(module: ModuleType) -> bool:
     path = getattr(module, "__file__", None)
     return bool(path) and Path(path).resolve().is_relative_to(jit.PACKAGE_ROOT)
+
+
+@pytest.mark.parametrize(("threads", "want"), [(1, 1), (0, None), (64, None)])
+def test_simulation_threads_sets_numba_threads(threads: int, want: int | None) -> None:
+    before = numba.get_num_threads()
+    try:
+        sc = load_scenario(CONFIGS / "hover.toml", [f"simulation.threads={threads}"])
+        Simulator(sc.simulation)
+        top = numba.config.NUMBA_NUM_THREADS  # 0 and more than numba started: all of them
+        assert numba.get_num_threads() == (want if want is not None else top)
+    finally:
+        numba.set_num_threads(before)
