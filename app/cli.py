@@ -139,6 +139,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_migrate_parser(sub)
 
+    from skyswarm.app.warmup import add_warmup_parser  # skyswarm warmup (issue 31)
+
+    add_warmup_parser(sub)
+
     plot = sub.add_parser("plot", help="write the PNG plots of a results directory")
     plot.add_argument("results", type=Path, help="results directory of a run")
     plot.set_defaults(func=cmd_plot)

@@ -94,6 +94,8 @@ def _run_held(args: argparse.Namespace, scenario, out: Path, inputs, held: HeldD
         sim.close()
         held.discard()
         raise
+    if sim.recorder is not None:  # what the trajectory will weigh, before the run starts
+        print(sim.recorder.size_estimate(scenario.simulation.duration_s)[1])
     capture = gui_commands.start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
 
@@ -177,6 +179,8 @@ class _ProgressBar:
 def _print_summary(summary: dict, out: Path) -> None:
     rtf = summary.get("real_time_factor")
     shown = f", real-time factor {rtf:.1f}x" if rtf else ""
+    if summary.get("compile_s"):  # set-up: kernels compiled or loaded, not in the wall time
+        shown += f"; compile {summary['compile_s']:.2f} s before the clock"
     print(f"outcome: {summary.get('outcome')}")
     print(
         f"stopped: {summary['stop_reason']} at t = {summary['sim_time_s']:.2f} s "

@@ -17,7 +17,13 @@ rows (no fast curve, no profile; repeat it to see the noise); `--phases` adds, f
 rows, the per-phase profile of both stacks in interleaved rounds, so the boids stack's extra
 time can be told apart (its own phases vs the physics step and state read).
 
+`--dense [K ...]` measures only the dense-radio table of issue 31: fast hover against fast boids
+at 1,000 UAVs with the shipped 100 m radio, exact and with each neighbour table size K, in
+interleaved rounds, each boids variant's ratio to hover with its spread over the rounds
+(bench/results/swarm_scale_dense.json).
+
     python bench/swarm_scale.py [--quick] [--rows N:PHYSICS ...] [--phases] [--rounds R]
+    python bench/swarm_scale.py --dense 16 32 [--rounds R]
 
 Prints tables and writes bench/results/swarm_scale.json. Not a test: numbers depend on the host.
 """
@@ -42,17 +48,65 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "swarm_scale.json"
 
 
-def build(kind: str, n: int, physics: str, tmp: Path) -> Simulator:
+def build(
+    kind: str, n: int, physics: str, tmp: Path, radio: tuple[float, int] | None = None
+) -> Simulator:
+    """A scenario run of configs/KIND.toml with n agents; `radio` = (range m, neighbour_table K)
+    for boids (default: 30 m from 1,000 agents, else the shipped 100 m; K = 0, exact)."""
     over = [
         f"agents.count={n}",
         "agents.spacing_m=5.0",
         f'simulation.physics="{physics}"',
         "simulation.duration_s=3600.0",
     ]
-    if kind == "boids" and n >= 1000:
-        over.append("comms.channels.radio.range_m=30.0")
+    if kind == "boids":
+        range_m, k = radio or ((30.0, 0) if n >= 1000 else (100.0, 0))
+        over += [
+            f"comms.channels.radio.range_m={range_m}",
+            f"comms.channels.radio.neighbour_table={k}",
+        ]
+    tag = f"{kind}-{physics}-{n}-{radio}".replace(" ", "")
     sc = load_scenario(ROOT / "configs" / f"{kind}.toml", over)
-    return Simulator.from_scenario(sc, results_dir=tmp / f"{kind}-{physics}-{n}")
+    return Simulator.from_scenario(sc, results_dir=tmp / tag)
+
+
+def dense_radio(n: int, ks: list[int], seconds: float, rounds: int, tmp: Path) -> dict:
+    """Fast hover against fast boids with the shipped 100 m radio, exact and with each
+    neighbour table size K, in interleaved rounds: per variant the median real-time factor,
+    per boids variant the ratio to hover in each round (median, min, max)."""
+    sims = {"hover": build("hover", n, "fast", tmp)}
+    for k in ks:
+        sims["exact" if k == 0 else f"K={k}"] = build("boids", n, "fast", tmp, (100.0, k))
+    ticks = max(40, round(seconds / 0.0025))
+    for sim in sims.values():
+        chunk(sim, 80)
+    times: dict[str, list[float]] = {k: [] for k in sims}
+    for _ in range(rounds):
+        for name, sim in sims.items():
+            times[name].append(chunk(sim, ticks))
+    row: dict = {"n": n, "range_m": 100.0, "ticks_per_round": ticks, "rounds": rounds}
+    for name, ts in times.items():
+        ratios = [h / t for h, t in zip(times["hover"], ts, strict=True)]
+        row[name] = {
+            "real_time_factor": 0.0025 / float(np.median(ts)),
+            "ratio_to_hover": [float(np.median(ratios)), min(ratios), max(ratios)],
+            "deaths": len(sims[name].deaths),
+        }
+    for sim in sims.values():
+        sim.close()
+    return row
+
+
+def print_dense(row: dict) -> None:
+    print(
+        f"\nfast engine, N = {row['n']:,}, boids with a 100 m radio against hover "
+        f"({row['rounds']} interleaved rounds of {row['ticks_per_round']} ticks)"
+    )
+    print(f"{'variant':<10} {'RTF':>7} {'ratio to hover: median':>23} {'min':>6} {'max':>6}")
+    for name, v in row.items():
+        if isinstance(v, dict):
+            med, lo, hi = v["ratio_to_hover"]
+            print(f"{name:<10} {v['real_time_factor']:>7.2f} {med:>23.2f} {lo:>6.2f} {hi:>6.2f}")
 
 
 def chunk(sim: Simulator, ticks: int) -> float:
@@ -195,6 +249,14 @@ def main() -> None:
     ap.add_argument("--rows", nargs="+", metavar="N:PHYSICS", help="only these side-by-side rows")
     ap.add_argument("--phases", action="store_true", help="with --rows: per-phase tables")
     ap.add_argument("--rounds", type=int, help="interleaved rounds per row (default 5, 3 quick)")
+    ap.add_argument(
+        "--dense",
+        type=int,
+        nargs="*",
+        metavar="K",
+        help="only the dense-radio table: fast hover vs boids at 1,000 UAVs, 100 m radio, "
+        "exact and with each neighbour table size K (default 16 32)",
+    )
     args = ap.parse_args()
     rounds = args.rounds or (3 if args.quick else 5)
     load0 = os.getloadavg()
@@ -213,6 +275,13 @@ def main() -> None:
         tmp = Path(d)
         print("boids full stack vs hover stack, same N and backend (agent-steps/s, ratio)")
         print(f"{'N':>6} {'physics':>7} {'hover':>10} {'boids':>10} {'ratio':>6} {'polar.':>6}")
+        if args.dense is not None:
+            row = dense_radio(1000, [0, *(args.dense or [16, 32])], 0.5, rounds, tmp)
+            out["dense_radio"] = row
+            print_dense(row)
+            OUT.with_name("swarm_scale_dense.json").write_text(json.dumps(out, indent=2))
+            print(f"load average: start {load0[0]:.2f}, end {os.getloadavg()[0]:.2f}")
+            return
         if args.rows:
             rows_only(args, rounds, out, tmp)
             print(f"load average: start {load0[0]:.2f}, end {os.getloadavg()[0]:.2f}")

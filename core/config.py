@@ -46,6 +46,12 @@ class SimulationConfig:
         gt=0.0,
         le=1e7,
     )
+    threads: int = param(
+        1,
+        "numba threads of the compiled passes (fast engine, flight kernel) from 2,048 bodies; "
+        "1 measured never slower on a shared 2-core machine (bench/threads.py); 0: every core",
+        ge=0,
+    )
 
     def validate(self, path: str, file: str) -> None:
         """`physics` names a registered backend (read from the registry, never imported here:
@@ -187,11 +193,28 @@ class ResultsConfig:
         "trajectory file: binary (trajectory.bin, flushed every sample) or parquet "
         "(trajectory.parquet, written in row groups; needs the skyswarm[data] extra)",
     )
+    trajectory_precision: Literal["float64", "float32"] = param(
+        "float64",
+        "binary trajectory floats: float64 (exact) or float32 (half the bytes; each value "
+        "rounded to the nearest float32: relative error <= 2^-24, 0.06 mm at 1 km)",
+    )
+    trajectory_compression: Literal["none", "zstd"] = param(
+        "none", "binary trajectory: none, or zstd (lossless: one frame per sample, byte-shuffled)"
+    )
 
     def validate(self, path: str, file: str) -> None:
         """Parquet output needs pyarrow: refused at load time, not at the end of the run."""
         import importlib.util
 
+        packed = (self.trajectory_precision, self.trajectory_compression)
+        if self.format == "parquet" and packed != ("float64", "none"):
+            raise ConfigError(
+                file,
+                f"{path}.format" if path else "format",
+                self.format,
+                "binary with trajectory_precision or trajectory_compression set (Parquet "
+                "compresses its own columns)",
+            )
         if self.format == "parquet" and importlib.util.find_spec("pyarrow") is None:
             raise ConfigError(
                 file,

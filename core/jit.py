@@ -25,12 +25,23 @@ Usage, in a module of compiled code:
 
 Only numba's cache location changes: a function's options are its own (a module that wants
 numpy's error model or `inline="always"` says so), `cache=True` is the default.
+
+Compile before the clock: numba compiles a kernel (or loads it from the cache) on its first call,
+which would land inside a run's timed loop. A module that calls a kernel from Python declares
+the argument types it calls it with, `ahead(kernel, "i8[1] f8[2] f8 ?")`, and `compile_ahead()`
+(the simulator's set-up; `skyswarm warmup` for every compiled module) compiles or loads them all
+before the first tick, so the set-up's `compile_s` holds that time and the loop none of it:
+
+    ahead(total, "f8[1]")   # total(a) is called with a C-contiguous float64 vector
+    seconds = compile_ahead()
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+import time
 import warnings
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -40,6 +51,7 @@ from typing import Any
 import numba
 import platformdirs
 from numba import prange  # noqa: F401  (re-exported: compiled modules import both from here)
+from numba import types as nb_types
 from numba.core import config as numba_config
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the `skyswarm` folder
@@ -119,14 +131,71 @@ def njit(func: Callable | None = None, **options: Any) -> Any:
         opts = {"cache": True, **options}
         where = _writable_cache_dir() if opts["cache"] else None
         if where is None:
-            return numba.njit(**{**opts, "cache": False})(f)
-        # numba fixes a function's cache path when caching is enabled, at decoration: point
-        # its config there for this decoration only, so other libraries' caches are untouched.
-        before = numba_config.CACHE_DIR
-        numba_config.CACHE_DIR = str(where)
-        try:
-            return numba.njit(**opts)(f)
-        finally:
-            numba_config.CACHE_DIR = before
+            kernel = numba.njit(**{**opts, "cache": False})(f)
+        else:
+            # numba fixes a function's cache path when caching is enabled, at decoration: point
+            # its config there for this decoration only, so other libraries' caches are intact.
+            before = numba_config.CACHE_DIR
+            numba_config.CACHE_DIR = str(where)
+            try:
+                kernel = numba.njit(**opts)(f)
+            finally:
+                numba_config.CACHE_DIR = before
+        _KERNELS.append(kernel)
+        return kernel
 
     return decorate if func is None else decorate(func)
+
+
+_SCALARS = {"f8": nb_types.float64, "i8": nb_types.int64, "u1": nb_types.uint8}
+_SCALARS["?"] = nb_types.boolean
+_AHEAD: list[tuple[Any, tuple[Any, ...]]] = []  # (kernel, numba argument types), in import order
+_KERNELS: list[Any] = []  # every dispatcher `njit` made, in import order
+
+
+def arg_type(code: str | Any) -> Any:
+    """The numba type of one argument: "f8" / "i8" / "u1" / "?" a scalar (float64, int64,
+    uint8, bool), "f8[2]" a C-contiguous 2-d array of float64, "f8[2A]" one of any layout (a
+    strided view), "(i8[1] f8[2])" a tuple; anything else is taken as a numba type already
+    (e.g. `numba.typeof(records)` of a structured array)."""
+    if not isinstance(code, str):
+        return code
+    if code.startswith("("):
+        return nb_types.Tuple(tuple(arg_type(c) for c in code[1:-1].split()))
+    name, _, dims = code.partition("[")
+    scalar = _SCALARS[name]
+    if not dims:
+        return scalar
+    return nb_types.Array(scalar, int(dims[0]), "A" if dims[1] == "A" else "C")
+
+
+def ahead(kernel: Any, *signatures: str | tuple[Any, ...]) -> None:
+    """Declare the argument types `kernel` is called with from Python, one signature each: a
+    string of `arg_type` codes separated by spaces, or a tuple of codes and numba types.
+    `compile_ahead()` compiles (or loads from the cache) every declared signature.
+
+        ahead(merge_rows, "i8[1] f8[2] i8 (i8[1] f8[2])")
+    """
+    for sig in signatures:
+        codes = re.findall(r"\([^)]*\)|\S+", sig) if isinstance(sig, str) else sig
+        _AHEAD.append((kernel, tuple(arg_type(c) for c in codes)))
+
+
+def compile_ahead() -> float:
+    """Compile, or load from the cache, every signature declared with `ahead` by the modules
+    imported so far (a signature already compiled costs nothing); returns the wall seconds."""
+    start = time.perf_counter()
+    for kernel, types in list(_AHEAD):
+        kernel.compile(types)
+    return time.perf_counter() - start
+
+
+def declared_count() -> int:
+    """How many signatures `ahead` has declared in this process (imported modules)."""
+    return len(_AHEAD)
+
+
+def compiled_signatures() -> dict[str, int]:
+    """How many signatures each kernel made by `njit` has compiled in this process (qualified
+    name -> count): a run whose counts grow after `compile_ahead()` compiled inside its loop."""
+    return {f"{k.py_func.__module__}.{k.__name__}": len(k.signatures) for k in _KERNELS}

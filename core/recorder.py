@@ -7,7 +7,10 @@ One directory per run:
 - `trajectory.bin`    fixed-size little-endian records (dtype `TRAJECTORY_DTYPE`) of every live
                       physical agent at `results.trajectory_hz`, described by `trajectory.json`
                       (or, with `results.format = "parquet"`, the same records as columns of
-                      `trajectory.parquet`, core/parquet.py);
+                      `trajectory.parquet`, core/parquet.py); for big swarms its floats may be
+                      stored as float32 and compressed by zstd (`results.trajectory_precision`,
+                      `trajectory_compression`: trajectory.json says which), read back by
+                      `read_trajectory` as the same float64 records;
 - `summary.json`      written last: seed, versions, ticks, wall time, real-time factor, task
                       statistics, deaths by cause, mission metrics.
 Every sample is flushed to the OS, so a killed process leaves valid files up to the last sample
@@ -42,6 +45,20 @@ TRAJECTORY_DTYPE = np.dtype(
         ("velocity", "<f8", (3,)),  # m/s, world
     ]
 )
+
+
+def stored_dtype(precision: str) -> np.dtype:
+    """The records as trajectory.bin stores them: TRAJECTORY_DTYPE, with float32 floats for
+    precision "float32"."""
+    if precision == "float64":
+        return TRAJECTORY_DTYPE
+    fields = []
+    for name in TRAJECTORY_DTYPE.names:
+        base, shape = TRAJECTORY_DTYPE[name].base, TRAJECTORY_DTYPE[name].shape
+        fields.append((name, "<f4" if base.kind == "f" else base.str, shape))
+    return np.dtype(fields)
+
+
 EVENT_COLUMNS = ("time_s", "tick", "kind", "agent_id", "cause", "x", "y", "z", "detail")
 
 
@@ -56,6 +73,8 @@ class Recorder:
         self.sim = sim
         world = sim.world
         res = scenario.results
+        self._stored = stored_dtype(res.trajectory_precision)  # the records as written
+        self._zstd = res.format == "binary" and res.trajectory_compression == "zstd"
         self.traj_every = max(1, world.ticks_for_until(1.0 / res.trajectory_hz))
         self.ts_every = max(1, world.ticks_for_until(1.0 / res.timeseries_hz))
         (out_dir / "config.toml").write_text(tomli_w.dumps(scenario.as_dict()), encoding="utf-8")
@@ -72,7 +91,9 @@ class Recorder:
             from skyswarm.core.parquet import FILE
 
             (out_dir / FILE).unlink(missing_ok=True)
-            self._traj = BinaryTrajectory(open(out_dir / "trajectory.bin", "wb"))
+            self._traj = BinaryTrajectory(
+                open(out_dir / "trajectory.bin", "wb"), self._stored, self._zstd
+            )
         self.trajectory_file = FILE if res.format == "parquet" else "trajectory.bin"
         self._events_file = open(out_dir / "events.csv", "w", newline="", encoding="utf-8")
         self._events = csv.writer(self._events_file)
@@ -92,14 +113,13 @@ class Recorder:
         agents = [
             {"id": int(a.id), "role": a.role, "name": a.name} for a in self.sim.physical_agents
         ]
+        res, stored = scenario.results, self._stored
         header = {
             "format": "skyswarm trajectory v1",
             "file": self.trajectory_file,  # trajectory.bin or trajectory.parquet
-            "dtype": [
-                [n, TRAJECTORY_DTYPE[n].base.str, list(TRAJECTORY_DTYPE[n].shape)]
-                for n in TRAJECTORY_DTYPE.names
-            ],
-            "record_bytes": TRAJECTORY_DTYPE.itemsize,
+            "dtype": [[n, stored[n].base.str, list(stored[n].shape)] for n in stored.names],
+            "record_bytes": stored.itemsize,
+            "compression": res.trajectory_compression,  # "zstd": see BinaryTrajectory
             "tick_s": self.sim.world.tick_s,
             "sample_every_ticks": self.traj_every,
             "agents": agents,
@@ -107,6 +127,18 @@ class Recorder:
             "geo_origin": list(scenario.geo.origin) or None,  # lat deg, lon deg, alt m of ENU 0
         }
         (self.dir / "trajectory.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
+
+    def size_estimate(self, duration_s: float) -> tuple[int, str]:
+        """(bytes, one line) of the trajectory a run of `duration_s` writes with every agent
+        alive: agents x samples x record bytes, before any compression."""
+        n = len(self.sim.physical_agents)
+        samples = self.sim.world.ticks_for_until(duration_s) // self.traj_every + 1
+        size = n * samples * self._stored.itemsize
+        text = (
+            f"trajectory: ~{size / 1e6:,.1f} MB {'before zstd' if self._zstd else 'uncompressed'}"
+            f" ({n:,} agents x {samples:,} samples x {self._stored.itemsize} bytes)"
+        )
+        return size, text
 
     # -- sampling -------------------------------------------------------------------------
     def post_tick(self, world: World) -> None:
@@ -200,17 +232,60 @@ class Recorder:
 
 
 class BinaryTrajectory:
-    """trajectory.bin: the records' bytes, flushed to the OS every sample."""
+    """trajectory.bin: the records' bytes as `dtype` (float64 or float32 floats), flushed to
+    the OS every sample. With `zstd`, each sample is one zstd frame: its records as 32-bit words
+    minus the sample before's (modulo 2^32, when it has as many records: a UAV's float bits
+    change little in 50 ms, so the differences are small integers), byte-shuffled (byte k of
+    every record, then byte k + 1, ...: columns of mostly-zero bytes). Each frame follows 8
+    bytes, little-endian: its compressed length * 2, + 1 if it holds differences; a killed
+    run's file decodes up to its last whole sample. Lossless: `read_trajectory` gives back the
+    same records, bit for bit."""
 
-    def __init__(self, file: Any) -> None:
+    def __init__(self, file: Any, dtype: np.dtype = TRAJECTORY_DTYPE, zstd: bool = False) -> None:
         self._file = file
+        self._dtype = dtype
+        self._zc = None
+        self._prev: np.ndarray | None = None  # the last sample's records as uint32 words (zstd)
+        if zstd:
+            import zstandard
+
+            self._zc = zstandard.ZstdCompressor(level=3)
 
     def write(self, records: np.ndarray) -> None:
-        self._file.write(records.tobytes())
+        rec = records if records.dtype == self._dtype else records.astype(self._dtype)
+        if self._zc is not None:
+            words = np.ascontiguousarray(rec).view(np.uint32).reshape(len(rec), -1)
+            prev, self._prev = self._prev, words
+            delta = prev is not None and prev.shape == words.shape
+            data = words - prev if delta else words  # modulo 2^32: undone exactly
+            frame = self._zc.compress(data.view(np.uint8).reshape(len(rec), -1).T.tobytes())
+            head = (len(frame) << 1 | delta).to_bytes(8, "little")
+            self._file.write(head + frame)
+        else:
+            self._file.write(rec.tobytes())
         self._file.flush()
 
     def close(self) -> None:
         self._file.close()
+
+
+def _unshuffle(raw: bytes, itemsize: int) -> bytes:
+    """The records of a zstd trajectory.bin (`BinaryTrajectory`), up to its last whole sample."""
+    import zstandard
+
+    dz = zstandard.ZstdDecompressor()
+    out, at, prev = [], 0, np.zeros((0, 0), dtype=np.uint32)
+    while at + 8 <= len(raw):
+        head = int.from_bytes(raw[at : at + 8], "little")
+        size, delta = head >> 1, head & 1
+        if at + 8 + size > len(raw):
+            break  # a torn last sample: what came before it stands
+        block = np.frombuffer(dz.decompress(raw[at + 8 : at + 8 + size]), dtype=np.uint8)
+        words = np.ascontiguousarray(block.reshape(itemsize, -1).T).view(np.uint32)
+        prev = words + prev if delta else words  # modulo 2^32, as written
+        out.append(prev.tobytes())
+        at += 8 + size
+    return b"".join(out)
 
 
 def _fmt(v: Any) -> Any:
@@ -277,6 +352,21 @@ def read_trajectory(results_dir: Path | str) -> np.ndarray:
     path = Path(results_dir) / "trajectory.bin"
     if not path.is_file():
         return np.zeros(0, dtype=TRAJECTORY_DTYPE)
+    stored, compression = _stored_format(Path(results_dir))
     raw = path.read_bytes()
-    n = len(raw) // TRAJECTORY_DTYPE.itemsize
-    return np.frombuffer(raw[: n * TRAJECTORY_DTYPE.itemsize], dtype=TRAJECTORY_DTYPE)
+    if compression == "zstd":
+        raw = _unshuffle(raw, stored.itemsize)
+    n = len(raw) // stored.itemsize
+    rec = np.frombuffer(raw[: n * stored.itemsize], dtype=stored)
+    return rec if stored == TRAJECTORY_DTYPE else rec.astype(TRAJECTORY_DTYPE)
+
+
+def _stored_format(results_dir: Path) -> tuple[np.dtype, str]:
+    """The stored record dtype and compression named by trajectory.json (float64 records,
+    uncompressed, when it is missing or names none: runs written before they existed)."""
+    try:
+        header = json.loads((results_dir / "trajectory.json").read_text(encoding="utf-8"))
+        dtype = np.dtype([(n, s, tuple(shape)) for n, s, shape in header["dtype"]])
+    except (OSError, ValueError, KeyError, TypeError):
+        return TRAJECTORY_DTYPE, "none"
+    return dtype, str(header.get("compression", "none"))

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+import skyswarm.core.jit as jit  # compile_ahead only: this module compiles nothing itself
 from skyswarm.core import faults
 from skyswarm.core.agent import Agent, AgentId, PhysicalAgent
-from skyswarm.core.backends import make_world
+from skyswarm.core.backends import make_world, set_threads
 from skyswarm.core.collisions import CollisionMonitor
 from skyswarm.core.comms.dispatcher import comms_from_scenario
 from skyswarm.core.config import ScenarioConfig, SimulationConfig, WorldConfig
@@ -79,6 +80,7 @@ class Simulator:
     ) -> None:
         self.settings = settings or SimulationConfig()
         self.world = make_world(self.settings.physics, self.settings.tick_s, self.settings.gravity)
+        set_threads(self.settings.threads)  # numba's, for this process (core/backends)
         self.rng = RandomStreams(self.settings.seed)
         self.tasks = TaskScheduler(self.world.ticks_for)
         self.tasks.on_error = self._task_failed
@@ -100,6 +102,7 @@ class Simulator:
         self.events: Any = None  # core.events.EventScheduler of the scenario's [[events]]
         self._stop_requested = False
         self.wall_s = 0.0
+        self.compile_s = 0.0  # set-up time compiling or loading kernels (core/jit.py)
         self._base_dir = Path(base_dir) if base_dir else Path.cwd()
         if world is not None:
             self._build_scenery(world)
@@ -134,7 +137,16 @@ class Simulator:
             from skyswarm.core.timeline import Timeline
 
             sim.add_post_tick(Timeline(Path(results_dir), sim).post_tick)
+        sim.compile_kernels()
         return sim
+
+    def compile_kernels(self) -> float:
+        """Compile (or load from the cache) every kernel the modules imported so far call,
+        outside the clock (core/jit.py `compile_ahead`); adds the seconds to `compile_s`.
+        `from_scenario` and `run` call it; a program stepping by hand may call it first."""
+        spent = jit.compile_ahead()
+        self.compile_s += spent
+        return spent
 
     def _build_scenery(self, cfg: WorldConfig) -> None:
         if cfg.ground:
@@ -271,6 +283,7 @@ class Simulator:
         end_s = self.settings.duration_s if until_s is None else until_s
         end_tick = self.world.ticks_for_until(end_s)
         mission_done = self.mission.is_done if self.mission is not None else None
+        self.compile_kernels()  # before the clock: kernels of anything added since set-up
         clock = time.perf_counter
         start = clock()
         next_report = start + progress_every_s
@@ -352,6 +365,7 @@ class Simulator:
             "tick_s": self.world.tick_s,
             "sim_time_s": sim_s,
             "wall_time_s": self.wall_s,
+            "compile_s": self.compile_s,  # set-up, not in wall_time_s (core/jit.py)
             "real_time_factor": sim_s / self.wall_s if self.wall_s > 0 else None,
             "stop_reason": self.stop_reason,
             "outcome": self.outcome(),

@@ -34,11 +34,14 @@ def config_reference() -> str:
     (the MAVLink layer's), then `## Sections of <mission>` for each installed mission that
     declares sections no earlier one did."""
     import skyswarm.mavlink.config  # noqa: F401  registers [mavlink] and [flightgear]
+    from skyswarm.core.comms.channels import ChannelConfig
     from skyswarm.core.config import CORE_SECTIONS, registered_sections
     from skyswarm.core.mission import available_missions, resolve_mission
     from skyswarm.core.schema import reference_markdown
 
     parts = ["## Core sections", "", reference_markdown(CORE_SECTIONS)]
+    # each channel's table (`channels` is a mapping of names, so the loop above cannot see it)
+    parts += [reference_markdown({"comms.channels.NAME": ChannelConfig})]
     extra = registered_sections()
     parts += ["## Sections of the MAVLink layer", "", reference_markdown(extra)]
     seen: set[str] = set(CORE_SECTIONS) | set(extra)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skyswarm.core.jit import njit
+from skyswarm.core.jit import ahead, njit
 
 if TYPE_CHECKING:
     from skyswarm.missions.boids import BoidsConfig
@@ -220,3 +220,12 @@ def advance_all(v: np.ndarray, a: np.ndarray, dt: float, cfg: BoidsConfig) -> np
     speed[stop] = np.maximum(np.hypot(v[stop, 0], v[stop, 1]), 1e-9)
     lo, hi = cfg.min_speed_m_s, cfg.max_speed_m_s
     return w * (np.minimum(np.maximum(speed, lo), hi) / speed)[:, None]
+
+
+# The types steering_csr calls _steer with: own positions and measured velocities are strided
+# views, the neighbour fields contiguous or strided (compiled before the clock: core/jit.py).
+ahead(
+    _steer,
+    "f8[2A] f8[2] f8[2A] i8[1] f8[2] f8[2] f8[1] f8[1] i8 ? f8[1]",
+    "f8[2A] f8[2] f8[2A] i8[1] f8[2A] f8[2A] f8[1] f8[1] i8 ? f8[1]",
+)

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.backends import threaded
-from skyswarm.uav.control import MODES
+from skyswarm.core.jit import ahead
+from skyswarm.uav.control import MEMORY, MODES, SETPOINT
 from skyswarm.uav.kernel import STAGE_COLUMNS, fly, fly_parallel
 from skyswarm.uav.model import ISA_EXPONENT, ISA_LAPSE, ISA_RHO0
 
@@ -169,3 +170,20 @@ class FlightKernel:
             force,
             torque,
         )
+
+
+def _records(dtype: np.dtype) -> Any:
+    """The numba type of a (N,) array of `dtype` records (as `FlightKernel.step` passes them)."""
+    import numba
+
+    return numba.typeof(np.zeros(1, dtype))
+
+
+# The types FlightKernel.step calls the kernel with (compiled before the clock: core/jit.py).
+_FLY = (
+    *"i8[1] f8[2] f8[2] f8[2] f8[2]".split(),
+    *(_records(d) for d in (CONSTANTS, SETPOINT, MEMORY)),
+    *"f8[2] ?[1] f8[2] f8[2] f8[2] f8[2]".split(),
+)
+ahead(fly, _FLY)
+ahead(fly_parallel, _FLY)

@@ -337,6 +337,16 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 PARALLEL_MIN = 2048
 
 
+def set_threads(count: int) -> int:
+    """Run the threaded compiled passes on `count` of numba's threads (0: all it started,
+    NUMBA_NUM_THREADS; more than that: all); returns the number set. Results never depend on
+    it (the threaded variants are bit-identical); only speed does (bench/threads.py)."""
+    top = numba.config.NUMBA_NUM_THREADS
+    count = top if count == 0 else min(count, top)
+    numba.set_num_threads(count)
+    return count
+
+
 def threaded(n: int) -> bool:
     """Whether a compiled pass over `n` bodies should use numba's threads (more than one
     configured, see `numba.set_num_threads` and NUMBA_NUM_THREADS, and n >= PARALLEL_MIN)."""

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from skyswarm.core.frames import rotation_matrix as _rot
-from skyswarm.core.jit import njit, prange
+from skyswarm.core.jit import ahead, njit, prange
 
 FRICTION = 0.5  # Coulomb coefficient at the ground and boxes (Bullet's 1.0 x 0.5 default)
 _SIGNS = np.array(
@@ -560,3 +561,14 @@ def _box_contact(
         c_force[nc] = jsum / dt
         c_pos[nc, 0], c_pos[nc, 1], c_pos[nc, 2] = pos[s, 0], pos[s, 1], pos[s, 2]
     return touching
+
+
+# The types core/backends/fast.py calls them with (compiled before the clock: core/jit.py).
+_STEP = (
+    *"i8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[2] f8[2] f8[2] f8[1] f8[2] f8[2] f8[2]".split(),
+    numba.typeof(np.zeros(1, CONSTANTS)),
+    *"f8[2] f8[2] f8[2] i8[1] f8[2] i8[1] i8[1] f8[1] f8[2]".split(),
+)
+ahead(step_bodies, _STEP)
+ahead(step_bodies_parallel, _STEP)
+ahead(compact_contacts, "i8[1] i8 i8[1] i8[1] f8[1] f8[2]")

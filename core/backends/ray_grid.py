@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from skyswarm.core.jit import njit
+from skyswarm.core.jit import ahead, njit
 
 # Objects are entered in the cells of their bounds grown by this much (m), so that a hit on a
 # cell border found by the walk's rounded crossing distances is still in the cell walked.
@@ -111,3 +111,7 @@ def build(box_c, box_h, box_cs, live, pos, radius, cells_per_object):
             items[cursor[c]] = o
             cursor[c] += 1
     return lo, cell, dims, start, items
+
+
+# The types FastWorld.cast_rays calls it with (compiled before the clock: core/jit.py).
+ahead(build, "f8[2] f8[2] f8[2] i8[1] f8[2] f8[1] f8")

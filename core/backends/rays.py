@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from skyswarm.core.frames import rotation_matrix
-from skyswarm.core.jit import njit, prange
+from skyswarm.core.jit import ahead, njit, prange
 
 MISS = np.iinfo(np.int64).min  # the hit id of a ray that hits nothing within range
 NO_OBJECT = np.iinfo(np.int64).max  # a walk's nearest object before it found one
@@ -293,3 +293,12 @@ def cast_rays_parallel(origins, dirs, t_max, scene, grid, out_d, out_hit):
     for c in prange((n + 255) // 256):
         cast_range(c * 256, min(n, (c + 1) * 256), origins, dirs, t_max, scene, grid, out_d,
                    out_hit)  # fmt: skip
+
+
+# The types FastWorld.cast_rays calls them with (compiled before the clock: core/jit.py):
+# the scene tuple (module docstring) and ray_grid.build's grid.
+_SCENE = "(? f8[2] f8[2] f8[2] i8[1] i8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[2] f8[1] i8)"
+_GRID = "(f8[1] f8 i8[1] i8[1] i8[1])"
+_CAST = f"f8[2] f8[2] f8 {_SCENE} {_GRID} f8[1] i8[1]"
+ahead(cast_rays, _CAST)
+ahead(cast_rays_parallel, _CAST)

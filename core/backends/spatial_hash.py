@@ -17,7 +17,7 @@ import numpy as np
 
 from skyswarm.core.backends.fast_kernel import _opts
 from skyswarm.core.frames import rotation_matrix as _rot
-from skyswarm.core.jit import njit, prange
+from skyswarm.core.jit import ahead, njit, prange
 
 
 @njit(**_opts)
@@ -274,3 +274,12 @@ def resolve(a, b, pos, quat, vel, inv_m, half, offset, radius, margin, dt, force
             for e in range(3):
                 pos[sa, e] -= depth * inv_m[sa] / w * n[e]
                 pos[sb, e] += depth * inv_m[sb] / w * n[e]
+
+
+# The types core/backends/fast.py calls them with (compiled before the clock: core/jit.py).
+_PAIRS = "i8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8 f8 i8[1] i8[1] f8[2]"
+ahead(body_pairs, _PAIRS)
+ahead(body_pairs_parallel, _PAIRS)
+ahead(touching, "i8[1] i8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8 i8[1] i8[1] f8[2]")
+ahead(moved, "i8[1] f8[2] f8[2] f8")
+ahead(resolve, "i8[1] i8[1] f8[2] f8[2] f8[2] f8[1] f8[2] f8[2] f8[1] f8 f8 f8[1]")

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from skyswarm.core.backends.fast_kernel import _opts, terrain_height
-from skyswarm.core.jit import njit
+from skyswarm.core.jit import ahead, njit
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,3 +131,7 @@ def _rasterise(v, faces, x0, y0, cell, out):
                     z = la * az + lb * bz + lc * cz
                     if not (out[j, i] >= z):  # NaN or lower
                         out[j, i] = z
+
+
+ahead(_rasterise, "f8[2] i8[2] f8 f8 f8 f8[2]")  # compiled before the clock (core/jit.py)
+ahead(terrain_height, "f8[2] f8 f8 f8 f8 f8 f8[1]")  # HeightGrid's Python-side sampling

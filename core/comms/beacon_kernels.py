@@ -1,5 +1,6 @@
-"""Compiled (numba) inner loops of beacons.py: ordered neighbour pairs by receiver, and the
-merge of fresh beacons into the neighbour table (linear in the number of entries)."""
+"""Compiled (numba) inner loops of beacons.py: ordered neighbour pairs by receiver, each
+receiver's K nearest senders (a bounded neighbour table), and the merge of fresh beacons into
+the neighbour table (linear in the number of entries)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import math
 
 import numpy as np
 
-from skyswarm.core.jit import njit
+from skyswarm.core.jit import ahead, njit
 
 _opts = {"fastmath": False, "nogil": True}
 
@@ -99,3 +100,229 @@ def merge_into(key_a, tick_a, rec_a, key_b, send_tick, snapshot, sender_b, oldes
         o_send[n] = k - (k // m) * m
         n += 1
     return n
+
+
+@njit(**_opts)
+def nearest_pairs(pos, located, is_sender, base, base_only, range_m, k, grid, out):
+    """Each located receiver's k nearest senders within `range_m` (inclusive), as CSR rows.
+
+    pos (n, 3) m; located, is_sender, base (n,) bool (a sender is located; with `base_only` a
+    pair needs a base station at one end); k >= 1. Nearest by squared distance, ties to the
+    lower sender row. `grid` = (cell_of (n,), order (n,), start (4n + 65,)) int64 scratch,
+    `out` = (indptr (n + 1,), receiver (n k,), sender (n k,), dist (n k,) m, in_rx (n,),
+    in_tx (n,)) buffers, reused across calls: rows sorted by receiver then sender, in_rx /
+    in_tx the pairs in range (before the cut to k) per receiver / sender row. Returns the
+    number of entries. Work: a uniform grid of cells >= range_m (the 27 cells around a
+    receiver hold every point in range), one pass over the candidates, a quickselect of k
+    among those of the nearest buckets of squared distance (`_gather`)."""
+    indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
+    n = len(pos)
+    dims = _bin(pos, located, range_m, grid)
+    cand_d = np.empty(n)
+    cand_s = np.empty(n, dtype=np.int64)
+    e = 0
+    indptr[0] = 0
+    in_tx[:n] = 0
+    for r in range(n):
+        count = 0
+        if located[r]:
+            count, held = _gather(
+                r, pos, is_sender, base, base_only, range_m, k, grid, dims, cand_d, cand_s, in_tx
+            )
+            e = _keep_nearest(cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, e)
+        in_rx[r] = count
+        indptr[r + 1] = e
+    return e
+
+
+@njit(**_opts)
+def _bin(pos, located, range_m, grid):
+    """Sort the located points into a uniform grid of cells >= range_m (at most 4 per point
+    plus 64): grid's order lists them cell by cell (increasing rows within a cell), start
+    holds each cell's first index, cell_of each point's cell. Returns (lo (3,), cell size,
+    nx, ny, nz); one cell when the range is unlimited."""
+    cell_of, order, start = grid
+    n = len(pos)
+    lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    m = 0
+    for i in range(n):
+        if located[i]:
+            m += 1
+            for c in range(3):
+                lo[c] = min(lo[c], pos[i, c])
+                hi[c] = max(hi[c], pos[i, c])
+    cell = max(range_m, 1e-6) if m > 0 else np.inf
+    nx = ny = nz = 1
+    while math.isfinite(cell):
+        nx = int((hi[0] - lo[0]) // cell) + 1
+        ny = int((hi[1] - lo[1]) // cell) + 1
+        nz = int((hi[2] - lo[2]) // cell) + 1
+        if nx * ny * nz <= 4 * m + 64:
+            break
+        cell *= 2.0  # cells larger than the range still hold every pair in 27 of them
+    ncell = nx * ny * nz
+    start[: ncell + 1] = 0
+    for i in range(n):
+        if located[i]:
+            ci = 0
+            if ncell > 1:
+                ix = int((pos[i, 0] - lo[0]) // cell)
+                iy = int((pos[i, 1] - lo[1]) // cell)
+                ci = (int((pos[i, 2] - lo[2]) // cell) * ny + iy) * nx + ix
+            cell_of[i] = ci
+            start[ci + 1] += 1
+    for c in range(ncell):
+        start[c + 1] += start[c]
+    fill = start[:ncell].copy()
+    for i in range(n):
+        if located[i]:
+            order[fill[cell_of[i]]] = i
+            fill[cell_of[i]] += 1
+    return lo, cell, nx, ny, nz
+
+
+_BUCKETS = 64  # squared-distance buckets of a receiver's pairs in range (_gather)
+
+
+@njit(**_opts)
+def _bucket(d2, scale):
+    """The bucket of a squared distance d2 (0 ... _BUCKETS - 1; scale = _BUCKETS / range^2)."""
+    return min(int(d2 * scale), _BUCKETS - 1)
+
+
+@njit(**_opts)
+def _gather(r, pos, is_sender, base, base_only, range_m, k, grid, dims, cand_d, cand_s, in_tx):
+    """Receiver r's senders in range (squared distance <= range_m^2): each counted in in_tx,
+    and those that may be among its k nearest left in cand_d (squared distances) and cand_s
+    (rows). One pass over the 27 cells puts every pair in range there and counts them by
+    bucket of squared distance; when more than k are in range, only the buckets up to the
+    one holding the k-th nearest are kept (ties share a bucket). Returns (in range, kept)."""
+    r2 = range_m * range_m
+    scale = _BUCKETS / r2 if math.isfinite(r2) and r2 > 0.0 else 0.0
+    hist = np.zeros(_BUCKETS, dtype=np.int64)
+    count = _scan(r, pos, is_sender, base, base_only, r2, grid, dims, cand_d, cand_s, in_tx)
+    if count <= k:
+        return count, count
+    for b in range(count):
+        hist[_bucket(cand_d[b], scale)] += 1
+    last, seen = 0, 0
+    for b in range(_BUCKETS):
+        seen += hist[b]
+        if seen >= k:
+            last = b
+            break
+    held = 0
+    for a in range(count):
+        if _bucket(cand_d[a], scale) <= last:
+            cand_d[held] = cand_d[a]
+            cand_s[held] = cand_s[a]
+            held += 1
+    return count, held
+
+
+@njit(**_opts)
+def _scan(r, pos, is_sender, base, base_only, r2, grid, dims, cand_d, cand_s, in_tx):
+    """Every sender within sqrt(r2) of receiver r, from its 27 cells, into cand_d (squared
+    distances) and cand_s (rows), each counted in in_tx; returns how many."""
+    cell_of, order, start = grid
+    lo, cell, nx, ny, nz = dims
+    x0 = x1 = y0 = y1 = z0 = z1 = 0
+    if nx * ny * nz > 1:
+        ci = cell_of[r]
+        ix, iy, iz = ci % nx, (ci // nx) % ny, ci // (nx * ny)
+        x0, x1 = max(ix - 1, 0), min(ix + 1, nx - 1)
+        y0, y1 = max(iy - 1, 0), min(iy + 1, ny - 1)
+        z0, z1 = max(iz - 1, 0), min(iz + 1, nz - 1)
+    px, py, pz = pos[r, 0], pos[r, 1], pos[r, 2]
+    held = 0
+    for cz in range(z0, z1 + 1):
+        for cy in range(y0, y1 + 1):
+            for cx in range(x0, x1 + 1):
+                c = (cz * ny + cy) * nx + cx
+                for j in range(start[c], start[c + 1]):
+                    s = order[j]
+                    dx = px - pos[s, 0]
+                    dy = py - pos[s, 1]
+                    dz = pz - pos[s, 2]
+                    d2 = dx * dx + dy * dy + dz * dz
+                    if d2 <= r2 and s != r and is_sender[s]:
+                        if base_only and not (base[r] or base[s]):
+                            continue
+                        in_tx[s] += 1
+                        cand_d[held] = d2
+                        cand_s[held] = s
+                        held += 1
+    return held
+
+
+@njit(**_opts)
+def _before(da, sa, db, sb):
+    """(da, sa) orders before (db, sb): nearer, or as near and a lower sender row."""
+    return da < db or (da == db and sa < sb)
+
+
+@njit(**_opts)
+def _select(d, s, lo, hi, k):
+    """Reorder d[lo:hi], s[lo:hi] in place so that its k first entries (k < hi - lo) are the k
+    smallest by (distance, sender row), in any order (quickselect, median-of-three pivot)."""
+    while hi - lo > 1:
+        mid = (lo + hi - 1) // 2
+        a, b, c = lo, mid, hi - 1  # the median of three as pivot
+        if _before(d[b], s[b], d[a], s[a]):
+            a, b = b, a
+        if _before(d[c], s[c], d[b], s[b]):
+            b = c
+            if _before(d[b], s[b], d[a], s[a]):
+                b = a
+        pd, ps = d[b], s[b]
+        i, j = lo, hi - 1
+        while i <= j:
+            while _before(d[i], s[i], pd, ps):
+                i += 1
+            while _before(pd, ps, d[j], s[j]):
+                j -= 1
+            if i <= j:
+                d[i], d[j] = d[j], d[i]
+                s[i], s[j] = s[j], s[i]
+                i += 1
+                j -= 1
+        if lo + k <= j:
+            hi = j + 1
+        elif lo + k >= i:
+            k -= i - lo
+            lo = i
+        else:
+            return
+
+
+@njit(**_opts)
+def _keep_nearest(cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, e):
+    """Append receiver r's k nearest of its `held` candidates (ties: the lower sender rows) to
+    the output at e, sorted by sender row; returns the new end."""
+    if held > k:
+        _select(cand_d, cand_s, 0, held, k)
+        held = k
+    for a in range(1, held):  # by sender row (insertion sort: k is small)
+        sd, ss = cand_d[a], cand_s[a]
+        b = a
+        while b > 0 and cand_s[b - 1] > ss:
+            cand_s[b] = cand_s[b - 1]
+            cand_d[b] = cand_d[b - 1]
+            b -= 1
+        cand_s[b] = ss
+        cand_d[b] = sd
+    for a in range(held):
+        o_recv[e] = r
+        o_send[e] = cand_s[a]
+        o_dist[e] = math.sqrt(cand_d[a])
+        e += 1
+    return e
+
+
+# The types beacons.py calls them with (compiled before the clock: core/jit.py `ahead`).
+ahead(ordered_pairs, "i8[2] i8 f8[2]")
+ahead(
+    nearest_pairs,
+    "f8[2] ?[1] ?[1] ?[1] ? f8 i8 (i8[1] i8[1] i8[1]) (i8[1] i8[1] i8[1] f8[1] i8[1] i8[1])",
+)
+ahead(merge_into, "i8[1] i8[1] f8[2] i8[1] i8 f8[2] i8[1] i8 i8 (i8[1] i8[1] f8[2] i8[1] i8[1])")

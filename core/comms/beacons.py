@@ -19,6 +19,13 @@ swarm algorithms send most: "here I am". It uses the dispatcher's channel models
   (otherwise counted `receiver_dead`) into the receiver's neighbour table, where it replaces
   an older beacon of the same sender (a beacon older than the one held is dropped as
   delivered-but-stale; nothing overflows: a table keeps one entry per neighbour).
+- A bounded neighbour table (`neighbour_table` = K > 0 on the channel, as real radios' tables
+  are): each receiver takes, per beacon round, only its K nearest senders in range (squared
+  distance, ties to the lower row; a compiled grid pass, `nearest_pairs`, into CSR buffers the
+  net keeps across rounds); copies from the other senders in range count as queue_overflow (the
+  table is full), and only the K kept draw a loss. The work per round is then O(N K) after the
+  range scan instead of O(pairs in range); a table still holds entries of former neighbours
+  until they time out. K = 0 keeps every sender in range (the exact mode).
 - `table()` gives, for every member, the latest beacon of each neighbour heard within
   `timeout_s`, with its age, as CSR arrays (`NeighbourTable`).
 
@@ -35,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skyswarm.core.comms.beacon_kernels import merge_into, ordered_pairs
+from skyswarm.core.comms.beacon_kernels import merge_into, nearest_pairs, ordered_pairs
 from skyswarm.core.comms.fates import (
     ADDRESSED,
     DELIVERED,
@@ -43,6 +50,7 @@ from skyswarm.core.comms.fates import (
     LOST,
     OUT_OF_RANGE,
     OVER_BW,
+    OVERFLOW,
     RX_DEAD,
     SENT,
 )
@@ -141,6 +149,17 @@ class BeaconNet:
         self._current = 0
         self._fresh: list[_Send] = []  # sends with deliveries not merged yet
         self._m = m
+        self._k = int(self.channel.cfg.neighbour_table)
+        if self._k:  # the nearest-pairs kernel's buffers, reused every round
+            self._grid = tuple(np.zeros(s, dtype=np.int64) for s in (m, m, 4 * m + 65))
+            cap = m * min(self._k, max(m - 1, 1))
+            self._csr = (
+                np.zeros(m + 1, dtype=np.int64),
+                *(np.zeros(cap, dtype=np.int64) for _ in range(2)),
+                np.zeros(cap),
+                np.zeros(m, dtype=np.int64),
+                np.zeros(m, dtype=np.int64),
+            )
         self._log: list[np.ndarray] | None = [] if log else None
         dispatcher.beacon_nets.append(self)
         self.task = sim.every(period_s, self.send, phase_s, owner=self, name=name)
@@ -169,24 +188,33 @@ class BeaconNet:
         delay[senders] = c.delays(d.rng, len(senders))  # one per frame, by member row
         pos = d.positions()[self.rows]
         receivers = np.flatnonzero(alive)  # candidates: alive members, increasing rows
-        pa, ps, dist = self._pairs(pos, receivers, c.range_m)
         is_sender = np.zeros(m, dtype=bool)
         is_sender[senders] = True
-        keep = is_sender[ps]
-        if c.cfg.link == "base_station":
-            base = d.is_base[self.rows]
-            keep &= base[pa] | base[ps]
-        if not keep.all():
-            pa, ps, dist = pa[keep], ps[keep], dist[keep]
+        if self._k:
+            pa, ps, dist, heard_all, reached_all = self._nearest(pos, alive, is_sender)
+        else:
+            pa, ps, dist = self._pairs(pos, receivers, c.range_m)
+            keep = is_sender[ps]
+            if c.cfg.link == "base_station":
+                base = d.is_base[self.rows]
+                keep &= base[pa] | base[ps]
+            if not keep.all():
+                pa, ps, dist = pa[keep], ps[keep], dist[keep]
+            heard_all, reached_all = np.bincount(pa, minlength=m), np.bincount(ps, minlength=m)
         # addressed: every other alive member; those not reached are out of range
         n_cand = len(receivers)
         self._add_per(c.index, drow, np.full(len(senders), n_cand - 1), ADDRESSED)
-        reached = np.bincount(ps, minlength=m)[senders]
+        reached = reached_all[senders]
         self._add_per(c.index, drow, n_cand - 1 - reached, OUT_OF_RANGE)
-        heard = np.bincount(pa, minlength=m)[receivers]
+        heard = heard_all[receivers]
         addressed_rx = len(senders) - is_sender[receivers]
         self._add_per(c.index, None, addressed_rx, ADDRESSED, rx_rows=self.rows[receivers])
         self._add_per(c.index, None, addressed_rx - heard, OUT_OF_RANGE, self.rows[receivers])
+        if self._k:  # in range, but beyond the receiver's K nearest: its table is full
+            over_tx = reached - np.bincount(ps, minlength=m)[senders]
+            over_rx = heard - np.bincount(pa, minlength=m)[receivers]
+            self._add_per(c.index, drow, over_tx, OVERFLOW)
+            self._add_per(c.index, None, over_rx, OVERFLOW, self.rows[receivers])
         lost = d.rng.random(len(pa)) < c.loss_model.probability(dist)  # by receiver, sender
         self._add(c.index, self.rows[ps[lost]], self.rows[pa[lost]], LOST)
         go = ~lost
@@ -224,6 +252,28 @@ class BeaconNet:
         pairs = tree.query_pairs(range_m, output_type="ndarray").astype(np.int64)
         r, s, dist = ordered_pairs(pairs, len(located), cp)
         return located[r], located[s], dist
+
+    def _nearest(
+        self, pos: np.ndarray, alive: np.ndarray, is_sender: np.ndarray
+    ) -> tuple[np.ndarray, ...]:
+        """The bounded table's pairs (module doc): (receiver, sender) member rows of each alive
+        receiver's K nearest senders in range, sorted by receiver then sender, their distances
+        (m), and the pairs in range before the cut by receiver and by sender row ((M,) each).
+        Views of the net's buffers: valid until the next round."""
+        c, d = self.channel, self.dispatcher
+        if np.isinf(c.range_m):  # unlimited: agents without a position are at the origin
+            located, pos = alive, np.nan_to_num(pos)
+        else:
+            located = alive & np.isfinite(pos).all(axis=1)
+        base_only = c.cfg.link == "base_station"
+        base = d.is_base[self.rows] if base_only else np.zeros(self._m, dtype=bool)
+        pos = np.ascontiguousarray(pos, dtype=float)
+        n = nearest_pairs(
+            pos, located, is_sender & located, base, base_only, c.range_m, self._k,
+            self._grid, self._csr,
+        )  # fmt: skip
+        _, recv, send, dist, in_rx, in_tx = self._csr
+        return recv[:n], send[:n], dist[:n], in_rx, in_tx
 
     # -- delivery (phase 1) ----------------------------------------------------------------
     def deliver(self, tick: int) -> None:

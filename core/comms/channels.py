@@ -61,6 +61,12 @@ class ChannelConfig:
     link: Literal["any", "base_station"] = param(
         "any", "any pair of agents, or base_station: one end must be a base station"
     )
+    neighbour_table: int = param(
+        0,
+        "beacons: each receiver keeps at most this many nearest senders in range per beacon "
+        "round, the rest counted queue_overflow (0: every sender in range, exact)",
+        ge=0,
+    )
 
     def validate(self, path: str, file: str) -> None:
         """`loss_model` names a registered model (LOSS_MODELS)."""

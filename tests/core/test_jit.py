@@ -24,6 +24,7 @@ COMPILED = {
     "core/backends/terrain.py",
     "core/comms/beacon_kernels.py",
     "uav/kernel.py",
+    "uav/flight_kernel.py",  # declares the kernel's argument types (`ahead`)
     "missions/_boids_steering.py",
 }
 

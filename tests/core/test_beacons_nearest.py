@@ -1,0 +1,156 @@
+"""The bounded neighbour table of core/comms/beacons.py (`neighbour_table` = K on the channel):
+the compiled K-nearest pass against a brute-force table on random geometry (exactly at range
+included), the exact mode's table for K >= every neighbour, fates that add up, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skyswarm.core.comms.beacon_kernels import nearest_pairs
+from tests.core.test_beacons import fates_add_up, net_of
+from tests.core.test_comms import make_sim, steps
+
+
+def kernel(pos, located, is_sender, range_m, k, base=None):
+    n = len(pos)
+    grid = tuple(np.zeros(s, dtype=np.int64) for s in (n, n, 4 * n + 65))
+    cap = max(n * k, 1)
+    out = (
+        np.zeros(n + 1, dtype=np.int64),
+        np.zeros(cap, dtype=np.int64),
+        np.zeros(cap, dtype=np.int64),
+        np.zeros(cap),
+        np.zeros(n, dtype=np.int64),
+        np.zeros(n, dtype=np.int64),
+    )
+    base_only = base is not None
+    base = np.zeros(n, dtype=bool) if base is None else base
+    e = nearest_pairs(pos, located, is_sender, base, base_only, range_m, k, grid, out)
+    indptr, recv, send, dist, in_rx, in_tx = out
+    return indptr, recv[:e], send[:e], dist[:e], in_rx, in_tx
+
+
+def brute(pos, located, is_sender, range_m, k, base=None):
+    """The definition, one receiver at a time: senders with squared distance <= range^2,
+    the k smallest by (squared distance, row), listed by row; pairs in range by row."""
+    n = len(pos)
+    rows, in_rx, in_tx = [], np.zeros(n, dtype=int), np.zeros(n, dtype=int)
+    for r in np.flatnonzero(located):
+        near = []
+        for s in np.flatnonzero(is_sender):
+            if s == r or (base is not None and not (base[r] or base[s])):
+                continue
+            d2 = float(((pos[r] - pos[s]) ** 2).sum())
+            if d2 <= range_m * range_m:
+                near.append((d2, int(s)))
+                in_rx[r] += 1
+                in_tx[s] += 1
+        for d2, s in sorted(sorted(near)[:k], key=lambda t: t[1]):
+            rows.append((int(r), s, float(np.sqrt(d2))))
+    return rows, in_rx, in_tx
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_k_nearest_matches_the_brute_force_table(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 150))
+    pos = rng.uniform(0.0, 60.0, (n, 3))
+    pos[: n // 2] = pos[: n // 2].round()  # whole metres: ties in distance at the cut
+    located = rng.random(n) < 0.9
+    is_sender = located & (rng.random(n) < 0.8)
+    k = int(rng.integers(1, 10))
+    range_m = float(rng.choice([3.0, 12.0, 30.0, np.inf]))
+    base = (rng.random(n) < 0.2) if seed % 3 == 0 else None
+    indptr, recv, send, dist, in_rx, in_tx = kernel(pos, located, is_sender, range_m, k, base)
+    rows, want_rx, want_tx = brute(pos, located, is_sender, range_m, k, base)
+    assert list(zip(recv.tolist(), send.tolist(), dist.tolist())) == rows
+    np.testing.assert_array_equal(in_rx, want_rx)
+    np.testing.assert_array_equal(in_tx, want_tx)
+    np.testing.assert_array_equal(np.diff(indptr), np.bincount(recv, minlength=n))
+    assert (np.diff(indptr) <= k).all()
+    assert len(rows) > 0 or range_m == 3.0  # the geometry has neighbourhoods to cut
+
+
+def test_exactly_at_range_is_kept_and_a_hair_beyond_is_not() -> None:
+    pos = np.array([[0.0, 0.0, 1.0], [30.0, 40.0, 1.0], [30.0, 40.000001, 1.0], [0, 0, 1.0]])
+    pos[3] = (0.0, -50.0, 1.0)  # 50 m from 0 along y: exactly at range too
+    ones = np.ones(4, dtype=bool)
+    _, recv, send, dist, in_rx, _ = kernel(pos, ones, ones, 50.0, 8)
+    pairs = set(zip(recv.tolist(), send.tolist()))
+    assert (0, 1) in pairs and (1, 0) in pairs and (0, 3) in pairs and (3, 0) in pairs
+    assert (0, 2) not in pairs and (2, 0) not in pairs  # 50.000001 m
+    assert dist[(recv == 0) & (send == 1)][0] == 50.0
+    np.testing.assert_array_equal(in_rx, [2, 2, 1, 1])
+
+
+def test_reused_buffers_give_the_same_table_as_fresh_ones() -> None:
+    rng = np.random.default_rng(3)
+    pos_a, pos_b = rng.uniform(0, 50, (80, 3)), rng.uniform(0, 20, (80, 3))
+    ones = np.ones(80, dtype=bool)
+    n = 80
+    grid = tuple(np.zeros(s, dtype=np.int64) for s in (n, n, 4 * n + 65))
+    out = (np.zeros(n + 1, dtype=np.int64), np.zeros(n * 5, dtype=np.int64),
+           np.zeros(n * 5, dtype=np.int64), np.zeros(n * 5), np.zeros(n, dtype=np.int64),
+           np.zeros(n, dtype=np.int64))  # fmt: skip
+    nearest_pairs(pos_a, ones, ones, ones, False, 15.0, 5, grid, out)  # a dense round first
+    e = nearest_pairs(pos_b, ones, ones, ones, False, 15.0, 5, grid, out)
+    fresh = kernel(pos_b, ones, ones, 15.0, 5)
+    np.testing.assert_array_equal(out[1][:e], fresh[1])
+    np.testing.assert_array_equal(out[2][:e], fresh[2])
+    np.testing.assert_array_equal(out[4], fresh[4])
+
+
+# -- in a BeaconNet -----------------------------------------------------------------------------
+def grid_positions(n: int, spacing: float) -> np.ndarray:
+    side = int(np.ceil(np.sqrt(n)))
+    ij = np.indices((side, side)).reshape(2, -1).T[:n]
+    return np.column_stack([ij * spacing, np.ones(n)])
+
+
+def test_k_at_least_every_neighbour_gives_the_exact_table() -> None:
+    radio = {"loss": 0.25, "latency_s": 0.005, "jitter_s": 0.005, "range_m": 12.0}
+    tables, counts = [], []
+    for k in (0, 200):
+        sim, d = make_sim({"radio": {**radio, "neighbour_table": k}}, seed=5)
+        rng = np.random.default_rng(1)
+        _, net = net_of(sim, d, np.column_stack([rng.uniform(0, 40, (50, 2)), np.ones(50)]))
+        steps(sim, 30)
+        t = net.table()
+        tables.append((t.receiver.copy(), t.sender.copy(), t.record.copy(), t.age_s.copy()))
+        counts.append(net.counts())
+    for a, b in zip(*tables):
+        np.testing.assert_array_equal(a, b)  # same pairs, same loss draws, same records
+    assert counts[0] == counts[1] and counts[1]["queue_overflow"] == 0
+    assert counts[0]["delivered"] > 1000
+
+
+def test_a_full_table_keeps_the_k_nearest_and_counts_the_rest_as_overflow() -> None:
+    radio = {"loss": 0.0, "latency_s": 0.0, "range_m": 100.0, "neighbour_table": 4}
+    sim, d = make_sim({"radio": radio})
+    pos = grid_positions(25, 5.0)  # 5 x 5, every UAV in range of every other
+    _, net = net_of(sim, d, pos)
+    steps(sim, 11)  # 10 rounds delivered
+    t = net.table()
+    assert (t.counts == 4).all()
+    for r in range(25):  # the 4 nearest (ties to the lower row), listed by row
+        d2 = ((pos - pos[r]) ** 2).sum(axis=1)
+        d2[r] = np.inf
+        want = sorted(np.lexsort((np.arange(25), d2))[:4].tolist())
+        assert t.sender[t.row(r)].tolist() == want
+    c = net.counts()
+    assert c["addressed"] == 25 * 24 * 11 and c["out_of_range"] == 0
+    assert c["queue_overflow"] == 25 * 20 * 11  # in range, beyond the 4 nearest
+    assert c["delivered"] == 25 * 4 * 10 and fates_add_up(c) and fates_add_up(d.totals()["radio"])
+
+
+def test_same_seed_same_k_nearest_fates() -> None:
+    radio = {"loss": 0.3, "latency_s": 0.005, "jitter_s": 0.01, "range_m": 40.0}
+    logs = []
+    for _ in range(2):
+        sim, d = make_sim({"radio": {**radio, "neighbour_table": 6}}, seed=9)
+        rng = np.random.default_rng(0)
+        net_of(sim, d, np.column_stack([rng.uniform(0, 80, (60, 2)), np.ones(60)]))
+        steps(sim, 50)
+        logs.append(d.beacon_nets[0].delivery_log())
+    assert len(logs[0]) > 1000 and np.array_equal(logs[0], logs[1])

@@ -1,0 +1,89 @@
+"""Compile before the clock (issue 31): every kernel a run calls is compiled, or loaded from the
+cache, during the set-up (core/jit.py `ahead` / `compile_ahead`), the time is reported apart
+as `compile_s`, and `skyswarm warmup` compiles every declared kernel ahead of any run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numba
+import numpy as np
+import pytest
+
+from skyswarm.app.cli import main
+from skyswarm.core import jit
+from skyswarm.core.config import load_scenario
+from skyswarm.core.simulator import Simulator
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+@pytest.mark.parametrize(
+    ("name", "over"),
+    [
+        ("boids", ["agents.count=40"]),  # beacons (pairs, merge), boids steering, flight kernel
+        ("obstacle_field", []),  # boxes: contacts and the body hash
+        ("drop_test", []),  # ground impacts
+    ],
+)
+def test_no_kernel_compiles_inside_the_loop(name: str, over: list[str], tmp_path: Path) -> None:
+    sc = load_scenario(CONFIGS / f"{name}.toml", ['simulation.physics="fast"', *over])
+    sim = Simulator.from_scenario(sc, results_dir=tmp_path / "out")
+    before = jit.compiled_signatures()
+    assert sim.compile_s > 0.0  # the set-up compiled or loaded the declared kernels
+    sim.run(until_s=1.5)  # beacons every 0.1 s, steering, contacts: every kernel called
+    after = jit.compiled_signatures()
+    grown = {k: (before[k], n) for k, n in after.items() if n != before.get(k)}
+    assert grown == {}  # a kernel compiled inside the loop: its `ahead` types are wrong
+    summary = sim.finish()
+    assert summary["compile_s"] == sim.compile_s
+    assert summary["wall_time_s"] > 0.0
+
+
+def test_compile_ahead_is_free_once_compiled() -> None:
+    jit.compile_ahead()
+    assert jit.compile_ahead() < 0.05  # every signature already there: a dict look-up each
+
+
+def test_arg_types_read_the_declared_codes() -> None:
+    t = jit.arg_type
+    assert t("f8") == numba.float64 and t("?") == numba.boolean and t("u1") == numba.uint8
+    assert t("i8[1]") == numba.typeof(np.zeros(3, dtype=np.int64))
+    assert t("f8[2]") == numba.typeof(np.zeros((3, 2)))
+    assert t("f8[2A]") == numba.typeof(np.zeros((3, 4))[:, :2])  # a strided view
+    assert t("(i8[1] f8[2])") == numba.types.Tuple((t("i8[1]"), t("f8[2]")))
+    rec = numba.typeof(np.zeros(1, np.dtype([("a", "f8")])))
+    assert t(rec) is rec
+
+
+def test_warmup_compiles_every_declared_kernel(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["warmup"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"compiled {jit.declared_count()} kernel signatures in ")
+    assert str(jit.cache_dir()) in line
+    # every module of compiled code was imported and declared its kernels: none left lazy
+    declared = {f"{k.py_func.__module__}.{k.__name__}" for k, _ in jit._AHEAD}
+    assert {"skyswarm.uav.kernel.fly_parallel", "skyswarm.core.backends.rays.cast_rays"} <= declared
+    imported = {Path(m.__file__).resolve() for m in sys.modules.values() if _in_package(m)}
+    assert set(jit.compiled_modules()) <= imported  # app/warmup.py's import list is whole
+    counts = jit.compiled_signatures()
+    assert all(counts[name] >= 1 for name in declared)
+
+
+def _in_package(module: ModuleType) -> bool:
+    path = getattr(module, "__file__", None)
+    return bool(path) and Path(path).resolve().is_relative_to(jit.PACKAGE_ROOT)
+
+
+@pytest.mark.parametrize(("threads", "want"), [(1, 1), (0, None), (64, None)])
+def test_simulation_threads_sets_numba_threads(threads: int, want: int | None) -> None:
+    before = numba.get_num_threads()
+    try:
+        sc = load_scenario(CONFIGS / "hover.toml", [f"simulation.threads={threads}"])
+        Simulator(sc.simulation)
+        top = numba.config.NUMBA_NUM_THREADS  # 0 and more than numba started: all of them
+        assert numba.get_num_threads() == (want if want is not None else top)
+    finally:
+        numba.set_num_threads(before)
