@@ -147,9 +147,13 @@ class FlightBatch:
                 index, origin + start.offset, euler_to_quat(start.euler), start.velocity
             )
             self.target[index] = origin + start.target
-            masses = self.settings.randomize.masses(rng, k, self.swarm.config.airframe)
+            rand, airframe = self.settings.randomize, self.swarm.config.airframe
+            masses = rand.masses(rng, k, airframe)
             if masses is not None:
                 self.sim.world.set_mass(self.swarm.slots[index], *masses)
+            motors = rand.motors(rng, k, airframe)
+            if motors is not None:
+                self.swarm.motors.set_params(index, *motors)
             self.action[index] = self.hover_action(k)
             self.steps[index] = 0
         return self.observe()
