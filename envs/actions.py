@@ -40,8 +40,9 @@ class ActionLevel(ABC):
         return len(self.fields)
 
     @abstractmethod
-    def apply(self, command: CommandInterface, index: np.ndarray, a: np.ndarray) -> None:
-        """Command agents `index` (n,) (swarm indices) with normalised actions `a` (n, k)."""
+    def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
+        """Command agents `index` (n,) (swarm indices; None: all) with normalised actions
+        `a` (n, k)."""
 
 
 def collective(command: CommandInterface, a: np.ndarray) -> np.ndarray:
@@ -56,7 +57,7 @@ class BodyRates(ActionLevel):
     name = "body_rates"
     fields = ("p", "q", "r", "thrust")
 
-    def apply(self, command: CommandInterface, index: np.ndarray, a: np.ndarray) -> None:
+    def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
         scale = np.array([command.max_body_rate, command.max_body_rate, command.max_yaw_rate])
         command.body_rates(index, a[:, :3] * scale, collective(command, a[:, 3]))
 
@@ -65,7 +66,7 @@ class Attitude(ActionLevel):
     name = "attitude"
     fields = ("roll", "pitch", "yaw_rate", "thrust")
 
-    def apply(self, command: CommandInterface, index: np.ndarray, a: np.ndarray) -> None:
+    def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
         command.attitude(
             index,
             roll=a[:, 0] * command.max_tilt,
@@ -79,7 +80,7 @@ class Velocity(ActionLevel):
     name = "velocity"
     fields = ("vx", "vy", "vz", "yaw_rate")
 
-    def apply(self, command: CommandInterface, index: np.ndarray, a: np.ndarray) -> None:
+    def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
         scale = np.array([command.max_speed, command.max_speed, command.climb])
         # a horizontal (a0, a1) of norm up to sqrt 2 is scaled to max_speed by the command
         command.velocity(index, a[:, :3] * scale, yaw_rate=a[:, 3] * command.max_yaw_rate)
@@ -89,7 +90,7 @@ class Motors(ActionLevel):
     name = "motors"
     fields = ("motor_1", "motor_2", "motor_3", "motor_4")
 
-    def apply(self, command: CommandInterface, index: np.ndarray, a: np.ndarray) -> None:
+    def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
         command.motors(index, (a + 1.0) * (0.5 * command.f_max))
 
 

@@ -106,7 +106,7 @@ class FlightVectorEnv(gym.vector.VectorEnv):
                 "_crashed": mask,
             }
             infos["_final_info"] = mask
-            obs = self._batch.restart(done, self._rng)
+            obs[done] = self._batch.restart(done, self._rng)  # out.obs is this step's own
         return obs, out.reward, terminated, truncated, infos
 
     def render(self) -> np.ndarray | None:
