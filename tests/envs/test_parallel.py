@@ -150,7 +150,7 @@ def test_bad_actions_name_the_env_and_the_agent() -> None:
         match=r"shape \(3,\); expected Box\(-1.0, 1.0, \(4,\), float32\) for agent 'uav_0'",
     ):
         env.step({**ok, "uav_0": np.zeros(3)})
-    with pytest.raises(ActionError, match=r"agent 'uav_1' has vx = -1.5 \(body_rates"):
+    with pytest.raises(ActionError, match=r"agent 'uav_1' has p = -1.5 \(body_rates"):
         env.step({**ok, "uav_1": np.array([-1.5, 0, 0, 0])})
     with pytest.raises(ActionError, match=r"actions for agents not in the env: \['uav_7'\]"):
         env.step({**ok, "uav_7": np.zeros(4)})
