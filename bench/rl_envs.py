@@ -11,8 +11,10 @@ numbers depend on the host and its load.
 Each vector size is measured `--rounds` times (the rounds of all sizes interleaved); the table
 gives the median wall-clock rate with the range over rounds, and the CPU rate: agent-env-steps
 per second of this process's CPU time (all its threads), which a shared machine disturbs far
-less than the wall clock. On an idle machine with c cores the wall rate approaches c times the
-CPU rate when the compiled kernels run on c threads and the rest is small.
+less than the wall clock. The idle-machine estimate (largest size) times, on one thread and in
+thread CPU time (which other jobs barely disturb), a step of the env and the 8 simulator ticks
+alone: n / (env-only + ticks / cores), the ticks (the compiled kernels, threaded) split over the
+cores and the env's numpy serial.
 
     python bench/rl_envs.py [--sizes 1 64 1024 4096] [--seconds 3] [--rounds 3] [--out FILE]
 """
@@ -26,8 +28,10 @@ import platform
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
+from skyswarm.core.backends import PARALLEL_MIN
 from skyswarm.envs import FlightEnv, FlightVectorEnv
 
 
@@ -60,6 +64,42 @@ def vector_rate(n: int, seconds: float, physics: str = "fast") -> dict[str, floa
         "seeded_reset_s": seeded,
         "autoreset_s": teleport,
         "autoreset_slots": k,
+    }
+
+
+def idle_estimate(n: int, steps: int = 60, cores: int = 2) -> dict[str, float]:
+    """Thread-CPU ms per step on one thread: the whole env step and its simulator ticks alone,
+    and the resulting estimate of an idle machine's rate on `cores` cores."""
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)  # serial kernels, all in this thread's CPU time
+    try:
+        envs = FlightVectorEnv(n)
+        envs.reset(seed=0)
+        actions = np.random.default_rng(0).uniform(-0.2, 0.2, (16, n, 4)).astype(np.float32)
+        for k in range(5):
+            envs.step(actions[k])
+        t0 = time.thread_time()
+        for k in range(steps):
+            envs.step(actions[k % 16])
+        step = (time.thread_time() - t0) / steps
+        sim, ticks = envs.batch.sim, envs.batch.ticks
+        t0 = time.thread_time()
+        for _ in range(steps * ticks):
+            sim.step()
+        physics = (time.thread_time() - t0) / steps
+        envs.close()
+    finally:
+        numba.set_num_threads(threads)
+    rest = step - physics
+    cores = cores if n >= PARALLEL_MIN else 1  # smaller swarms' kernels run on one thread
+    return {
+        "agents": n,
+        "step_cpu_ms": 1e3 * step,
+        "ticks_cpu_ms": 1e3 * physics,
+        "env_only_cpu_ms": 1e3 * rest,
+        "one_core_rate": n / step,
+        "idle_estimate_rate": n / (rest + physics / cores),
+        "cores": cores,
     }
 
 
@@ -119,6 +159,7 @@ def main() -> None:
         for n in args.sizes:
             measured[n].append(vector_rate(n, args.seconds))
     rows = [summarise(measured[n]) for n in args.sizes]
+    idle = idle_estimate(max(args.sizes))
     bullet = single_rate(FlightEnv("hover", physics="bullet"), args.seconds)
     fast_single = single_rate(FlightEnv("hover"), args.seconds)
     pyflyt = pyflyt_rate(args.seconds)
@@ -133,6 +174,12 @@ def main() -> None:
             f"{spread:>22}{r['agent_env_steps_per_cpu_s']:>11,.0f}"
             f"{r['seeded_reset_s']:>9.4f}{r['autoreset_s']:>12.5f}"
         )
+    print(
+        f"idle-machine estimate at {idle['agents']} agents: one thread {idle['step_cpu_ms']:.2f} "
+        f"ms CPU per step = ticks {idle['ticks_cpu_ms']:.2f} + env {idle['env_only_cpu_ms']:.2f}"
+        f"; one core {idle['one_core_rate']:,.0f}/s, {idle['cores']} cores "
+        f"{idle['idle_estimate_rate']:,.0f}/s"
+    )
     print(f"{'skyswarm single env, fast':<34}{1:>7}{fast_single:>19,.0f}")
     print(f"{'skyswarm single env, Bullet':<34}{1:>7}{bullet:>19,.0f}")
     if pyflyt is not None:
@@ -150,6 +197,7 @@ def main() -> None:
         "load_average": os.getloadavg(),
         "vector": rows,
         "vector_rounds": measured,
+        "idle_estimate": idle,
         "single_fast": fast_single,
         "single_bullet": bullet,
         "pyflyt_hover": pyflyt,
