@@ -12,9 +12,9 @@ Each vector size is measured `--rounds` times (the rounds of all sizes interleav
 gives the median wall-clock rate with the range over rounds, and the CPU rate: agent-env-steps
 per second of this process's CPU time (all its threads), which a shared machine disturbs far
 less than the wall clock. The idle-machine estimate (largest size) times, on one thread and in
-thread CPU time (which other jobs barely disturb), a step of the env and the 8 simulator ticks
-alone: n / (env-only + ticks / cores), the ticks (the compiled kernels, threaded) split over the
-cores and the env's numpy serial.
+thread CPU time (which other jobs barely disturb), the env's steps and the 8 simulator ticks
+inside each: n / (env-only + ticks / cores), the ticks (the compiled kernels, threaded) split
+over the cores and the env's numpy serial.
 
     python bench/rl_envs.py [--sizes 1 64 1024 4096] [--seconds 3] [--rounds 3] [--out FILE]
 """
@@ -68,7 +68,7 @@ def vector_rate(n: int, seconds: float, physics: str = "fast") -> dict[str, floa
 
 
 def idle_estimate(n: int, steps: int = 60, cores: int = 2) -> dict[str, float]:
-    """Thread-CPU ms per step on one thread: the whole env step and its simulator ticks alone,
+    """Thread-CPU ms per step on one thread: the whole env step and the simulator ticks in it,
     and the resulting estimate of an idle machine's rate on `cores` cores."""
     threads = numba.get_num_threads()
     numba.set_num_threads(1)  # serial kernels, all in this thread's CPU time
@@ -78,15 +78,21 @@ def idle_estimate(n: int, steps: int = 60, cores: int = 2) -> dict[str, float]:
         actions = np.random.default_rng(0).uniform(-0.2, 0.2, (16, n, 4)).astype(np.float32)
         for k in range(5):
             envs.step(actions[k])
+        sim = envs.batch.sim
+        tick, in_ticks = sim.step, [0.0]
+
+        def timed_tick() -> None:  # the ticks inside the env's steps, in place for this loop
+            t = time.thread_time()
+            tick()
+            in_ticks[0] += time.thread_time() - t
+
+        sim.step = timed_tick
         t0 = time.thread_time()
         for k in range(steps):
             envs.step(actions[k % 16])
         step = (time.thread_time() - t0) / steps
-        sim, ticks = envs.batch.sim, envs.batch.ticks
-        t0 = time.thread_time()
-        for _ in range(steps * ticks):
-            sim.step()
-        physics = (time.thread_time() - t0) / steps
+        physics = in_ticks[0] / steps
+        del sim.step
         envs.close()
     finally:
         numba.set_num_threads(threads)
