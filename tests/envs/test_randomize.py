@@ -151,3 +151,17 @@ def test_the_single_env_draws_its_motors_from_the_reset_seed() -> None:
     assert not np.array_equal(pc, pa) and not np.array_equal(a, c)
     pd, _ = episode(env, 8)
     assert not np.array_equal(pd, pa)
+
+
+def test_motor_parameters_must_be_positive() -> None:
+    envs = FlightVectorEnv(2)
+    motors = envs.batch.swarm.motors
+    nominal = motors.params.copy()
+    with pytest.raises(ValueError, match=r"motor thrust_scale .* expected all > 0"):
+        motors.set_params(np.arange(2), [1.0, 0.0], [0.02, 0.02])
+    with pytest.raises(ValueError, match=r"time_constant_s .* expected all > 0"):
+        motors.set_params(np.arange(2), [1.0, 1.0], [0.02, -0.01])
+    np.testing.assert_array_equal(motors.params, nominal)  # nothing half-written
+    motors.set_params(np.array([1]), [1.5], [0.04])
+    assert motors.params[1, 1] == 1.5 and motors.params[0].tolist() == nominal[0].tolist()
+    assert motors.params[1, 0] == pytest.approx(1.0 - np.exp(-DT / 0.04), rel=1e-15)
