@@ -28,6 +28,7 @@ _EXPORTS = {
     "ScenarioConfig": "skyswarm.core.config",
     "scenario_from_dict": "skyswarm.core.config",
     "load_results": "skyswarm.core.results",
+    "load_arrays": "skyswarm.core.results",
     "Results": "skyswarm.core.results",
     "load_scenario": "skyswarm.app.api",
     "run_scenario": "skyswarm.app.api",
@@ -55,6 +56,7 @@ __all__ = [
     "Swarm",
     "UavAgent",
     "kill",
+    "load_arrays",
     "load_results",
     "load_scenario",
     "run_scenario",
@@ -83,7 +85,7 @@ if TYPE_CHECKING:
     from skyswarm.core.config import ScenarioConfig, scenario_from_dict
     from skyswarm.core.faults import kill
     from skyswarm.core.mission import Mission
-    from skyswarm.core.results import Results, load_results
+    from skyswarm.core.results import Results, load_arrays, load_results
     from skyswarm.core.schema import ConfigError
     from skyswarm.core.simulator import RandomStreams, Simulator
     from skyswarm.uav.agents import AutonomousUavAgent, UavAgent

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from skyswarm.core.array_log import array_log_names, read_array_log
 from skyswarm.core.parquet import require
 from skyswarm.core.recorder import read_header, read_trajectory
 
@@ -66,6 +69,8 @@ class Results:
       `detail`); `deaths`: its rows of kind "death".
     - `summary`: summary.json as a dict, or None when the run did not finish (cut short).
     - `config`: the resolved scenario (config.toml) as a dict; `dir`: the directory.
+    - `arrays`: the names of the run's array logs (a sensor's `record_every`: "lidar",
+      "camera" ...), each read by `load_arrays(dir, name)`.
 
         results = load_results("results/hover_seed0")
         top = results.trajectory.groupby("agent_id")["z_m"].max()
@@ -80,6 +85,7 @@ class Results:
     deaths: pd.DataFrame
     summary: dict[str, Any] | None
     config: dict[str, Any]
+    arrays: tuple[str, ...] = ()
 
 
 def load_results(results_dir: str | Path) -> Results:
@@ -116,7 +122,25 @@ def load_results(results_dir: str | Path) -> Results:
         deaths=events[events["kind"] == "death"].reset_index(drop=True),
         summary=summary,
         config=read_toml(config_path) if config_path.is_file() else {},
+        arrays=tuple(array_log_names(d)),
     )
+
+
+def load_arrays(results_dir: str | Path, name: str) -> dict[str, np.ndarray]:
+    """The array log `name` of a results directory (a sensor with `record_every` > 0 writes
+    one named after it), as numpy arrays: "tick" (K,) and "time_s" (K,) s of the K records,
+    each recorded field (K, ...) and the log's constants ("ids" (N,) the agent ids, ...).
+    Needs no pandas. The lidar's fields: "ranges" (K, N, M) m float32 (NaN: no return),
+    "hit" (K, N, M), "origins" (K, N, 3) m, "rotation" (K, N, 3, 3), constant "beams_body"
+    (M, 3); the camera's: "depth" (K, N, H, W) m, "rgb" (K, N, H, W, 3), "segmentation"
+    (K, N, H, W), constant "K" (3, 3).
+
+        scans = load_arrays("out", "lidar")
+        world_dirs = scans["rotation"] @ scans["beams_body"].T  # (K, N, 3, M)
+
+    A name the run did not record is a `ConfigError` listing the logs it has.
+    """
+    return read_array_log(results_dir, name)
 
 
 def _event_columns() -> tuple[str, ...]:

@@ -26,8 +26,8 @@ yaw on `[control.yaw_rate]`); Motors replaces the mixer's output, through the mo
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -36,6 +36,8 @@ from skyswarm.core.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.uav import control as ctl
 
 if TYPE_CHECKING:
+    from skyswarm.uav.sensors.camera import ImageReading
+    from skyswarm.uav.sensors.lidar import ScanReading
     from skyswarm.uav.swarm import Swarm
 
 AgentsLike = Sequence[int] | np.ndarray | None
@@ -280,7 +282,15 @@ class SwarmState:
     (n, 4) body-to-world (x, y, z, w), `euler` (n, 3) roll, pitch, yaw rad, `body_rates` (n, 3)
     p, q, r rad/s in the body frame (FLU); `thrust` (n, 4) N the motors give now; `index` (n,)
     swarm indices (pass them to the `CommandInterface`), `ids` (n,) agent ids; `tick`,
-    `time_s` (s) and `dt` (s, the controller's period).
+    `time_s` (s) and `dt` (s, the controller's period). `readings`: the last sample of each
+    switched-on sensor that offers one (`Sensor.reading`), by name, rows as `index`; `lidar`,
+    `rangefinder` (`ScanReading`: ranges (n, M) m ...) and `camera` (`ImageReading`: depth
+    (n, H, W) m ...) name the shipped ones, None while that sensor is off.
+
+        def stop_at_walls(state: SwarmState, command: CommandInterface) -> None:
+            ahead = state.lidar.ranges[:, 0]  # m, beam 0 looks along the body's +x
+            speed = np.where(np.nan_to_num(ahead, nan=np.inf) < 3.0, 0.0, 2.0)
+            command.velocity(state.index, np.column_stack([speed, 0 * speed, 0 * speed]))
 
         def level_out(state: SwarmState, command: CommandInterface) -> None:
             rates = -4.0 * state.euler * [1.0, 1.0, 0.0]  # rad/s back to level, no yaw rate
@@ -298,10 +308,23 @@ class SwarmState:
     euler: np.ndarray
     body_rates: np.ndarray
     thrust: np.ndarray
+    readings: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
         return len(self.index)
+
+    @property
+    def lidar(self) -> ScanReading | None:
+        return self.readings.get("lidar")  # type: ignore[return-value]
+
+    @property
+    def rangefinder(self) -> ScanReading | None:
+        return self.readings.get("rangefinder")  # type: ignore[return-value]
+
+    @property
+    def camera(self) -> ImageReading | None:
+        return self.readings.get("camera")  # type: ignore[return-value]
 
 
 class ControllerFn(Protocol):
@@ -362,4 +385,5 @@ def sensed_swarm_state(swarm: Swarm, index: np.ndarray, dt: float = 0.0) -> Swar
         euler_from_matrix(rot),
         body_rates,
         swarm.motors.thrust[index].copy(),
+        {} if s is None else s.readings(index),
     )

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skyswarm.core.array_log import FOLDER as ARRAY_FOLDER
+from skyswarm.core.array_log import ArrayLog
 from skyswarm.core.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.core.geo import wrap_angle
 from skyswarm.uav.sensors import (
@@ -116,6 +118,7 @@ class SensorSuite:
             ticks_of(1.0 / config.record_hz, dt, "record_hz") if config.record_hz > 0 else 0
         )
         self._csv: Path | None = None  # sensors.csv, appended at each record (no open file)
+        self._array_logs: dict[str, ArrayLog] = {}  # by sensor name, made at the first record
         self.sim.add_post_tick(self.update)
 
     def _start_estimate(self, truth: Truth) -> None:
@@ -185,6 +188,9 @@ class SensorSuite:
         self._last_velocity = truth.velocity.copy()
         for sensor in self.sensors.values():
             sensor.step(tick, truth)
+            k = sensor.arrays_every
+            if k and sensor.fresh and (tick // sensor.every) % k == 0:
+                self._log_arrays(sensor, tick, world.time_s)
         rot_est = self._update_attitude(truth)
         self._update_translation(tick, truth, rot_est)
         pos, alive = truth.position, truth.alive
@@ -268,6 +274,26 @@ class SensorSuite:
     def rms_error_m(self) -> float:
         """RMS distance between estimated and true position over the run so far, m."""
         return float(np.sqrt(self.sq_error_sum / max(self.samples, 1)))
+
+    def readings(self, rows: np.ndarray) -> dict[str, object]:
+        """Each sensor's `reading(rows)` that is not None, by name (a controller's
+        `SwarmState.readings`)."""
+        out = {name: sensor.reading(rows) for name, sensor in self.sensors.items()}
+        return {name: r for name, r in out.items() if r is not None}
+
+    def _log_arrays(self, sensor: Sensor, tick: int, t: float) -> None:
+        """Append the sensor's `arrays()` to the array log named after it (core/array_log.py;
+        the header, with the agent ids and its constants, at the first record)."""
+        recorder = self.sim.recorder
+        if recorder is None:
+            return
+        arrays = sensor.arrays()
+        log = self._array_logs.get(sensor.name)
+        if log is None:
+            constants = {"ids": np.asarray(self.swarm.ids), **sensor.array_constants()}
+            log = ArrayLog(recorder.dir / ARRAY_FOLDER, sensor.name, arrays, constants)
+            self._array_logs[sensor.name] = log
+        log.append(tick, t, arrays)
 
     def _record(self, t: float, truth: Truth) -> None:
         """Append one row per agent to sensors.csv: the truth and the estimate, then each

@@ -9,7 +9,14 @@ import math
 import numpy as np
 import pytest
 
-from skyswarm.core.backends import GROUND, BodyShape, backend_class, make_world, obstacle_id
+from skyswarm.core.backends import (
+    GROUND,
+    BodyShape,
+    backend_class,
+    make_world,
+    obstacle_id,
+    ray_grid,
+)
 from skyswarm.core.backends import rays as fast_rays
 from skyswarm.core.backends.rays import MISS
 from skyswarm.core.backends.terrain import Heightfield
@@ -111,6 +118,28 @@ def test_grazing_rays_and_rays_starting_inside(name: str) -> None:
     assert d[1] == pytest.approx(4.0, abs=FACE_TOL_M) and d[2] == pytest.approx(1.0, abs=1e-9)
 
 
+@pytest.mark.parametrize("name", BACKENDS)
+def test_grazing_incidence_and_rays_starting_at_a_surface(name: str) -> None:
+    # Rays at 1 and 0.1 deg to the wall's face x = 4, from 10 cm and 1 cm in front of it,
+    # meet it at off / sin(a) = 5.73 m: a shallow ray is no less exact on either backend
+    # (measured: 1e-10 m on Bullet). Along the ground at 0.1 deg from 5 cm up: 28.65 m.
+    w = world(name)
+    box = w.add_box((5.0, 0.0, 3.0), (2.0, 10.0, 6.0))
+    a = np.radians([1.0, 0.1])
+    off = np.array([0.1, 0.01])
+    o = np.column_stack([4 - off, [-4.0, -4.0], [1.0, 1.0]])
+    d, hit = cast(w, o, np.column_stack([np.sin(a), np.cos(a), [0.0, 0.0]]))
+    assert d == pytest.approx(off / np.sin(a), abs=FACE_TOL_M) and hit.tolist() == [box] * 2
+    d, hit = cast(w, [(-30, 0, 0.05)], [(np.cos(a[1]), 0, -np.sin(a[1]))], 40.0)
+    assert d[0] == pytest.approx(0.05 / np.sin(a[1]), abs=FACE_TOL_M) and hit[0] == GROUND
+    # Documented: a ray that starts within 1 mm of a box face (outside it) hits it at 0 m
+    # on Bullet (its ray test's 1 mm tolerance; measured: 0 m from 1.0 mm, 1.01 mm from
+    # 1.01 mm), at the exact distance on the fast backend; from 2 mm both agree.
+    d, hit = cast(w, [(4 - 0.0005, 0, 1), (4 - 0.002, 0, 1)], [(1, 0, 0), (1, 0, 0)])
+    assert hit.tolist() == [box, box] and d[1] == pytest.approx(0.002, abs=FACE_TOL_M)
+    assert d[0] == (0.0 if name == "bullet" else pytest.approx(0.0005, abs=1e-12))
+
+
 def random_scene(name: str, seed: int):
     """Ground, 12 random yawed boxes, a bumpy height grid, 30 random box bodies."""
     rng = np.random.default_rng(seed)
@@ -156,16 +185,63 @@ def test_bullet_casts_more_rays_than_one_batch_allows() -> None:
     assert len(d) == 40_000 and np.all(hit == GROUND) and np.allclose(d, 2.0, atol=1e-9)
 
 
+def cast_fast(w, o, d, t_max, cells_per_object, fn=fast_rays.cast_rays):
+    """The fast world's cast with a grid of `cells_per_object` (0: one cell, the brute
+    force) through the compiled entry `fn`."""
+    scene = w.ray_scene()
+    grid = ray_grid.build(*scene[1:4], *scene[5:7], scene[10], cells_per_object)
+    dist, hit = np.empty(len(o)), np.empty(len(o), dtype=np.int64)
+    fn(np.ascontiguousarray(o), np.ascontiguousarray(d), t_max, scene, grid, dist, hit)
+    return dist, hit, grid
+
+
+def crowded_scene(seed: int):
+    """random_scene's boxes and terrain, 400 tumbling bodies packed into 20 x 20 x 6 m (a few
+    per grid cell), rays from among them; the edge rays of `edge_rays` appended."""
+    rng = np.random.default_rng(seed)
+    w, o, d = random_scene("fast", seed)
+    q = rng.standard_normal((400, 4))
+    w.add_bodies(
+        BodyShape(half_extents=(0.25, 0.25, 0.06)), 1.0,
+        rng.uniform((-10, -10, 3), (10, 10, 9), (400, 3)), q / np.linalg.norm(q, axis=1)[:, None],
+    )  # fmt: skip
+    return w, o, d
+
+
+def test_the_grid_gives_the_brute_force_result_bit_for_bit() -> None:
+    # 4,000 random rays (25 m) among 12 boxes, a height grid and 430 bodies; the fine grid
+    # (a few objects per cell) against the one-cell grid, which tests every object for every
+    # ray. Plus the edges: a ray whose hit on a box face is exactly at max range (it counts),
+    # one a hair short of it (a miss), rays tangent to a body's bounding sphere and in the
+    # plane of its box's face, a ray starting inside a body and one outside the whole grid.
+    w, o, d = crowded_scene(5)
+    (slot,) = w.add_bodies(BodyShape(half_extents=(0.25, 0.25, 0.0625)), 1.0, [(0, 30, 20)])
+    rad = w._radius[slot]
+    box = w.add_box((40.0, 0.0, 1.0), (2.0, 2.0, 2.0))
+    edge_o = [(30, 0, 1), (30, 0, 1), (-5, 30 + rad, 20), (-5, 30.25, 20), (0, 30, 20),
+              (-100, -100, 50)]  # fmt: skip
+    edge_d = [(1, 0, 0), (1, 0, 0), (1, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)]
+    o, d = np.vstack([o, edge_o]).astype(float), np.vstack([d, edge_d]).astype(float)
+    fine, f_hit, grid = cast_fast(w, o, d, 25.0, 4.0)
+    brute, b_hit, one = cast_fast(w, o, d, 25.0, 0.0)
+    assert np.prod(one[2]) == 1 and np.prod(grid[2]) > 400  # one cell, and a real grid
+    # bodies hit (measured 6.4 % of the rays, 256) and open sky
+    assert np.mean(f_hit >= 0) > 0.04 and np.mean(f_hit == MISS) > 0.05
+    assert np.array_equal(fine, brute) and np.array_equal(f_hit, b_hit)
+    # the box face at x = 39, 9 m from x = 30: exactly at max range 9 is a hit, at 9 - 1e-9
+    # not; a tangent to the sphere and a ray in the body's face plane y = 30.25 miss the body
+    # (grazing), one from the body's centre does not see it; up from outside: nothing
+    at, at_hit, _ = cast_fast(w, o[-6:], d[-6:], 9.0, 4.0)
+    short, short_hit, _ = cast_fast(w, o[-6:], d[-6:], 9.0 - 1e-9, 4.0)
+    assert at[0] == 9.0 and at_hit[0] == box and short_hit[0] == MISS
+    assert at_hit[2:].tolist() == [MISS] * 4 and short_hit[1:].tolist() == [MISS] * 5
+
+
 def test_the_threaded_cast_is_bit_identical_to_the_serial_one() -> None:
-    w, o, d = random_scene("fast", 3)
-    args = (w.has_ground, *w._boxes, w._live, w.state.position, w.state.orientation, w._half,
-            w._offset, w._radius, w._hf, np.array(w._terrain[:4]), int(w._terrain[4]))  # fmt: skip
-    outs = []
-    for fn in (fast_rays.cast_rays, fast_rays.cast_rays_parallel):
-        dist, hit = np.empty(len(o)), np.empty(len(o), dtype=np.int64)
-        fn(o, d, 25.0, *args, dist, hit)
-        outs.append((dist, hit))
-    assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
+    w, o, d = crowded_scene(3)
+    serial = cast_fast(w, o, d, 25.0, 4.0)
+    threaded = cast_fast(w, o, d, 25.0, 4.0, fast_rays.cast_rays_parallel)
+    assert np.array_equal(serial[0], threaded[0]) and np.array_equal(serial[1], threaded[1])
 
 
 def test_both_shipped_backends_declare_rays_and_the_seam_default_refuses() -> None:

@@ -209,3 +209,36 @@ def test_a_run_without_a_camera_never_imports_moderngl_and_one_with_it_does() ->
     cams = subprocess.run([sys.executable, "-c", code.format(extra=on)],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert cams.stdout.split() == ["True", "2"], cams.stderr[-2000:]
+
+
+def test_recorded_frames_round_trip_through_load_arrays(tmp_path) -> None:
+    # The hover scenario with a 16 x 12 camera at 10 Hz, every second frame recorded, 0.6 s:
+    # frames of ticks 80, 160, 240 (the camera samples every 40 ticks) in the array log, the
+    # last equal to the sensor's images and K in the header.
+    from pathlib import Path
+
+    from skyswarm import load_arrays
+    from skyswarm.core.config import load_scenario
+
+    hover = Path(__file__).resolve().parents[2] / "configs" / "hover.toml"
+    overrides = [
+        'simulation.physics="fast"', "simulation.duration_s=0.6",
+        "uav.sensors.camera.enabled=true", "uav.sensors.camera.width=16",
+        "uav.sensors.camera.height=12", "uav.sensors.camera.record_every=2",
+        "uav.sensors.camera.mount_rpy_deg=[0.0, 60.0, 0.0]",
+    ]  # fmt: skip
+    sim = Simulator.from_scenario(load_scenario(hover, overrides), tmp_path / "run")
+    try:
+        sim.run()
+        cam = sim.mission.swarm.sensors.sensor("camera")
+        got = load_arrays(tmp_path / "run", "camera")
+    finally:
+        sim.finish()
+        sim.close()
+    assert got["tick"].tolist() == [80, 160, 240]
+    n = cam.n
+    assert got["depth"].shape == (3, n, 12, 16) and got["rgb"].shape == (3, n, 12, 16, 3)
+    assert np.array_equal(got["depth"][-1], cam.depth)
+    assert np.array_equal(got["rgb"][-1], cam.rgb)
+    assert np.array_equal(got["segmentation"][-1], cam.segmentation)
+    assert np.array_equal(got["K"], cam.K) and (got["segmentation"] == GROUND).any()

@@ -86,7 +86,9 @@ class Sensor:
     - `name`: the table name, `[uav.sensors.NAME]`;
     - `Config`: a frozen dataclass of `param()` fields, each `X | None = param(None, ...)` (unset
       keys take `defaults`); it must have `enabled`, and may have `period_s` (sample period,
-      a whole number of ticks; without it the sensor samples every tick);
+      a whole number of ticks; without it the sensor samples every tick), and `record_every`
+      (write `arrays()` to the results directory's array log NAME every k-th sample, 0: never;
+      core/array_log.py, read back with `skyswarm.load_arrays`);
     - `defaults`: a `Config` with every field set, the sensor's values under the `qrsim` preset
       (under `ideal` every sensor is off); `enabled=False` keeps it off unless a file turns it on;
     - `feeds`: the estimator input it feeds (a key of `FEEDS`, and it then implements that
@@ -94,8 +96,10 @@ class Sensor:
     - `columns`: the per-agent columns `record()` adds to sensors.csv.
 
     Instances hold `cfg` (the resolved Config: read its typed fields), `n`, `rng`, `every` (ticks
-    between samples) and `fresh` (True on a tick it sampled). Sensors sample in a fixed order:
-    by `FEEDS` order of what they feed, observers last, then by registration order.
+    between samples), `fresh` (True on a tick it sampled), `sampled_tick` (the last sample's
+    tick, -1 before the first) and `arrays_every` (samples between array-log records, 0: none).
+    Sensors sample in a fixed order: by `FEEDS` order of what they feed, observers last, then
+    by registration order.
 
     Example, a downward sonar that measures height above z = 0 with white noise:
 
@@ -143,12 +147,15 @@ class Sensor:
             ticks_of(cfg.period_s, setting.dt_s, f"{self.name}.period_s") if periodic else 1
         )
         self.fresh = False
+        self.arrays_every = cfg.record_every if "record_every" in cfg.__dataclass_fields__ else 0
+        self.sampled_tick = -1  # the tick of the last sample (-1: none yet)
 
     def step(self, tick: int, truth: Truth) -> None:
         """Phase 6, every tick: `sample` when one is due (every `every` ticks)."""
         self.fresh = tick % self.every == 0
         if self.fresh:
             self.sample(tick, truth)
+            self.sampled_tick = tick
 
     def sample(self, tick: int, truth: Truth) -> None:
         """Take one sample of all N agents from `truth` (draw from `self.rng` only)."""
@@ -157,6 +164,22 @@ class Sensor:
     def record(self) -> np.ndarray:
         """(N, len(columns)) values for sensors.csv (the last sample)."""
         return np.empty((self.n, 0))
+
+    def reading(self, rows: np.ndarray) -> object | None:
+        """What a user controller sees of the last sample for the swarm indices `rows` (n,),
+        in `SwarmState.readings[name]` (uav/commands.py): a frozen record of (n, ...) arrays,
+        or None (the default) for a sensor that only feeds the estimate or the files."""
+        return None
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The last sample's arrays for the array log (name -> array of a fixed shape and
+        dtype), written every `arrays_every` samples; none by default."""
+        return {}
+
+    def array_constants(self) -> dict[str, np.ndarray]:
+        """Small arrays fixed for the run, written once in the array log's header (e.g. beam
+        directions); none by default."""
+        return {}
 
 
 # -- what the estimator reads from the sensor that feeds each input ---------------------------

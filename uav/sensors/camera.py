@@ -77,6 +77,24 @@ class CameraConfig:
         None, "camera frame: roll, pitch, yaw from the body frame, deg (pitch 90: down)"
     )
     renderer: str | None = param(None, "camera renderer by name (egl: gui/sensor_camera.py)")
+    record_every: int | None = param(
+        None,
+        "write every k-th frame to the results' array log (arrays/camera.bin), 0: never",
+        ge=0,
+    )
+
+
+@dataclass(frozen=True)
+class ImageReading:
+    """A controller's view of the last frames (`SwarmState.camera`) for its n agents: `tick`
+    of the frame (-1: none yet), `depth` (n, H, W) float32 m, `rgb` (n, H, W, 3) uint8,
+    `segmentation` (n, H, W) int32 (as on `Camera`) and `K` (3, 3) px."""
+
+    tick: int
+    depth: np.ndarray
+    rgb: np.ndarray
+    segmentation: np.ndarray
+    K: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -208,6 +226,7 @@ class Camera(Sensor):
         mount_m=(0.0, 0.0, 0.0),  # m
         mount_rpy_deg=(0.0, 0.0, 0.0),  # deg: looking ahead
         renderer="egl",
+        record_every=0,  # frames: no array log
     )
     columns = ("camera_min_depth_m",)
 
@@ -252,6 +271,21 @@ class Camera(Sensor):
             depth[dead], rgb[dead], seg[dead] = np.nan, 0, NOTHING
         self.depth, self.rgb, self.segmentation = depth, rgb, seg
         self.frames += 1
+
+    def reading(self, rows: np.ndarray) -> ImageReading:
+        """The last frames of the swarm indices `rows` (copies)."""
+        return ImageReading(
+            self.sampled_tick, self.depth[rows], self.rgb[rows], self.segmentation[rows], self.K
+        )
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The array log's record: the last `depth` (N, H, W) float32 m, `rgb` (N, H, W, 3)
+        uint8 and `segmentation` (N, H, W) int32."""
+        return {"depth": self.depth, "rgb": self.rgb, "segmentation": self.segmentation}
+
+    def array_constants(self) -> dict[str, np.ndarray]:
+        """`K` (3, 3) the pinhole matrix, px."""
+        return {"K": self.K}
 
     def record(self) -> np.ndarray:
         """(N, 1): the nearest depth of the last image, m (inf: nothing; NaN: dead)."""

@@ -16,7 +16,10 @@ What a sample holds, (N, M) arrays, M = channels x beams (channel-major):
 - `hit`: what the beam hit, as the world names it: a body slot (>= 0), GROUND (-1), the k-th
   obstacle or terrain (-2 - k), or `rays.MISS`; `agent`: the index of this swarm's UAV hit,
   else -1;
-- `origins` (N, 3) m and `directions` (N, M, 3) unit vectors, world frame.
+- `origins` (N, 3) m and `directions` (N, M, 3) unit vectors, world frame; `rotation`
+  (N, 3, 3) the body-to-world rotations of the scan.
+With `record_every = k` every k-th scan goes to the results directory's array log `lidar`
+(`arrays()`; read with `skyswarm.load_arrays(dir, "lidar")`).
 Noise and dropout draw (N, M) normals then (N, M) uniforms from the `sensors` stream at every
 sample, whatever was hit, so one seed gives one scan sequence.
 
@@ -59,6 +62,23 @@ class LidarConfig:
     mount_rpy_deg: tuple[float, float, float] | None = param(
         None, "sensor frame: roll, pitch, yaw from the body frame, deg (pitch 90: down)"
     )
+    record_every: int | None = param(
+        None, "write every k-th scan to the results' array log (arrays/NAME.bin), 0: never", ge=0
+    )
+
+
+@dataclass(frozen=True)
+class ScanReading:
+    """A controller's view of the last scan (`SwarmState.lidar`, `.rangefinder`) for its n
+    agents: `tick` of the scan (-1: none yet), `ranges` (n, M) m (NaN: no return), `hit` and
+    `agent` (n, M) as on `Lidar`, `origins` (n, 3) m and `directions` (n, M, 3) world frame."""
+
+    tick: int
+    ranges: np.ndarray
+    hit: np.ndarray
+    agent: np.ndarray
+    origins: np.ndarray
+    directions: np.ndarray
 
 
 def beam_directions(cfg: LidarConfig) -> np.ndarray:
@@ -103,6 +123,7 @@ class Lidar(Sensor):
         dropout=0.0,
         mount_m=(0.0, 0.0, 0.0),  # m
         mount_rpy_deg=(0.0, 0.0, 0.0),  # deg
+        record_every=0,  # scans: no array log
     )
     columns = ("lidar_min_m",)
 
@@ -123,6 +144,7 @@ class Lidar(Sensor):
         self.hit = np.full((self.n, m), MISS, dtype=np.int64)
         self.agent = np.full((self.n, m), -1, dtype=np.int64)
         self.origins = truth.position.copy()
+        self.rotation = truth.rotation.copy()  # (N, 3, 3) body to world at the last scan
         self.directions = np.zeros((self.n, m, 3))
         # body slot -> agent index of this swarm (-1: a body of another swarm or none)
         self._agent_of_slot = np.full(int(self.slots.max(initial=-1)) + 2, -1, dtype=np.int64)
@@ -130,7 +152,7 @@ class Lidar(Sensor):
 
     def sample(self, tick: int, truth: Truth) -> None:
         n, m = self.ranges.shape
-        rot = truth.rotation
+        rot = self.rotation = truth.rotation
         self.origins = truth.position + rot @ self.mount
         self.directions = np.einsum("nij,mj->nmi", rot, self.beams_body)
         live = np.flatnonzero(truth.alive)
@@ -149,6 +171,28 @@ class Lidar(Sensor):
         self.hit = np.where(returned, hit, MISS)
         body = returned & (hit >= 0) & (hit < len(self._agent_of_slot))
         self.agent = np.where(body, self._agent_of_slot[np.where(body, hit, 0)], -1)
+
+    def reading(self, rows: np.ndarray) -> ScanReading:
+        """The last scan of the swarm indices `rows` (copies)."""
+        return ScanReading(
+            self.sampled_tick, self.ranges[rows], self.hit[rows], self.agent[rows],
+            self.origins[rows], self.directions[rows],
+        )  # fmt: skip
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The array log's record: `ranges` (N, M) float32 m (NaN: no return), `hit` (N, M)
+        int64, `origins` (N, 3) m and `rotation` (N, 3, 3) body to world, float32 (a beam's
+        world direction: rotation @ beams_body)."""
+        return {
+            "ranges": self.ranges.astype(np.float32),
+            "hit": self.hit,
+            "origins": self.origins.astype(np.float32),
+            "rotation": self.rotation.astype(np.float32),
+        }
+
+    def array_constants(self) -> dict[str, np.ndarray]:
+        """`beams_body` (M, 3): the beams' unit directions in the body frame."""
+        return {"beams_body": self.beams_body}
 
     def record(self) -> np.ndarray:
         """(N, 1): the shortest range of the last scan, m (NaN: no return)."""
@@ -176,5 +220,6 @@ class Rangefinder(Lidar):
         dropout=0.0,
         mount_m=(0.0, 0.0, 0.0),  # m
         mount_rpy_deg=(0.0, 90.0, 0.0),  # deg: pitched down
+        record_every=0,  # samples: no array log
     )
     columns = ("rangefinder_m",)
