@@ -8,7 +8,15 @@ the same run (its defaults: 40 Hz agent, 240 Hz physics) with the ratio. Actions
 [-0.2, 0.2] (sub-environments crash and autoreset now and then, as in training). Not a test:
 numbers depend on the host and its load.
 
-    python bench/rl_envs.py [--sizes 1 64 1024 4096] [--seconds 3]
+Each vector size is measured `--rounds` times (the rounds of all sizes interleaved); the table
+gives the median wall-clock rate with the range over rounds, and the CPU rate: agent-env-steps
+per second of this process's CPU time (all its threads), which a shared machine disturbs far
+less than the wall clock. The idle-machine estimate (largest size) times, on one thread and in
+thread CPU time (which other jobs barely disturb), the env's steps and the 8 simulator ticks
+inside each: n / (env-only + ticks / cores), the ticks (the compiled kernels, threaded) split
+over the cores and the env's numpy serial.
+
+    python bench/rl_envs.py [--sizes 1 64 1024 4096] [--seconds 3] [--rounds 3] [--out FILE]
 """
 
 from __future__ import annotations
@@ -20,23 +28,26 @@ import platform
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
+from skyswarm.core.backends import PARALLEL_MIN
 from skyswarm.envs import FlightEnv, FlightVectorEnv
 
 
 def vector_rate(n: int, seconds: float, physics: str = "fast") -> dict[str, float]:
+    """One round at n agents: wall and CPU rates, the cost of a seeded reset and an autoreset."""
     envs = FlightVectorEnv(n, physics=physics)
     envs.reset(seed=0)
     rng = np.random.default_rng(0)
     actions = [rng.uniform(-0.2, 0.2, (n, 4)).astype(np.float32) for _ in range(16)]
     for k in range(5):  # compile and warm the caches
         envs.step(actions[k])
-    steps, start = 0, time.perf_counter()
+    steps, start, cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         envs.step(actions[steps % 16])
         steps += 1
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     t0 = time.perf_counter()
     envs.reset(seed=1)
     seeded = time.perf_counter() - t0
@@ -49,23 +60,83 @@ def vector_rate(n: int, seconds: float, physics: str = "fast") -> dict[str, floa
     return {
         "agents": n,
         "agent_env_steps_per_s": n * steps / wall,
+        "agent_env_steps_per_cpu_s": n * steps / cpu,
         "seeded_reset_s": seeded,
         "autoreset_s": teleport,
         "autoreset_slots": k,
     }
 
 
+def idle_estimate(n: int, steps: int = 60, cores: int = 2) -> dict[str, float]:
+    """Thread-CPU ms per step on one thread: the whole env step and the simulator ticks in it,
+    and the resulting estimate of an idle machine's rate on `cores` cores."""
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)  # serial kernels, all in this thread's CPU time
+    try:
+        envs = FlightVectorEnv(n)
+        envs.reset(seed=0)
+        actions = np.random.default_rng(0).uniform(-0.2, 0.2, (16, n, 4)).astype(np.float32)
+        for k in range(5):
+            envs.step(actions[k])
+        sim = envs.batch.sim
+        tick, in_ticks = sim.step, [0.0]
+
+        def timed_tick() -> None:  # the ticks inside the env's steps, in place for this loop
+            t = time.thread_time()
+            tick()
+            in_ticks[0] += time.thread_time() - t
+
+        sim.step = timed_tick
+        t0 = time.thread_time()
+        for k in range(steps):
+            envs.step(actions[k % 16])
+        step = (time.thread_time() - t0) / steps
+        physics = in_ticks[0] / steps
+        del sim.step
+        envs.close()
+    finally:
+        numba.set_num_threads(threads)
+    rest = step - physics
+    cores = cores if n >= PARALLEL_MIN else 1  # smaller swarms' kernels run on one thread
+    return {
+        "agents": n,
+        "step_cpu_ms": 1e3 * step,
+        "ticks_cpu_ms": 1e3 * physics,
+        "env_only_cpu_ms": 1e3 * rest,
+        "one_core_rate": n / step,
+        "idle_estimate_rate": n / (rest + physics / cores),
+        "cores": cores,
+    }
+
+
+def summarise(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """The medians of one size's rounds, with the range of the wall rate."""
+    rates = [r["agent_env_steps_per_s"] for r in rounds]
+    out = {key: float(np.median([r[key] for r in rounds])) for key in rounds[0]}
+    out.update(agents=rounds[0]["agents"], wall_min=min(rates), wall_max=max(rates))
+    out["rounds"] = len(rounds)
+    return out
+
+
 def single_rate(env, seconds: float) -> float:
+    """Steps per second of one Gymnasium env on random actions in [-0.2, 0.2], resetting at
+    each end (resets count in the time), after a warm-up: the first seeded reset and a few
+    steps (PyFlyt's first reset builds its aviary, tens of seconds on a loaded machine)."""
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     shape = env.action_space.shape
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        a = rng.uniform(-0.2, 0.2, shape).astype(np.float32)
-        _, _, terminated, truncated, _ = env.step(a)
-        steps += 1
+
+    def step() -> None:
+        _, _, terminated, truncated, _ = env.step(rng.uniform(-0.2, 0.2, shape).astype(np.float32))
         if terminated or truncated:
             env.reset()
+
+    for _ in range(5):
+        step()
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        step()
+        steps += 1
     return steps / (time.perf_counter() - start)
 
 
@@ -86,22 +157,39 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024, 4096])
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    rows = [vector_rate(n, args.seconds) for n in args.sizes]
+    measured: dict[int, list[dict[str, float]]] = {n: [] for n in args.sizes}
+    for _ in range(args.rounds):
+        for n in args.sizes:
+            measured[n].append(vector_rate(n, args.seconds))
+    rows = [summarise(measured[n]) for n in args.sizes]
+    idle = idle_estimate(max(args.sizes))
     bullet = single_rate(FlightEnv("hover", physics="bullet"), args.seconds)
     fast_single = single_rate(FlightEnv("hover"), args.seconds)
     pyflyt = pyflyt_rate(args.seconds)
-    print(f"{'env':<34}{'agents':>7}{'agent-env-steps/s':>20}{'reset s':>12}{'autoreset s':>13}")
+    print(
+        f"{'env':<34}{'agents':>7}{'agent-env-steps/s':>19}{'range over rounds':>22}"
+        f"{'per CPU-s':>11}{'reset s':>9}{'autoreset s':>12}"
+    )
     for r in rows:
-        label = "skyswarm vector, fast"
+        spread = f"{r['wall_min']:,.0f}-{r['wall_max']:,.0f}"
         print(
-            f"{label:<34}{r['agents']:>7}{r['agent_env_steps_per_s']:>20,.0f}"
-            f"{r['seeded_reset_s']:>12.4f}{r['autoreset_s']:>13.5f}"
+            f"{'skyswarm vector, fast':<34}{r['agents']:>7}{r['agent_env_steps_per_s']:>19,.0f}"
+            f"{spread:>22}{r['agent_env_steps_per_cpu_s']:>11,.0f}"
+            f"{r['seeded_reset_s']:>9.4f}{r['autoreset_s']:>12.5f}"
         )
-    print(f"{'skyswarm single env, fast':<34}{1:>7}{fast_single:>20,.0f}")
-    print(f"{'skyswarm single env, Bullet':<34}{1:>7}{bullet:>20,.0f}")
+    print(
+        f"idle-machine estimate at {idle['agents']} agents: one thread {idle['step_cpu_ms']:.2f} "
+        f"ms CPU per step = ticks {idle['ticks_cpu_ms']:.2f} + env {idle['env_only_cpu_ms']:.2f}"
+        f"; one core {idle['one_core_rate']:,.0f}/s, {idle['cores']} cores "
+        f"{idle['idle_estimate_rate']:,.0f}/s"
+    )
+    print(f"{'skyswarm single env, fast':<34}{1:>7}{fast_single:>19,.0f}")
+    print(f"{'skyswarm single env, Bullet':<34}{1:>7}{bullet:>19,.0f}")
     if pyflyt is not None:
-        print(f"{'PyFlyt QuadX-Hover-v4 (40/240 Hz)':<34}{1:>7}{pyflyt:>20,.0f}")
+        print(f"{'PyFlyt QuadX-Hover-v4 (40/240 Hz)':<34}{1:>7}{pyflyt:>19,.0f}")
         best = max(r["agent_env_steps_per_s"] for r in rows)
         print(
             f"ratios to PyFlyt: single env fast x{fast_single / pyflyt:.1f}, "
@@ -112,15 +200,19 @@ def main() -> None:
     out = {
         "host": platform.node(),
         "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
         "vector": rows,
+        "vector_rounds": measured,
+        "idle_estimate": idle,
         "single_fast": fast_single,
         "single_bullet": bullet,
         "pyflyt_hover": pyflyt,
     }
-    path = Path(__file__).resolve().parent / "results" / "rl_envs.json"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(out, indent=2))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2))
 
+
+RESULTS = Path(__file__).resolve().parent / "results" / "rl_envs.json"
 
 if __name__ == "__main__":
     main()

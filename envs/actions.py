@@ -40,8 +40,9 @@ class ActionLevel(ABC):
         return len(self.fields)
 
     @abstractmethod
-    def apply(self, command: CommandInterface, index: np.ndarray, a: np.ndarray) -> None:
-        """Command agents `index` (n,) (swarm indices) with normalised actions `a` (n, k)."""
+    def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
+        """Command agents `index` (n,) (swarm indices; None: all) with normalised actions
+        `a` (n, k)."""
 
 
 def collective(command: CommandInterface, a: np.ndarray) -> np.ndarray:
@@ -56,7 +57,7 @@ class BodyRates(ActionLevel):
     name = "body_rates"
     fields = ("p", "q", "r", "thrust")
 
-    def apply(self, command: CommandInterface, index: np.ndarray, a: np.ndarray) -> None:
+    def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
         scale = np.array([command.max_body_rate, command.max_body_rate, command.max_yaw_rate])
         command.body_rates(index, a[:, :3] * scale, collective(command, a[:, 3]))
 
@@ -65,7 +66,7 @@ class Attitude(ActionLevel):
     name = "attitude"
     fields = ("roll", "pitch", "yaw_rate", "thrust")
 
-    def apply(self, command: CommandInterface, index: np.ndarray, a: np.ndarray) -> None:
+    def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
         command.attitude(
             index,
             roll=a[:, 0] * command.max_tilt,
@@ -79,7 +80,7 @@ class Velocity(ActionLevel):
     name = "velocity"
     fields = ("vx", "vy", "vz", "yaw_rate")
 
-    def apply(self, command: CommandInterface, index: np.ndarray, a: np.ndarray) -> None:
+    def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
         scale = np.array([command.max_speed, command.max_speed, command.climb])
         # a horizontal (a0, a1) of norm up to sqrt 2 is scaled to max_speed by the command
         command.velocity(index, a[:, :3] * scale, yaw_rate=a[:, 3] * command.max_yaw_rate)
@@ -89,7 +90,7 @@ class Motors(ActionLevel):
     name = "motors"
     fields = ("motor_1", "motor_2", "motor_3", "motor_4")
 
-    def apply(self, command: CommandInterface, index: np.ndarray, a: np.ndarray) -> None:
+    def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
         command.motors(index, (a + 1.0) * (0.5 * command.f_max))
 
 
@@ -106,27 +107,71 @@ def action_level(name: str) -> ActionLevel:
         ) from None
 
 
-def check_actions(
-    a: object, shape: tuple[int, ...], env: str, agents: list[str], level: ActionLevel
-) -> np.ndarray:
-    """`a` as a float array of `shape` with every entry finite and in [-1, 1], else an
-    ActionError naming the env, the agent, the field and the expected space."""
-    try:
-        arr = np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ActionError(f"{env}: action {a!r} is not numeric; expected {_space(shape)}") from None
-    if arr.shape != shape:
-        raise ActionError(f"{env}: action has shape {arr.shape}; expected {_space(shape)}")
-    flat = arr.reshape(-1, level.k)
-    bad = ~np.isfinite(flat) | (np.abs(flat) > 1.0 + TOLERANCE)
-    if bad.any():
-        row, col = (int(i) for i in np.argwhere(bad)[0])
-        raise ActionError(
-            f"{env}: action of agent {agents[row]!r} has {level.fields[col]} = "
-            f"{float(flat[row, col])!r} ({level.name} level); expected {_space(shape)} "
-            "with finite entries"
-        )
-    return np.clip(flat, -1.0, 1.0)
+class ActionCheck:
+    """The one action check of every env: an action as a float array of the env's space, every
+    entry finite and in [-1, 1], else an ActionError naming the env, the agent (and the field)
+    and the expected space. Each env builds one with its name and its agents' names:
+
+        check = ActionCheck("skyswarm/hover env", ["uav_0"], level)           # one (k,) action
+        check = ActionCheck("skyswarm/hover vector env", names, level, batched=True)  # (n, k)
+        a = check(action)                       # (n, k) float64 clipped to [-1, 1]
+        a = check.each(actions, live)           # PettingZoo: a dict of (k,) actions -> (m, k)
+    """
+
+    def __init__(
+        self, env: str, agents: list[str], level: ActionLevel, batched: bool = False
+    ) -> None:
+        self.env, self.agents, self.level = env, list(agents), level
+        self.shape = (len(self.agents), level.k) if batched else (level.k,)
+        self.space = f"Box(-1.0, 1.0, {self.shape}, float32)"
+        if batched:
+            self.whose = f"agents {self.agents[0]!r}..{self.agents[-1]!r}"
+        else:
+            self.whose = f"agent {self.agents[0]!r}" if len(self.agents) == 1 else "each agent"
+
+    def __call__(self, a: object) -> np.ndarray:
+        """(n, k) normalised actions from one action (n = 1) or one batch (n = num_envs)."""
+        return self._values(self._array(a, self.shape, self.whose), self.agents)
+
+    def each(self, actions: dict[str, object], live: list[str]) -> np.ndarray:
+        """(m, k) actions of the `live` agents (m,) in order, from a dict by agent name that
+        holds exactly the live agents, each a (k,) action."""
+        extra = set(actions) - set(live)
+        if extra:
+            raise ActionError(f"{self.env}: actions for agents not in the env: {sorted(extra)}")
+        missing = [a for a in live if a not in actions]
+        if missing:
+            raise ActionError(f"{self.env}: no action for live agents {missing}")
+        k = self.level.k
+        rows = [self._array(actions[a], (k,), f"agent {a!r}") for a in live]
+        return self._values(np.array(rows).reshape(len(live), k), live)
+
+    def _array(self, a: object, shape: tuple[int, ...], whose: str) -> np.ndarray:
+        try:
+            arr = np.asarray(a, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ActionError(
+                f"{self.env}: action {a!r} is not numeric; expected {self.space} for {whose}"
+            ) from None
+        if arr.shape != shape:
+            raise ActionError(
+                f"{self.env}: action has shape {arr.shape}; expected "
+                f"Box(-1.0, 1.0, {shape}, float32) for {whose}"
+            )
+        return arr
+
+    def _values(self, arr: np.ndarray, agents: list[str]) -> np.ndarray:
+        """(n, k) rows of `agents` (n,) checked finite and in [-1, 1], then clipped."""
+        flat = arr.reshape(-1, self.level.k)
+        bad = ~np.isfinite(flat) | (np.abs(flat) > 1.0 + TOLERANCE)
+        if bad.any():
+            row, col = (int(i) for i in np.argwhere(bad)[0])
+            raise ActionError(
+                f"{self.env}: action of agent {agents[row]!r} has {self.level.fields[col]} = "
+                f"{float(flat[row, col])!r} ({self.level.name} level); expected "
+                f"Box(-1.0, 1.0, ({self.level.k},), float32) with finite entries"
+            )
+        return np.clip(flat, -1.0, 1.0)
 
 
 TOLERANCE = 1e-6  # float32 rounding of a bound is not out of bounds
@@ -134,7 +179,3 @@ TOLERANCE = 1e-6  # float32 rounding of a bound is not out of bounds
 
 class ActionError(ValueError):
     """An action the environment refuses: wrong shape, NaN or inf, out of [-1, 1]."""
-
-
-def _space(shape: tuple[int, ...]) -> str:
-    return f"Box(-1.0, 1.0, {shape}, float32)"

@@ -24,7 +24,7 @@ from skyswarm.core.simulator import Simulator
 from skyswarm.envs.actions import ActionLevel, action_level
 from skyswarm.envs.observations import ObservationSpec, observe, read_kinematics
 from skyswarm.envs.randomize import Randomization
-from skyswarm.envs.tasks import Task
+from skyswarm.envs.tasks import Task, row_norm
 from skyswarm.uav.config import UavConfig, load_uav_config
 from skyswarm.uav.estimation import euler_to_quat
 from skyswarm.uav.sensors.config import SensorsConfig
@@ -138,7 +138,7 @@ class FlightBatch:
         return a
 
     def restart(self, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """New episodes for slots `index` (k,) drawn from `rng`; returns every slot's obs."""
+        """New episodes for slots `index` (k,) drawn from `rng`; returns their (k, d) obs."""
         k = len(index)
         if k:
             start = self.task.sample(rng, k)
@@ -147,12 +147,16 @@ class FlightBatch:
                 index, origin + start.offset, euler_to_quat(start.euler), start.velocity
             )
             self.target[index] = origin + start.target
-            masses = self.settings.randomize.masses(rng, k, self.swarm.config.airframe)
+            rand, airframe = self.settings.randomize, self.swarm.config.airframe
+            masses = rand.masses(rng, k, airframe)
             if masses is not None:
                 self.sim.world.set_mass(self.swarm.slots[index], *masses)
+            motors = rand.motors(rng, k, airframe)
+            if motors is not None:
+                self.swarm.motors.set_params(index, *motors)
             self.action[index] = self.hover_action(k)
             self.steps[index] = 0
-        return self.observe()
+        return self.observe(index)
 
     def retire(self, index: np.ndarray, cause: str) -> None:
         """Kill slots `index` for good (a multi-agent episode's deaths): the simulator records
@@ -161,23 +165,31 @@ class FlightBatch:
             self.sim.kill(self.swarm.agents[i], cause)
         self.live = np.flatnonzero(self.swarm.alive)
 
-    def observe(self) -> np.ndarray:
-        kin = read_kinematics(self.swarm, self.obs_spec.source)
-        return observe(self.obs_spec, kin, self.target, self.action)
+    def observe(self, index: np.ndarray | None = None) -> np.ndarray:
+        """(n, d) float32 observations of every slot, or (k, d) of slots `index`."""
+        kin = read_kinematics(self.swarm, self.obs_spec.source, index)
+        if index is None:
+            return observe(self.obs_spec, kin, self.target, self.action)
+        return observe(self.obs_spec, kin, self.target[index], self.action[index])
 
     def step(self, action: np.ndarray) -> StepOut:
-        """Fly every slot one control period on `action` (n, k), normalised and checked."""
+        """Fly every slot one control period on `action` (n, k), normalised and checked.
+        Everything after the physics is a few passes of numpy over (n, ...) arrays."""
         live = self.live
-        self.level.apply(self.swarm.command, live, action[live] if len(live) < self.n else action)
+        if len(live) == self.n:  # None: every agent, without an index to check
+            self.level.apply(self.swarm.command, None, action)
+        else:
+            self.level.apply(self.swarm.command, live, action[live])
         sim = self.sim
         for _ in range(self.ticks):
             sim.step()
         kin = read_kinematics(self.swarm, "truth")  # rewards and ends judge the truth
-        error = self.target - kin.position
-        up_z = 1.0 - 2.0 * (kin.quaternion[:, 0] ** 2 + kin.quaternion[:, 1] ** 2)
-        crashed, reached = self.task.ends(error, kin.velocity, up_z, kin.position[:, 2])
+        dist = row_norm(self.target - kin.position)
+        speed = row_norm(kin.velocity)
+        up_z = kin.rotation[:, 2, 2]  # the body z axis' world z, 1 - 2 (x^2 + y^2)
+        crashed, reached = self.task.ends(dist, speed, up_z, kin.position[:, 2])
         reward = self.task.reward(
-            error, kin.velocity, kin.body_rates, action, self.action, crashed, reached
+            dist, speed, kin.body_rates, action, self.action, crashed, reached
         )
         self.action[:] = action
         self.steps += 1
@@ -186,4 +198,4 @@ class FlightBatch:
             obs = observe(self.obs_spec, kin, self.target, self.action)
         else:
             obs = self.observe()
-        return StepOut(obs, reward, crashed, reached, truncated, np.linalg.norm(error, axis=1))
+        return StepOut(obs, reward, crashed, reached, truncated, dist)

@@ -62,16 +62,19 @@ class ObservationSpec:
 @dataclass(frozen=True)
 class Kinematics:
     """The state an observation is made from, (n, ...) arrays: position m, velocity m/s (world),
-    quaternion (x, y, z, w) body-to-world, body rates rad/s."""
+    quaternion (x, y, z, w) body-to-world, body rates rad/s; `rotation` (n, 3, 3) the same
+    rotation as a matrix when already computed (None: made from the quaternion when needed)."""
 
     position: np.ndarray
     velocity: np.ndarray
     quaternion: np.ndarray
     body_rates: np.ndarray
+    rotation: np.ndarray | None = None
 
 
-def read_kinematics(swarm: Swarm, source: str) -> Kinematics:
-    """The truth, or the sensor estimate (ValueError if the swarm has no sensors)."""
+def read_kinematics(swarm: Swarm, source: str, index: np.ndarray | None = None) -> Kinematics:
+    """The truth, or the sensor estimate (ValueError if the swarm has no sensors), of every
+    agent or of agents `index` (k,)."""
     if source == "estimate":
         s = swarm.sensors
         if s is None:
@@ -79,27 +82,37 @@ def read_kinematics(swarm: Swarm, source: str) -> Kinematics:
                 "observation source 'estimate' needs sensors: set sensors='qrsim' "
                 "(the 'ideal' preset has no estimate)"
             )
-        return Kinematics(s.position, s.velocity, euler_to_quat(s.euler), s.body_rate)
-    st, rows = swarm.sim.world.state, swarm.rows
+        pick = slice(None) if index is None else index
+        return Kinematics(
+            s.position[pick], s.velocity[pick], euler_to_quat(s.euler[pick]), s.body_rate[pick]
+        )
+    st = swarm.sim.world.state
+    rows = swarm.rows if index is None else swarm.slots[index]
     q = st.orientation[rows]
     rot = quat_to_matrix(q)
     rates = np.einsum("nji,nj->ni", rot, st.angular_velocity[rows])
-    return Kinematics(st.position[rows], st.linear_velocity[rows], q, rates)
+    return Kinematics(st.position[rows], st.linear_velocity[rows], q, rates, rot)
 
 
 def observe(
     spec: ObservationSpec, kin: Kinematics, target: np.ndarray, last_action: np.ndarray
 ) -> np.ndarray:
-    """(n, size) float32 rows from the kinematics, the targets (n, 3) m and the last actions."""
-    n = len(target)
-    parts = [target - kin.position, kin.velocity]
+    """(n, size) float32 rows from the kinematics, the targets (n, 3) m and the last actions
+    (n, k), written column block by column block into one new array."""
+    n, k = len(target), last_action.shape[1]
+    out = np.empty((n, spec.size(k)), dtype=np.float32)
+    out[:, 0:3] = target - kin.position  # in float64, then rounded once
+    out[:, 3:6] = kin.velocity
     if spec.rotation == "6d":
-        rot = quat_to_matrix(kin.quaternion)
-        parts.append(rot[:, :, :2].transpose(0, 2, 1).reshape(n, 6))
+        rot = quat_to_matrix(kin.quaternion) if kin.rotation is None else kin.rotation
+        out[:, 6:9] = rot[:, :, 0]  # R's first column, then its second
+        out[:, 9:12] = rot[:, :, 1]
+        end = 12
     else:
         q = kin.quaternion
-        parts.append(np.where(q[:, 3:4] < 0.0, -q, q))  # one sign per rotation
-    parts.append(kin.body_rates)
+        out[:, 6:10] = np.where(q[:, 3:4] < 0.0, -q, q)  # one sign per rotation
+        end = 10
+    out[:, end : end + 3] = kin.body_rates
     if spec.last_action:
-        parts.append(last_action)
-    return np.concatenate(parts, axis=1).astype(np.float32)
+        out[:, end + 3 :] = last_action
+    return out

@@ -33,7 +33,7 @@ from pettingzoo import ParallelEnv
 
 from skyswarm.core.comms.channels import DEFAULT_CHANNELS, ChannelConfig, CommsConfig
 from skyswarm.core.comms.dispatcher import attach_comms
-from skyswarm.envs.actions import ActionError, check_actions
+from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import FlightBatch, FlightSettings
 from skyswarm.envs.hearing import WIDTH, Hearing, RadioHearing, TruthHearing, neighbour_block
 from skyswarm.envs.single import EpisodeEndedError
@@ -90,6 +90,7 @@ class SwarmParallelEnv(ParallelEnv):
         act = gym.spaces.Box(-1.0, 1.0, (self._batch.level.k,), np.float32)
         self.observation_spaces = {a: obs for a in self.possible_agents}
         self.action_spaces = {a: act for a in self.possible_agents}
+        self._check = ActionCheck(self.name, self.possible_agents, self._batch.level)
         self._rng = np.random.default_rng()
         self._view: Any = None
 
@@ -164,18 +165,10 @@ class SwarmParallelEnv(ParallelEnv):
         return {a: obs[a] for _, a in live}, rew, term, trunc, infos
 
     def _gather(self, actions: dict[str, Any]) -> np.ndarray:
-        """(n, k) actions of every slot (zeros for the dead), each checked (ActionError)."""
-        b = self._batch
-        extra = set(actions) - set(self.agents)
-        if extra:
-            raise ActionError(f"{self.name}: actions for agents not in the env: {sorted(extra)}")
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ActionError(f"{self.name}: no action for live agents {missing}")
-        out = np.zeros((self.n, b.level.k))
-        shape = (b.level.k,)
-        for i, agent in self._live():
-            out[i] = check_actions(actions[agent], shape, self.name, [agent], b.level)[0]
+        """(n, k) actions of every slot (zeros for the dead), checked (ActionError)."""
+        live = self._live()
+        out = np.zeros((self.n, self._batch.level.k))
+        out[[i for i, _ in live]] = self._check.each(actions, [a for _, a in live])
         return out
 
     def _observe(self, rows: np.ndarray) -> dict[str, np.ndarray]:

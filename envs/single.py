@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from skyswarm.envs.actions import check_actions
+from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import FlightBatch, FlightSettings, StepOut
 from skyswarm.envs.tasks import TASKS, Task
 
@@ -72,6 +72,7 @@ class FlightEnv(gym.Env):
         self.name = f"skyswarm/{self.task.name} env"
         self._batch = FlightBatch(1, self.task, self.settings)
         self.observation_space, self.action_space = spaces(self._batch)
+        self._check = ActionCheck(self.name, ["uav_0"], self._batch.level)
         self._ended: bool | None = None  # None: never reset
         self._view: Any = None
 
@@ -96,8 +97,7 @@ class FlightEnv(gym.Env):
                 f"{self.name}: step() after the episode ended (terminated or truncated): "
                 "call reset() first"
             )
-        a = check_actions(action, self.action_space.shape, self.name, ["uav_0"], self._batch.level)
-        out = self._batch.step(a)
+        out = self._batch.step(self._check(action))
         terminated = bool(out.crashed[0] or out.reached[0])
         truncated = bool(out.truncated[0]) and not terminated
         self._ended = terminated or truncated

@@ -77,33 +77,32 @@ class Task:
 
     def reward(
         self,
-        error: np.ndarray,
-        velocity: np.ndarray,
+        dist: np.ndarray,
+        speed: np.ndarray,
         rates: np.ndarray,
         action: np.ndarray,
         previous: np.ndarray,
         crashed: np.ndarray,
         reached: np.ndarray,
     ) -> np.ndarray:
-        """(n,) rewards from (n, 3) errors m, velocities m/s, body rates rad/s, (n, k) actions
-        and the previous ones, (n,) crash and goal masks (the formula of the module)."""
-        dist = np.linalg.norm(error, axis=1)
+        """(n,) rewards from (n,) distances |e| m to the targets and speeds |v| m/s, (n, 3)
+        body rates rad/s, (n, k) actions and the previous ones, (n,) crash and goal masks (the
+        formula of the module)."""
         r = (
             1.0
             - np.minimum(dist, self.max_error_m) / self.max_error_m
-            - self.w_velocity * np.linalg.norm(velocity, axis=1)
-            - self.w_rates * np.linalg.norm(rates, axis=1)
-            - self.w_smooth * np.square(action - previous).sum(axis=1)
+            - self.w_velocity * speed
+            - self.w_rates * row_norm(rates)
+            - self.w_smooth * row_square_sum(action - previous)
         )
         r = np.where(crashed, -self.crash_penalty, r)
         return r + self.goal_bonus * reached
 
     def ends(
-        self, error: np.ndarray, velocity: np.ndarray, up_z: np.ndarray, altitude: np.ndarray
+        self, dist: np.ndarray, speed: np.ndarray, up_z: np.ndarray, altitude: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(crashed, reached) (n,) masks from errors (n, 3) m, velocities (n, 3) m/s, the body
-        z axis' world z (n,) (cos tilt) and altitudes (n,) m."""
-        dist = np.linalg.norm(error, axis=1)
+        """(crashed, reached) (n,) masks from the distances |e| m to the targets, the speeds
+        |v| m/s, the body z axis' world z (cos tilt) and the altitudes m, each (n,)."""
         crashed = (
             (dist > self.max_error_m)
             | (up_z < math.cos(math.radians(self.max_tilt_deg)))
@@ -111,7 +110,6 @@ class Task:
         )
         reached = np.zeros_like(crashed)
         if self.goal_bonus > 0.0:
-            speed = np.linalg.norm(velocity, axis=1)
             reached = ~crashed & (dist < self.goal_radius_m) & (speed < self.goal_speed_m_s)
         return crashed, reached
 
@@ -144,6 +142,22 @@ def WindHover(**overrides: object) -> Task:  # noqa: N802
 
 
 TASKS = {"hover": Hover, "goal": Goal, "wind": WindHover}
+
+
+def row_square_sum(v: np.ndarray) -> np.ndarray:
+    """(n,) sums of squares of the rows of `v` (n, k), column by column: the numbers of
+    `np.square(v).sum(axis=1)` (a reduction over k < 8 adds in order), several times faster
+    than reducing along the short axis."""
+    total = v[:, 0] * v[:, 0]
+    for j in range(1, v.shape[1]):
+        total += v[:, j] * v[:, j]
+    return total
+
+
+def row_norm(v: np.ndarray) -> np.ndarray:
+    """(n,) Euclidean norms of the rows of `v` (n, k): `np.linalg.norm(v, axis=1)`, bit for
+    bit, faster (row_square_sum)."""
+    return np.sqrt(row_square_sum(v))
 
 
 def _unit(rng: np.random.Generator, k: int) -> np.ndarray:

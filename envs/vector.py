@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from skyswarm.envs.actions import check_actions
+from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import FlightBatch, FlightSettings
 from skyswarm.envs.single import EpisodeEndedError, make_task, spaces
 from skyswarm.envs.tasks import Task
@@ -55,7 +55,8 @@ class FlightVectorEnv(gym.vector.VectorEnv):
         self.single_observation_space, self.single_action_space = spaces(self._batch)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._agents = [f"env {i}" for i in range(self.num_envs)]
+        names = [f"env {i}" for i in range(self.num_envs)]
+        self._check = ActionCheck(self.name, names, self._batch.level, batched=True)
         self._rng = np.random.default_rng()
         self._started = False
         self._view: Any = None
@@ -82,15 +83,17 @@ class FlightVectorEnv(gym.vector.VectorEnv):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:
             raise EpisodeEndedError(f"{self.name}: step() before reset()")
-        shape = self.action_space.shape
-        a = check_actions(actions, shape, self.name, self._agents, self._batch.level)
-        out = self._batch.step(a)
+        out = self._batch.step(self._check(actions))
         terminated = out.crashed | out.reached
         truncated = out.truncated & ~terminated
-        infos: dict[str, Any] = {
-            "position_error_m": out.error,
-            "_position_error_m": np.ones(self.num_envs, dtype=bool),
-        }
+        every = np.ones(self.num_envs, dtype=bool)
+        infos: dict[str, Any] = {}
+        for key, value in (
+            ("position_error_m", out.error),
+            ("crashed", out.crashed),
+            ("reached", out.reached),
+        ):  # the single env's info, batched as gymnasium's vector envs batch it
+            infos[key], infos[f"_{key}"] = value, every
         done = np.flatnonzero(terminated | truncated)
         obs = out.obs
         if len(done):
@@ -104,9 +107,11 @@ class FlightVectorEnv(gym.vector.VectorEnv):
                 "_position_error_m": mask,
                 "crashed": out.crashed & mask,
                 "_crashed": mask,
+                "reached": out.reached & mask,
+                "_reached": mask,
             }
             infos["_final_info"] = mask
-            obs = self._batch.restart(done, self._rng)
+            obs[done] = self._batch.restart(done, self._rng)  # out.obs is this step's own
         return obs, out.reward, terminated, truncated, infos
 
     def render(self) -> np.ndarray | None:

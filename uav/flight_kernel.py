@@ -50,7 +50,6 @@ CONSTANTS = np.dtype(
         ("attitude_map", "f8", (2, 4)),  # mixer: N per motor per N m of roll, pitch torque
         ("yaw_map", "f8", (4,)),  # mixer: N per motor per N m of yaw torque
         ("yaw_abs", "f8", (4,)),  # |yaw_map|, at least 1e-12
-        ("alpha", "f8"),  # motor lag per tick, 1 - exp(-dt / tau)
         ("torque_map", "f8", (4, 3)),  # motor thrust N -> body torque N m
         ("drag", "f8", (3,)),  # -drag coefficients, N s/m, body x, y, z (linear drag)
         ("quadratic", "u1"),  # 1: quadratic body drag, drag_quad rho |u| u
@@ -104,7 +103,6 @@ def pack_constants(
         "attitude_map": mixer.attitude_map,
         "yaw_map": mixer.yaw_map,
         "yaw_abs": mixer.yaw_abs,
-        "alpha": motors.alpha,
         "torque_map": wrench.torque_map,
         "drag": wrench.drag,
         "quadratic": wrench.quadratic,
@@ -145,13 +143,15 @@ class FlightKernel:
         cascade: Cascade,
         alive: np.ndarray,
         motor_ok: np.ndarray,
+        motor: np.ndarray,
         thrust: np.ndarray,
         force: np.ndarray,
         torque: np.ndarray,
         wind: np.ndarray,
     ) -> None:
         """One tick for every agent; writes `thrust`, `force`, `torque` and the controller
-        memory in place (see kernel.fly). `wind`: (N, 3) m/s, world frame (zeros: calm air).
+        memory in place (see kernel.fly). `motor` (N, 2): each agent's motor lag and thrust
+        scale (Motors.params). `wind`: (N, 3) m/s, world frame (zeros: calm air).
         Large swarms run kernel.fly_parallel (bit-identical to `fly`, see
         core.backends.threaded)."""
         (fly_parallel if threaded(len(self.slots)) else fly)(
@@ -166,6 +166,7 @@ class FlightKernel:
             thrust,
             alive,
             motor_ok,
+            motor,
             wind,
             force,
             torque,

@@ -22,8 +22,9 @@ of an argument, which is part of numba's cache key, so a changed layout recompil
 - `setpoints`, (N,) uav.control.SETPOINT records: each agent's mode and setpoints;
 - `memory`, (N,) uav.control.MEMORY records: integrals, last measurements and last signals,
   updated in place (bumpless switching reads them);
-- the swarm's per-agent arrays: motor thrusts (in place), alive, failed motors, wind, and the
-  force and torque it applies.
+- the swarm's per-agent arrays: motor thrusts (in place), alive, failed motors, the motors'
+  own parameters (lag and thrust scale, uav.model.Motors.params), wind, and the force and
+  torque it applies.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ STAGE_COLUMNS = (
     "world",
 )
 POS, ALT, HDG, VEL, ATT, RATES, MOT, WORLD = range(len(STAGE_COLUMNS))
+
+# Columns of the per-agent motor parameters `motor` (N, 2) (uav.model.Motors.params).
+LAG, GAIN = 0, 1  # lag per tick 1 - exp(-dt / tau); thrust scale (actual k_f / nominal k_f)
 
 # One record of a structured array (CONSTANTS, SETPOINT, MEMORY): numba passes it by reference,
 # so writes to its fields land in the array.
@@ -238,13 +242,18 @@ def _motors_and_wrench(
     m: Sensed,
     command: np.ndarray,
     thrust: np.ndarray,
+    motor: np.ndarray,
     wind: np.ndarray,
     force: np.ndarray,
     torque: np.ndarray,
 ) -> None:
     """One agent: (4,) commands -> (4,) `thrust` after the motor (or rotor-speed) lag, in
     place, and the body-frame `force` (3,) N (thrust at the arms, ground effect, body and rotor
-    drag on the airspeed v - wind) and world `torque` N m (uav/model.py describes the models)."""
+    drag on the airspeed v - wind) and world `torque` N m (uav/model.py describes the models).
+    `motor` (2,): its lag per tick and thrust scale s (columns LAG, GAIN): the motor makes s
+    times the thrust the controller commands, up to s f_max (its k_f is s times nominal)."""
+    alpha, s = motor[LAG], motor[GAIN]
+    k_f, f_top = c.k_f * s, c.f_max * s  # this agent's thrust coefficient and ceiling
     total, bx, by, bz = 0.0, 0.0, 0.0, 0.0
     gain = 1.0
     if c.rotor_radius > 0.0:  # Cheeseman-Bennett, below half a radius as at half a radius
@@ -254,12 +263,12 @@ def _motors_and_wrench(
     for k in range(4):
         f = thrust[k]
         cmd = _min(_max(command[k], 0.0), c.f_max)
-        if c.speed_state:
-            w = math.sqrt(f / c.k_f)
-            w += c.alpha * (math.sqrt(cmd / c.k_f) - w)
-            f = _min(c.k_f * w * w, c.f_max)
+        if c.speed_state:  # the speed command as calibrated (nominal k_f), the thrust as is
+            w = math.sqrt(f / k_f)
+            w += alpha * (math.sqrt(cmd / c.k_f) - w)
+            f = _min(k_f * w * w, f_top)
         else:
-            f += c.alpha * (cmd - f)
+            f += alpha * (s * cmd - f)
         thrust[k] = f
         if c.rotor_radius > 0.0:
             lift = f * gain
@@ -288,7 +297,7 @@ def _motors_and_wrench(
             ax, ay = c.arms[k, 0], c.arms[k, 1]  # arm z = 0
             lx = u0 - m.rate_r * ay  # in-plane part of u + (p, q, r) x (ax, ay, 0)
             ly = u1 + m.rate_r * ax
-            scale = -c.rotor_drag * math.sqrt(thrust[k] / c.k_f)
+            scale = -c.rotor_drag * math.sqrt(thrust[k] / k_f)
             hx, hy = scale * lx, scale * ly
             force[0] += hx
             force[1] += hy
@@ -309,6 +318,7 @@ def fly(
     thrust: np.ndarray,
     alive: np.ndarray,
     motor_ok: np.ndarray,
+    motor: np.ndarray,
     wind: np.ndarray,
     force: np.ndarray,
     torque: np.ndarray,
@@ -319,19 +329,20 @@ def fly(
     `orientation` (x, y, z, w), `velocity` m/s and `omega` rad/s (world frame);
     `constants` (1,) CONSTANTS; `setpoints` (N,) SETPOINT; `memory` (N,) MEMORY, in place;
     `thrust` (N, 4) motor thrusts N, in place; `alive` (N,) bool (dead agents' motors get a
-    zero command); `motor_ok` (N, 4) 0 for a failed motor else 1; `wind` (N, 3) m/s world
+    zero command); `motor_ok` (N, 4) 0 for a failed motor else 1; `motor` (N, 2) each agent's
+    motor lag per tick and thrust scale (columns LAG, GAIN); `wind` (N, 3) m/s world
     frame, what the drag sees; out: `force` (N, 3) body-frame N, `torque` (N, 3) world N m.
     """
     _fly_range(
         0, slots.shape[0], slots, position, orientation, velocity, omega, constants, setpoints,
-        memory, thrust, alive, motor_ok, wind, force, torque,
+        memory, thrust, alive, motor_ok, motor, wind, force, torque,
     )  # fmt: skip
 
 
 @njit(**_JIT)
 def _fly_range(
     lo, hi, slots, position, orientation, velocity, omega, constants, setpoints, memory, thrust,
-    alive, motor_ok, wind, force, torque,
+    alive, motor_ok, motor, wind, force, torque,
 ):  # fmt: skip
     """`fly` for the agent rows lo .. hi - 1."""
     c = constants[0]
@@ -348,7 +359,7 @@ def _fly_range(
                 command[k] = sp.motors[k]
         for k in range(4):
             command[k] = command[k] * motor_ok[i, k] if alive[i] else 0.0
-        _motors_and_wrench(c, m, command, thrust[i], wind[i], force[i], torque[i])
+        _motors_and_wrench(c, m, command, thrust[i], motor[i], wind[i], force[i], torque[i])
 
 
 # Agents per work item of `fly_parallel`: a fixed split, so the work never depends on the
@@ -359,7 +370,7 @@ CHUNK = 256
 @njit(parallel=True, **_JIT)
 def fly_parallel(
     slots, position, orientation, velocity, omega, constants, setpoints, memory, thrust, alive,
-    motor_ok, wind, force, torque,
+    motor_ok, motor, wind, force, torque,
 ):  # fmt: skip
     """`fly` (the same arguments) on numba's threads, CHUNK agents per work item: every agent
     reads only its own rows and writes only its own, with the same operations in the same
@@ -368,5 +379,5 @@ def fly_parallel(
     for ch in prange((n + CHUNK - 1) // CHUNK):
         _fly_range(
             ch * CHUNK, min(n, (ch + 1) * CHUNK), slots, position, orientation, velocity, omega,
-            constants, setpoints, memory, thrust, alive, motor_ok, wind, force, torque,
+            constants, setpoints, memory, thrust, alive, motor_ok, motor, wind, force, torque,
         )  # fmt: skip

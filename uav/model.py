@@ -192,21 +192,44 @@ class Motors:
 
     thrust_lag: the thrust lags its command to first order. rotor_speed: the rotor speed
     omega = sqrt(thrust / k_f) lags omega_cmd = sqrt(command / k_f) to first order (the thrust,
-    k_f omega^2, is then not first order); `rotor_speed` reads omega."""
+    k_f omega^2, is then not first order); `rotor_speed` reads omega.
+
+    Each agent's motors may differ from the airframe's (domain randomisation, envs/): `params`
+    (N, 2) holds per agent the lag per tick (column kernel.LAG) and the thrust scale s (column
+    kernel.GAIN): its motors make s times the commanded thrust, up to s f_max (k_f s times
+    nominal), which the controller does not know. `set_params` changes them.
+
+        motors.set_params(np.array([0, 1]), thrust_scale=[1.1, 0.9], time_constant_s=[0.02, 0.03])
+    """
 
     def __init__(self, airframe: Airframe, n: int, dt: float) -> None:
         self.f_max = airframe.max_thrust_n  # N
+        self.dt = dt  # s, one tick
         self.alpha = 1.0 - math.exp(-dt / airframe.motor_time_constant_s)  # exact discretisation
         self.speed_state = airframe.rotor_model == "rotor_speed"
         self.k_f = airframe.thrust_coefficient_n_s2  # N s^2 / rad^2 (rotor_speed)
         self.thrust = np.zeros((n, 4))  # N
+        self.params = np.column_stack([np.full(n, self.alpha), np.ones(n)])  # (N, 2) lag, scale
+
+    def set_params(
+        self, index: np.ndarray, thrust_scale: np.ndarray, time_constant_s: np.ndarray
+    ) -> None:
+        """Agents `index` (k,): thrust scales (k,) > 0 and motor time constants (k,) s > 0."""
+        scale = np.asarray(thrust_scale, dtype=float)
+        tau = np.asarray(time_constant_s, dtype=float)
+        if not (np.all(scale > 0.0) and np.all(tau > 0.0)):
+            raise ValueError(
+                f"motor thrust_scale {scale!r} and time_constant_s {tau!r}: expected all > 0"
+            )
+        self.params[index, 0] = 1.0 - np.exp(-self.dt / tau)
+        self.params[index, 1] = scale
 
     @property
     def rotor_speed(self) -> np.ndarray:
         """(N, 4) rotor speeds, rad/s (rotor_speed model; zeros for thrust_lag)."""
         if not self.speed_state:
             return np.zeros_like(self.thrust)
-        return np.sqrt(self.thrust / self.k_f)
+        return np.sqrt(self.thrust / (self.k_f * self.params[:, 1:2]))
 
 
 class WrenchModel:

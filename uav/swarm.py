@@ -208,6 +208,7 @@ class Swarm:
             self.cascade,
             self.alive,
             self.motor_ok,
+            self.motors.params,
             self.motors.thrust,
             self.force,
             self.torque,

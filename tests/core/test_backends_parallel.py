@@ -51,6 +51,7 @@ def test_parallel_flight_kernel_is_bit_identical_to_the_serial_one() -> None:
     st.angular_velocity[swarm.rows] = rng.normal(0, 2, (N, 3))
     swarm.alive[::7] = False
     swarm.motor_ok[::5, 1] = 0.0
+    swarm.motors.set_params(np.arange(N), rng.uniform(0.8, 1.2, N), rng.uniform(0.01, 0.04, N))
     wind = rng.normal(0, 4, (N, 3))
     outputs = []
     for fly in (kernel.fly, kernel.fly_parallel):
@@ -60,7 +61,7 @@ def test_parallel_flight_kernel_is_bit_identical_to_the_serial_one() -> None:
             fly(
                 k.slots, st.position, st.orientation, st.linear_velocity, st.angular_velocity,
                 k.constants, swarm.setpoints.records, memory, thrust, swarm.alive,
-                swarm.motor_ok, wind, force, torque,
+                swarm.motor_ok, swarm.motors.params, wind, force, torque,
             )  # fmt: skip
         outputs.append([a.tobytes() for a in (memory, thrust, force, torque)])
         assert np.abs(force[:, 2]).max() > 1.0  # real thrust, not zeros

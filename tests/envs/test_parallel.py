@@ -145,7 +145,14 @@ def test_bad_actions_name_the_env_and_the_agent() -> None:
         env.step({**ok, "uav_2": np.array([0, 0, np.nan, 0])})
     with pytest.raises(ActionError, match=r"no action for live agents \['uav_1'\]"):
         env.step({a: v for a, v in ok.items() if a != "uav_1"})
-    with pytest.raises(ActionError, match=r"expected Box\(-1.0, 1.0, \(4,\)"):
+    with pytest.raises(
+        ActionError,
+        match=r"shape \(3,\); expected Box\(-1.0, 1.0, \(4,\), float32\) for agent 'uav_0'",
+    ):
         env.step({**ok, "uav_0": np.zeros(3)})
+    with pytest.raises(ActionError, match=r"agent 'uav_1' has p = -1.5 \(body_rates"):
+        env.step({**ok, "uav_1": np.array([-1.5, 0, 0, 0])})
+    with pytest.raises(ActionError, match=r"actions for agents not in the env: \['uav_7'\]"):
+        env.step({**ok, "uav_7": np.zeros(4)})
     with pytest.raises(ValueError, match="hear 'radar': expected 'radio' or 'truth'"):
         parallel_env(hear="radar")

@@ -10,7 +10,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import skyswarm.envs  # noqa: F401  (registers the ids)
-from skyswarm.envs import ActionError, FlightEnv, FlightVectorEnv
+from skyswarm.envs import ActionError, EpisodeEndedError, FlightEnv, FlightVectorEnv
 
 STILL = {"start_radius_m": 0.0, "start_speed_m_s": 0.0, "start_tilt_deg": 0.0}
 
@@ -95,8 +95,55 @@ def test_bad_actions_name_the_sub_environment() -> None:
     a[2, 0] = -1.2
     with pytest.raises(ActionError, match=r"vector env: action of agent 'env 2' has p = -1.2"):
         envs.step(a)
-    with pytest.raises(ActionError, match=r"shape \(4,\); expected Box\(-1.0, 1.0, \(3, 4\)"):
+    space = r"Box\(-1.0, 1.0, \(3, 4\), float32\) for agents 'env 0'..'env 2'"
+    with pytest.raises(ActionError, match=r"shape \(4,\); expected " + space):
         envs.step(np.zeros(4))
+    a[2, 0], a[1, 3] = 0.0, np.inf
+    with pytest.raises(ActionError, match=r"agent 'env 1' has thrust = inf .*\(4,\), float32\) w"):
+        envs.step(a)
+    envs.step(np.ones((3, 4), np.float32))  # the bounds are in the space
+
+
+def test_stepping_before_the_first_reset_is_an_error() -> None:
+    envs = FlightVectorEnv(2)
+    with pytest.raises(EpisodeEndedError, match=r"hover vector env: step\(\) before reset"):
+        envs.step(np.zeros((2, 4), np.float32))
+
+
+def test_the_same_autoreset_semantics_as_gymnasiums_sync_vector_env() -> None:
+    # Gymnasium's own SyncVectorEnv of single envs in SAME_STEP mode is the reference: the same
+    # step of termination and truncation, the same info keys, masks and dtypes, final_obs set
+    # exactly where an episode ended (sub-env 0 cuts its thrust, the others are truncated)
+    def make() -> FlightEnv:
+        return FlightEnv("hover", task_overrides=STILL, max_episode_steps=60)
+
+    ours = FlightVectorEnv(3, task_overrides=STILL, max_episode_steps=60)
+    ref = gym.vector.SyncVectorEnv([make] * 3, autoreset_mode=AutoresetMode.SAME_STEP)
+    ours.reset(seed=0)
+    ref.reset(seed=0)
+    action = np.zeros((3, 4), np.float32)
+    action[0, 3] = -1.0
+    ended = 0
+    for _ in range(70):
+        o1, r1, t1, u1, i1 = ours.step(action)
+        o2, r2, t2, u2, i2 = ref.step(action)
+        assert o1.shape == o2.shape and o1.dtype == o2.dtype
+        assert (t1.tolist(), u1.tolist()) == (t2.tolist(), u2.tolist())
+        np.testing.assert_allclose(r1, r2, atol=1e-9)  # yaw differs; the physics does not
+        assert set(i1) == set(i2)
+        if "_final_obs" in i2:
+            ended += 1
+            assert i1["_final_obs"].tolist() == i2["_final_obs"].tolist()
+            assert [x is None for x in i1["final_obs"]] == [x is None for x in i2["final_obs"]]
+            f1, f2 = i1["final_info"], i2["final_info"]
+            assert set(f1) == set(f2)
+            for key in ("crashed", "reached", "_crashed", "_reached", "_position_error_m"):
+                assert f1[key].dtype == f2[key].dtype and f1[key].tolist() == f2[key].tolist()
+            np.testing.assert_allclose(f1["position_error_m"], f2["position_error_m"], atol=1e-9)
+            np.testing.assert_array_equal(i1["_final_info"], i2["_final_info"])
+        for key in ("crashed", "reached", "_crashed", "position_error_m"):
+            assert i1[key].dtype == i2[key].dtype, key
+    assert ended == 2  # env 0's crash, then the truncation of envs 1 and 2 at step 60
 
 
 def test_the_bullet_backend_gives_the_same_observation_layout_and_holds_a_hover() -> None:

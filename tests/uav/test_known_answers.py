@@ -54,7 +54,8 @@ class ManualKernel:
     def tick(self) -> None:
         state = self  # position, orientation, linear_velocity, angular_velocity
         self.kernel.step(
-            state, self.sp, self.cas, self.alive, self.motor_ok, self.motors.thrust,
+            state, self.sp, self.cas, self.alive, self.motor_ok, self.motors.params,
+            self.motors.thrust,
             self.force, self.torque, self.wind,
         )  # fmt: skip
 

@@ -89,7 +89,8 @@ class Flight:
         before = [self._reference_state(i) for i in range(self.n)]
         state = FakeState(self.s, self.slots, 3 * self.n)
         self.kernel.step(
-            state, self.sp, self.cas, self.alive, self.motor_ok, self.motors.thrust,
+            state, self.sp, self.cas, self.alive, self.motor_ok, self.motors.params,
+            self.motors.thrust,
             self.force, self.torque, self.wind,
         )  # fmt: skip
         for i, st in enumerate(before):
