@@ -184,7 +184,8 @@ def _records(dtype: np.dtype) -> Any:
 _FLY = (
     *"i8[1] f8[2] f8[2] f8[2] f8[2]".split(),
     *(_records(d) for d in (CONSTANTS, SETPOINT, MEMORY)),
-    *"f8[2] ?[1] f8[2] f8[2] f8[2] f8[2]".split(),
+    # thrust, alive, motor_ok, motor (lag, thrust scale), wind, force, torque
+    *"f8[2] ?[1] f8[2] f8[2] f8[2] f8[2] f8[2]".split(),
 )
 ahead(fly, _FLY)
 ahead(fly_parallel, _FLY)
