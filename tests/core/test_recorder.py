@@ -184,6 +184,10 @@ def test_a_death_position_reads_back_as_x_east_y_north_everywhere(tmp_path):
     assert (death["agent_id"], death["tick"]) == ("2", "800")
     xyz = [float(death[k]) for k in ("x", "y", "z")]
     np.testing.assert_allclose(xyz, where, atol=1e-3)  # hovering still: within 1 mm
+    with open(out / "timeseries.csv", newline="") as f:
+        alive = {float(r["time_s"]): int(r["alive"]) for r in csv.DictReader(f)}
+    assert {n for t, n in alive.items() if t < 2.0} == {2}  # both, until the kill
+    assert {n for t, n in alive.items() if t > 2.0} == {1}  # one after it
     frame = load_results(out).deaths
     assert frame[["x", "y", "z"]].to_numpy().tolist() == [xyz]
     assert read_deaths(out) == [(2.0, 2, xyz[0], xyz[1])]  # the map's red x
