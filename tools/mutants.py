@@ -85,7 +85,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "        force[0] = c.drag_quad[0] * rho * abs(u0) * u0",
         "        force[0] = c.drag_quad[0] * rho * u0 * u0",
         "quadratic drag along x without its sign",
-        (T_KNOWN, "-k", "t6"),
+        (T_KNOWN, "-k", "t6 or thins_with"),
     ),
     Mutant(
         UK,
@@ -99,7 +99,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "        rho = c.isa[0] * (1.0 - c.isa[1] * h) ** c.isa[2]",
         "        rho = c.isa[0]",
         "sea-level air density at every altitude",
-        (T_KNOWN, "-k", "isa"),
+        (T_KNOWN, "-k", "isa or thins_with"),
     ),
     Mutant(
         UK,
