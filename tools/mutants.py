@@ -120,7 +120,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "    shrink = _min(1.0, c.f_max / _max(hi - lo, 1e-12))",
         "    shrink = 1.0",
         "motor mixer never shrinks a command wider than the motors' range",
-        (T_KNOWN, "tests/uav/test_commands.py"),
+        (T_KNOWN, "-k", "shrunk"),
     ),
     # -- sensors -------------------------------------------------------------------------------
     Mutant(

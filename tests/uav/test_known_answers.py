@@ -40,12 +40,14 @@ class ManualKernel:
     """One agent flown by the compiled kernel in Manual at a fixed throttle, its state held in
     arrays the test integrates itself (free space, no pybullet)."""
 
-    def __init__(self, af: Airframe, quat: tuple[float, float, float, float]) -> None:
+    def __init__(
+        self, af: Airframe, quat: tuple[float, float, float, float], control=CONFIG.control
+    ) -> None:
         self.pos, self.vel = np.zeros((1, 3)), np.zeros((1, 3))
         self.quat, self.omega = np.array([quat], dtype=float), np.zeros((1, 3))
         self.sp = Setpoints(1)
         self.sp.mode[:] = mode_index(MANUAL)
-        self.cas = Cascade(af, CONFIG.control, 1, DT)
+        self.cas = Cascade(af, control, 1, DT)
         self.motors = Motors(af, 1, DT)
         self.kernel = FlightKernel(self.cas, Mixer(af), self.motors, WrenchModel(af), np.array([0]))
         self.alive, self.motor_ok = np.ones(1, dtype=bool), np.ones((1, 4))
@@ -365,6 +367,23 @@ def test_drag_opposes_the_airspeed_either_way_and_thins_with_the_air() -> None:
             assert forces[z, axis, 1.0] == pytest.approx(-forces[z, axis, -1.0], rel=1e-12)
     assert forces[5000.0, 0, 1.0] < forces[100.0, 0, 1.0]  # thinner air, less body drag
     assert air_density(100.0) == pytest.approx(1.2133, rel=1e-3)
+
+
+def test_a_torque_demand_beyond_the_motors_range_is_shrunk_not_clipped() -> None:
+    """Manual full stick of 5 N m roll and 2.5 N m pitch (10 times the default) at half
+    throttle on quad_x_rotor: the motors' spread would exceed 0..f_max, so the mixer shrinks
+    the roll/pitch pattern as a whole; the torque keeps the demanded direction (x / y = 2)
+    with one motor at f_max and one at 0. Clipping each motor instead turns it."""
+    control = dataclasses.replace(CONFIG.control, manual_torque_nm=(5.0, 5.0, 0.1))
+    uav = ManualKernel(ROTOR, (0.0, 0.0, 0.0, 1.0), control)
+    uav.pos[0, 2] = 100.0
+    uav.sp.manual[0] = (0.5, 1.0, 0.5, 0.0)
+    for _ in range(800):  # 2 s: the rotors reach their commands
+        uav.tick()
+    thrust = uav.motors.thrust[0]
+    assert thrust.max() == pytest.approx(ROTOR.max_thrust_n, rel=1e-6)  # saturated
+    assert thrust.min() == pytest.approx(0.0, abs=1e-6)
+    assert uav.torque[0, 0] / uav.torque[0, 1] == pytest.approx(2.0, rel=1e-6)
 
 
 # -- controller gravity ---------------------------------------------------------------------------
