@@ -200,14 +200,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "        fits = cs - before <= self.tokens[s] + 1e-9",
         "        fits = cs <= self.tokens[s] + 1e-9",
         "bandwidth: one sender's bytes charged the bytes of senders before it",
-        (T_COMMS, "-k", "bandwidth"),
+        (T_COMMS, "-k", "bandwidth or bucket"),
     ),
     Mutant(
         CH,
         "        self.tokens = np.minimum(self.bucket_bytes, self.tokens + refill)",
         "        self.tokens = self.tokens + refill",
         "token bucket without its one-second cap",
-        (T_COMMS, "-k", "bandwidth"),
+        (T_COMMS, "-k", "bandwidth or bucket"),
     ),
     # -- avoidance -----------------------------------------------------------------------------
     Mutant(
