@@ -14,14 +14,15 @@ import argparse
 import json
 import os
 import sys
+import uuid
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skyswarm.app.batch_executors import DaskCluster, Executor, LocalPool
-from skyswarm.app.batch_worker import load_complete, one_line
+from skyswarm.app.batch_worker import executions, load_complete, one_line
 from skyswarm.app.exits import EXIT_INTERRUPTED
 from skyswarm.app.results_dir import hold
 from skyswarm.app.sweep import MAX_RUNS, RunSpec, Sweep, load_sweep
@@ -42,12 +43,21 @@ STATUS = ("status", "attempts", "error")
 # -- the coordinator ---------------------------------------------------------------------------
 @dataclass
 class Counts:
+    """Runs of a sweep by what happened to them in this invocation of the coordinator.
+
+    `retried`: failed attempts given another (the `retries` budget); `reexecutions`: executions
+    beyond each run's first, whatever their cause (a retry, a re-run after a worker died, or a
+    re-run the executor did on its own, as Dask does when it loses a worker), counted from the
+    runs' start records (`batch_worker.executions`); `reexecuted`: the runs that had any."""
+
     total: int
     done: int = 0
     failed: int = 0
     running: int = 0
     retried: int = 0
     skipped: int = 0
+    reexecutions: int = 0
+    reexecuted: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -85,8 +95,9 @@ def run_batch(
     bar = _Progress(counts, quiet)
     inflight: dict[Any, tuple[RunSpec, int]] = {}  # future -> (run, attempt)
     interrupted = False
+    session = uuid.uuid4().hex  # this invocation, in every start record of its executions
     try:
-        _drive(todo, inflight, executor, sweep.settings.retries, table, counts, bar)
+        _drive(todo, inflight, (executor, session), sweep.settings.retries, table, counts, bar)
     except KeyboardInterrupt:
         interrupted = True
         executor.abort(list(inflight))
@@ -94,7 +105,13 @@ def run_batch(
     finally:
         bar.close()
         _write_outputs(sweep, table, out, plots=plots and not interrupted)
+        write_text(out / "sweep_summary.json", _summary(counts, interrupted, session))
     return BatchResult(out, counts, interrupted, table.rows)
+
+
+def _summary(counts: Counts, interrupted: bool, session: str) -> str:
+    """sweep_summary.json: the counts of this invocation (see `Counts`) and its session id."""
+    return json.dumps({**asdict(counts), "interrupted": interrupted, "session": session}, indent=1)
 
 
 def _keep_finished(specs: Iterable[RunSpec], table: SweepTable) -> None:
@@ -110,12 +127,13 @@ def _keep_finished(specs: Iterable[RunSpec], table: SweepTable) -> None:
 def _drive(
     todo: Iterable[RunSpec],
     inflight: dict[Any, tuple[RunSpec, int]],
-    executor: Executor,
+    where: tuple[Executor, str],
     retries: int,
     table: SweepTable,
     counts: Counts,
     bar: _Progress,
 ) -> None:
+    executor, session = where
     queue = deque((spec, 1) for spec in todo)
     # A dead worker process fails every run of its pool at once. Only a run that was alone in
     # flight can be blamed; the others are "suspects" and run again one at a time, without
@@ -126,11 +144,11 @@ def _drive(
         if suspects:
             if not inflight:
                 spec, attempt = suspects.popleft()
-                inflight[executor.submit(spec, attempt)] = (spec, attempt)
+                inflight[executor.submit(spec, attempt, session)] = (spec, attempt)
         else:
             while queue and len(inflight) < executor.capacity:
                 spec, attempt = queue.popleft()
-                future = executor.submit(spec, attempt)
+                future = executor.submit(spec, attempt, session)
                 if inflight:
                     shared.update(inflight)
                     shared.add(future)
@@ -140,6 +158,7 @@ def _drive(
         for future in executor.wait(list(inflight), timeout=0.5):
             spec, attempt = inflight.pop(future)
             outcome = _outcome(future)
+            executor.release(future)
             if outcome.get("lost") and future in shared:
                 shared.discard(future)
                 suspects.append((spec, attempt))
@@ -149,7 +168,12 @@ def _drive(
                 queue.appendleft((spec, attempt + 1))
                 counts.retried += 1
                 continue
-            table.add(_row(spec, attempt, outcome["status"], outcome["error"], outcome["summary"]))
+            # attempts: the executions started, which the executor may have repeated on its own
+            attempts = max(attempt, executions(spec.run_dir, session))
+            if attempts > 1:
+                counts.reexecutions += attempts - 1
+                counts.reexecuted.append(spec.run)
+            table.add(_row(spec, attempts, outcome["status"], outcome["error"], outcome["summary"]))
             counts.done += 1
             counts.failed += outcome["status"] != "ok"
             bar.advance()
@@ -214,7 +238,8 @@ class _Progress:
     def refresh(self) -> None:
         c = self.counts
         text = f"ok {c.done - c.failed + c.skipped}, failed {c.failed}, running {c.running}"
-        self.bar.set_postfix_str(text + (f", retries {c.retried}" if c.retried else ""))
+        text += f", retries {c.retried}" if c.retried else ""
+        self.bar.set_postfix_str(text + (f", re-run {c.reexecutions}" if c.reexecutions else ""))
 
     def advance(self) -> None:
         self.bar.update(1)
@@ -274,6 +299,11 @@ def _run_command(args: argparse.Namespace, sweep: Sweep, out: Path) -> int:
         f"{c.done + c.skipped}/{c.total} runs finished ({c.failed} failed, {c.skipped} resumed, "
         f"{c.done} run now); results: {out}"
     )
+    if c.reexecutions:
+        print(
+            f"re-executed: {len(c.reexecuted)} runs, {c.reexecutions} extra executions "
+            f"(a retry, or a worker lost: see sweep.csv attempts, sweep_summary.json)"
+        )
     outcomes: dict[str, int] = {}  # sweep.csv's `outcome` column, counted
     for row in result.rows:
         if row.get("outcome"):

@@ -2,7 +2,9 @@
 
 Both speak the `Executor` protocol the coordinator (app/batch.py) drives: `capacity` runs in
 flight, `submit` one run (app/batch_worker.py, `execute_run`), `wait` for the first to finish,
-`abort` on Ctrl-C, `close`.
+`release` a future whose result the coordinator has taken, `abort` on Ctrl-C, `close`.
+`session` (the coordinator's id of the sweep invocation) goes into each execution's start
+record (app/batch_worker.py, `record_start`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from skyswarm.app.sweep import RunSpec
 class Executor(Protocol):
     capacity: int  # runs to keep in flight
 
-    def submit(self, spec: RunSpec, attempt: int) -> Any: ...
+    def submit(self, spec: RunSpec, attempt: int, session: str) -> Any: ...
     def wait(self, futures: list[Any], timeout: float) -> list[Any]: ...
+    def release(self, future: Any) -> None: ...
     def abort(self, futures: list[Any]) -> None: ...
     def close(self) -> None: ...
 
@@ -51,20 +54,23 @@ class LocalPool:
             initargs=(os.getpid(), threads),
         )
 
-    def submit(self, spec: RunSpec, attempt: int) -> Any:
+    def submit(self, spec: RunSpec, attempt: int, session: str) -> Any:
         from concurrent.futures.process import BrokenProcessPool
 
         try:
-            return self._pool.submit(execute_run, spec, attempt)
+            return self._pool.submit(execute_run, spec, attempt, session)
         except BrokenProcessPool:  # a worker died earlier: its futures failed, start afresh
             self._pool.shutdown(wait=False)
             self._pool = self._new_pool()
-            return self._pool.submit(execute_run, spec, attempt)
+            return self._pool.submit(execute_run, spec, attempt, session)
 
     def wait(self, futures: list[Any], timeout: float) -> list[Any]:
         from concurrent.futures import FIRST_COMPLETED, wait
 
         return list(wait(futures, timeout, return_when=FIRST_COMPLETED).done)
+
+    def release(self, future: Any) -> None:
+        pass  # a finished process-pool future holds nothing a worker death could undo
 
     def abort(self, futures: list[Any]) -> None:
         # Python < 3.14 has no public way to stop running workers: terminate them by pid.
@@ -96,9 +102,11 @@ class DaskCluster:
             self._read_at = time.monotonic()
         return self._slots
 
-    def submit(self, spec: RunSpec, attempt: int) -> Any:
+    def submit(self, spec: RunSpec, attempt: int, session: str) -> Any:
+        # Dask re-runs a task whose worker died on another worker (up to the scheduler's
+        # allowed-failures) without telling the client: the run's start records count those
         key = f"skyswarm-{spec.run}-a{attempt}-{time.time_ns()}"
-        return self.client.submit(execute_run, spec, attempt, key=key, pure=False)
+        return self.client.submit(execute_run, spec, attempt, session, key=key, pure=False)
 
     def wait(self, futures: list[Any], timeout: float) -> list[Any]:
         from distributed import wait
@@ -107,6 +115,12 @@ class DaskCluster:
             return list(wait(futures, timeout, return_when="FIRST_COMPLETED").done)
         except TimeoutError:
             return []
+
+    def release(self, future: Any) -> None:
+        # The result is taken: let the scheduler forget it now. A result still wanted sits in
+        # its worker's memory, and if that worker dies the scheduler runs the task again (a
+        # finished run re-executed behind the coordinator's back, its folder rewritten).
+        future.release()
 
     def abort(self, futures: list[Any]) -> None:
         self.client.cancel(futures)

@@ -22,17 +22,22 @@ from typing import Any
 from skyswarm.app.sweep import RunSpec
 
 
-def execute_run(spec: RunSpec, attempt: int) -> dict[str, Any]:
+def execute_run(spec: RunSpec, attempt: int, session: str = "") -> dict[str, Any]:
     """Run one simulation (in a worker). Returns {"status", "error", "summary"}; a run that
-    raises is returned as failed with its one-line error (traceback in the run's error.txt)."""
+    raises is returned as failed with its one-line error (traceback in the run's error.txt).
+    Before anything else it appends a start record to the run's `executions.jsonl`
+    (`record_start`), so every execution counts, those an executor repeats on its own included.
+    `session`: the coordinator's id of this sweep invocation (`executions` counts by it)."""
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
 
     run_dir = Path(spec.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    record_start(run_dir, session, attempt)
     (run_dir / "summary.json").unlink(missing_ok=True)
     (run_dir / "error.txt").unlink(missing_ok=True)
     info = {"config_hash": spec.config_hash, "attempt": attempt, "pid": os.getpid()}
+    info["session"] = session
     info.update(host=socket.gethostname(), **asdict(spec))
     (run_dir / "batch.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
     sim = None
@@ -49,6 +54,43 @@ def execute_run(spec: RunSpec, attempt: int) -> dict[str, Any]:
     return {"status": "ok", "error": "", "summary": read_summary(run_dir)}
 
 
+EXECUTIONS = "executions.jsonl"  # one start record per execution of a run, appended
+
+
+def record_start(run_dir: Path, session: str, attempt: int) -> None:
+    """Append {"session", "attempt", "pid", "host", "time_ns"} as one line to the run's
+    `executions.jsonl`, in one O_APPEND write (whole lines even from two hosts at once)."""
+    line = json.dumps(
+        {
+            "session": session,
+            "attempt": attempt,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "time_ns": time.time_ns(),
+        }
+    )
+    fd = os.open(run_dir / EXECUTIONS, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def executions(run_dir: Path | str, session: str) -> int:
+    """How many times the run was started in sweep session `session` (0 without a record)."""
+    try:
+        lines = (Path(run_dir) / EXECUTIONS).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return 0
+    count = 0
+    for line in lines:
+        try:
+            count += json.loads(line).get("session") == session
+        except (ValueError, AttributeError):  # a torn line of a writer killed mid-write
+            continue
+    return count
+
+
 def one_line(exc: BaseException) -> str:
     return " ".join(f"{type(exc).__name__}: {exc}".split())
 
@@ -58,14 +100,17 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
 
 
 def load_complete(spec: RunSpec) -> tuple[int, dict[str, Any]] | None:
-    """(attempt, summary) of a run complete on disk, else None. Complete: batch.json holds the
-    spec's config hash and summary.json reads whole (a run killed mid-write is not complete)."""
+    """(attempts, summary) of a run complete on disk, else None. Complete: batch.json holds the
+    spec's config hash and summary.json reads whole (a run killed mid-write is not complete).
+    attempts: the executions of the session that completed it (`executions`), at least the
+    coordinator's attempt number batch.json holds."""
     run_dir = Path(spec.run_dir)
     try:
         info = json.loads((run_dir / "batch.json").read_text(encoding="utf-8"))
         if info.get("config_hash") != spec.config_hash:
             return None
-        return int(info["attempt"]), read_summary(run_dir)
+        attempts = max(int(info["attempt"]), executions(run_dir, info.get("session", "")))
+        return attempts, read_summary(run_dir)
     except (OSError, ValueError, KeyError):
         return None
 

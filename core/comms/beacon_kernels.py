@@ -61,11 +61,12 @@ def ordered_pairs(pairs, n, pos):
 def merge_into(key_a, tick_a, rec_a, key_b, send_tick, snapshot, sender_b, oldest, m, out):
     """Merge the run b (sorted unique keys receiver * m + sender, sent at `send_tick`, records
     = snapshot rows of sender_b) into the table a (sorted unique keys, send ticks, (E, F)
-    records): per key the later sent (b on a tie), entries of a sent before `oldest` dropped.
+    records): per key the later sent (b on a tie); entries sent before `oldest`, of a or of b
+    (a delivery first merged after its timeout, by a table read now and then), dropped.
     Writes into the buffers `out` = (key, tick, rec, receiver, sender), which must hold
     len(a) + len(b) entries, and returns the number of entries written."""
     o_key, o_tick, o_rec, o_recv, o_send = out
-    na, nb_ = len(key_a), len(key_b)
+    na, nb_ = len(key_a), len(key_b) if send_tick >= oldest else 0
     f = rec_a.shape[1]
     i = j = n = 0
     while i < na or j < nb_:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from dataclasses import dataclass
 
 from skyswarm.core.backends import World
@@ -14,6 +15,9 @@ from skyswarm.missions.drop_test import DropTest
 class FragileConfig:
     break_above_m: float = param(1e9, "a drop from higher raises RuntimeError mid-run, m")
     crash_above_m: float = param(1e9, "a drop from higher kills the worker process, m")
+    die_once_above_m: float = param(
+        1e9, "a drop from higher SIGKILLs its worker on its first execution only, m"
+    )
 
 
 class FragileDropTest(DropTest):
@@ -23,12 +27,19 @@ class FragileDropTest(DropTest):
 
     def setup(self) -> None:
         super().setup()
-        if self.cfg.height_m > self.config.section("fragile").crash_above_m:
+        fragile = self.config.section("fragile")
+        if self.cfg.height_m > fragile.crash_above_m:
             os._exit(13)  # as a segfaulting extension would: no exception, no cleanup
 
     def post_tick(self, world: World) -> None:
         super().post_tick(world)
-        limit = self.config.section("fragile").break_above_m
+        fragile = self.config.section("fragile")
+        if world.tick == 20 and self.cfg.height_m > fragile.die_once_above_m:
+            marker = self.sim.recorder.dir / "died_once"  # in the run's own results folder
+            if not marker.exists():
+                marker.touch()
+                os.kill(os.getpid(), signal.SIGKILL)  # mid-run, as the OOM killer would
+        limit = fragile.break_above_m
         if world.tick == 20 and self.cfg.height_m > limit:
             raise RuntimeError(f"box shattered: dropped from {self.cfg.height_m} m > {limit} m")
 

@@ -255,3 +255,59 @@ def test_boxes_meeting_head_on_do_not_pass_through_and_keep_their_momentum() -> 
         if physics == "fast":  # a central inelastic impulse: they move on together
             np.testing.assert_allclose(v, [[0.5, 0, 0], [0.5, 0, 0]], atol=1e-12)
         sim.close()
+
+
+FLAT = BodyShape(half_extents=(0.2, 0.2, 0.05))  # low and wide: a push at its centre never tips it
+MASS = 2.0  # kg
+MU = 0.5  # the ground's Coulomb coefficient on both engines (fast_kernel.FRICTION; Bullet 1 x 0.5)
+
+
+@pytest.mark.parametrize("physics", BACKENDS)
+def test_a_box_pushed_along_the_ground_slides_against_coulomb_friction(physics: str) -> None:
+    # A 2 kg box settled on the ground, pushed at twice its friction limit (2 mu m g) for 1 s:
+    # it accelerates at F / m - mu g = 4.905 m/s^2; let go, it slides v0^2 / (2 mu g) and stops
+    # after v0 / (mu g). Measured: fast 0.1 % and 0.2 %, Bullet 0.1 % and 0.1 %. Without the
+    # friction cap (jt = min(slip impulse, mu jn)) the slip is removed each tick: no slide.
+    sim, w, s = settled_flat_box(physics, MASS)
+    push = np.array([s])
+    n = 400  # 1 s at twice the limit
+    for _ in range(n):
+        w.apply_forces(push, np.array([[2.0 * MU * MASS * G, 0.0, 0.0]]))
+        sim.step()
+    v0 = w.state.linear_velocity[s, 0]
+    assert v0 == pytest.approx((2.0 * MU * G - MU * G) * n * DT, rel=0.01)
+    assert abs(w.state.linear_velocity[s, 1]) < 0.01 * v0  # straight along the push
+    start, ticks = w.state.position[s, 0], 0
+    while w.state.linear_velocity[s, 0] > 1e-6 and ticks < 2000:  # coasting
+        sim.step()
+        ticks += 1
+    assert w.state.position[s, 0] - start == pytest.approx(v0**2 / (2 * MU * G), rel=0.01)
+    assert ticks * DT == pytest.approx(v0 / (MU * G), abs=3 * DT)
+    sim.close()
+
+
+def settled_flat_box(physics: str, mass: float):
+    sim, w = world_with(physics)
+    (s,) = w.add_bodies(FLAT, mass, [(0.0, 0.0, 0.06)])
+    for _ in range(200):  # drops 1 cm, settles
+        sim.step()
+    return sim, w, s
+
+
+CREEPS = "the fast engine's one ground impulse per body rocks a pushed box: it creeps ~1 cm/s"
+
+
+@pytest.mark.parametrize(
+    "physics",
+    ["bullet", pytest.param("fast", marks=pytest.mark.xfail(strict=True, reason=CREEPS))],
+)
+def test_a_push_below_the_friction_limit_does_not_move_a_box(physics: str) -> None:
+    # Half the limit (mu m g / 2) for 1 s: static friction holds it (Bullet: 5 um). The fast
+    # engine slides 9 mm (at a quarter of the limit 4 mm): a known bug, reported in issue 33.
+    sim, w, s = settled_flat_box(physics, MASS)
+    x0 = w.state.position[s].copy()
+    for _ in range(400):
+        w.apply_forces(np.array([s]), np.array([[0.5 * MU * MASS * G, 0.0, 0.0]]))
+        sim.step()
+    assert np.abs(w.state.position[s, :2] - x0[:2]).max() < 1e-3
+    sim.close()

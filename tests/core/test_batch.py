@@ -125,12 +125,70 @@ def test_dead_worker_is_recorded_and_the_pool_replaced(tmp_path: Path) -> None:
     assert [r["attempts"] for r in rows] == ["1", "2", "2"]  # default retries = 1
 
 
+# -- re-executions after a worker death ---------------------------------------------------------
+DIES_ONCE = FRAGILE + '"fragile.die_once_above_m" = 2.5\n'  # the 3 m drop: SIGKILL, first time
+GRID_3 = '"drop_test.height_m" = [1.0, 2.0, 3.0]\n'
+
+
+def two_sweeps(tmp_path: Path) -> tuple[Path, Path]:
+    """The same three drop runs, uninterrupted and with the 3 m run's worker killed once."""
+    (tmp_path / "whole").mkdir()
+    (tmp_path / "cut").mkdir()
+    whole = write_sweep(tmp_path / "whole", GRID_3, seeds="1", fixed=FRAGILE)
+    return whole, write_sweep(tmp_path / "cut", GRID_3, seeds="1", fixed=DIES_ONCE)
+
+
+def starts(out: Path, run: str, session: str) -> list[dict]:
+    """The start records of a run's executions in one sweep invocation."""
+    lines = (out / "runs" / run / "executions.jsonl").read_text().splitlines()
+    return [r for r in map(json.loads, lines) if r["session"] == session]
+
+
+def assert_killed_once_and_counted(out: Path, whole: Path, printed: str) -> None:
+    """The 3 m run ran twice, in two processes, and says so in sweep.csv (attempts 2), in
+    sweep_summary.json and on the console; every row's attempts are its start records; the
+    results equal the uninterrupted sweep's bit for bit (all but attempts and wall clock)."""
+    rows, summary = (
+        read_rows(out / "sweep.csv"),
+        json.loads((out / "sweep_summary.json").read_text()),
+    )
+    assert [r["status"] for r in rows] == ["ok"] * 3
+    assert (out / "runs" / rows[2]["run"] / "died_once").is_file()  # it did die once
+    runs = [starts(out, r["run"], summary["session"]) for r in rows]
+    assert [int(r["attempts"]) for r in rows] == [len(s) for s in runs]
+    assert rows[2]["attempts"] == "2" and len({s["pid"] for s in runs[2]}) == 2
+    assert summary["reexecutions"] == sum(int(r["attempts"]) - 1 for r in rows) >= 1
+    assert rows[2]["run"] in summary["reexecuted"] and summary["done"] == 3
+    assert f"{summary['reexecutions']} extra executions" in printed
+    ref = read_rows(whole / "sweep.csv")
+    assert [r["attempts"] for r in ref] == ["1"] * 3
+    assert json.loads((whole / "sweep_summary.json").read_text())["reexecutions"] == 0
+
+    def results(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        return [{k: v for k, v in r.items() if k != "attempts"} for r in deterministic(rows)]
+
+    assert results(rows) == results(ref)
+    for r in rows:
+        for name in ("trajectory.bin", "events.csv", "timeseries.csv"):
+            got = (out / "runs" / r["run"] / name).read_bytes()
+            assert got == (whole / "runs" / r["run"] / name).read_bytes(), (r["run"], name)
+
+
+def test_a_run_whose_pool_worker_is_killed_is_rerun_counted_and_unchanged(tmp_path, capsys):
+    whole_sweep, cut_sweep = two_sweeps(tmp_path)
+    whole, out = tmp_path / "whole" / "out", tmp_path / "cut" / "out"
+    assert batch(str(whole_sweep), "--workers", "2", "--out", str(whole), "--no-plots") == 0
+    capsys.readouterr()
+    assert batch(str(cut_sweep), "--workers", "2", "--out", str(out), "--no-plots") == 0
+    assert_killed_once_and_counted(out, whole, capsys.readouterr().out)
+
+
 # -- interruption and resume -------------------------------------------------------------------
 def start_cli(*args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "skyswarm.app.cli", "batch", *args, "--quiet"],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)])},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT.parent), str(ROOT), str(HERE)])},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group: signals reach the pool as a terminal's
@@ -198,12 +256,15 @@ class _InlineExecutor:
     def __init__(self) -> None:
         self.submitted = 0
 
-    def submit(self, spec, attempt):
+    def submit(self, spec, attempt, session):
         self.submitted += 1
-        return _Done(execute_run(spec, attempt), interrupt=self.submitted == 2)
+        return _Done(execute_run(spec, attempt, session), interrupt=self.submitted == 2)
 
     def wait(self, futures, timeout):
         return list(futures)
+
+    def release(self, future) -> None:
+        pass
 
     def abort(self, futures) -> None:
         pass
@@ -259,7 +320,9 @@ def free_port() -> int:
 def dask_scheduler() -> Iterator[tuple[str, int]]:
     """A real `dask scheduler` and one single-threaded `dask worker`, separate processes."""
     address = f"tcp://127.0.0.1:{free_port()}"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)])}
+    # ROOT.parent: `skyswarm` is this checkout (the repository root is the package), not
+    # another one an editable install points at
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT.parent), str(ROOT), str(HERE)])}
     common = {"cwd": ROOT, "env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     port = address.rsplit(":", 1)[1]
     procs = [
@@ -310,3 +373,27 @@ def test_dask_and_local_pool_give_identical_tables(
 
 def run_pid(out: Path, run: str) -> int:
     return json.loads((out / "runs" / run / "batch.json").read_text())["pid"]
+
+
+def test_a_run_dask_reruns_silently_after_a_killed_worker_is_counted(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    # A real LocalCluster: one worker process under a nanny. The 3 m run SIGKILLs it; the nanny
+    # starts a new worker and the scheduler runs the task again there, telling the client
+    # nothing (the future just succeeds): the run's start records show both executions.
+    from distributed import LocalCluster
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT.parent), str(HERE)]))
+    whole_sweep, cut_sweep = two_sweeps(tmp_path)
+    whole, out = tmp_path / "whole" / "out", tmp_path / "cut" / "out"
+    assert batch(str(whole_sweep), "--workers", "1", "--out", str(whole), "--no-plots") == 0
+    capsys.readouterr()
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster:
+        code = batch(str(cut_sweep), "--scheduler", cluster.scheduler_address, "--out", str(out))
+    assert code == 0
+    assert_killed_once_and_counted(out, whole, capsys.readouterr().out)
+    # one slot: the 1 m and 2 m runs had finished; released, they are not run again when the
+    # worker holding their results dies (they once were, rewriting their folders unseen)
+    assert [r["attempts"] for r in read_rows(out / "sweep.csv")] == ["1", "1", "2"]

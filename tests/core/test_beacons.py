@@ -183,3 +183,30 @@ def test_same_seed_same_fates() -> None:
         steps(sim, 50)
         logs.append(d.beacon_nets[0].delivery_log())
     assert len(logs[0]) > 1000 and np.array_equal(logs[0], logs[1])
+
+
+def test_a_beacon_is_kept_up_to_its_timeout_tick_and_dropped_the_tick_after() -> None:
+    # Two agents 5 m apart, no loss, no latency, a beacon every 40 ticks, timeout 10 ticks.
+    # The round sent at tick 0 is in the table with age 2 .. 10 ticks (exactly the timeout)
+    # and gone at age 11, until the next round arrives at tick 42. Reading the table only now
+    # and then changes nothing: an entry older than the timeout is never returned.
+    radio = {"loss": 0.0, "latency_s": 0.0, "jitter_s": 0.0, "range_m": 100.0}
+    sim, d = make_sim({"radio": radio}, seed=1)
+    _, net = net_of(sim, d, [(0, 0, 1), (5, 0, 1)], period_s=40 * TICK, timeout_s=10 * TICK)
+    assert net.timeout_ticks == 10 and net.period_ticks == 40
+    ages: dict[int, list[float]] = {}
+    for _ in range(43):
+        sim.step()
+        t = net.table()
+        assert np.array_equal(t.receiver, t.sender[::-1]) or len(t.sender) == 0
+        ages[sim.tick] = (t.age_s / TICK).round(9).tolist()
+    assert ages[2] == [2.0, 2.0] and ages[9] == [9.0, 9.0]
+    assert ages[10] == [10.0, 10.0]  # age == timeout: still heard
+    assert ages[11] == [] and all(ages[k] == [] for k in range(11, 42))  # one tick past: gone
+    assert ages[42] == [2.0, 2.0]  # the next round
+    # a table read first at the timeout tick, and one read first a tick past it
+    for last, expect in ((10, [10.0, 10.0]), (11, [])):
+        sim, d = make_sim({"radio": radio}, seed=1)
+        _, net = net_of(sim, d, [(0, 0, 1), (5, 0, 1)], period_s=40 * TICK, timeout_s=10 * TICK)
+        steps(sim, last)
+        assert (net.table().age_s / TICK).round(9).tolist() == expect, last

@@ -319,3 +319,37 @@ def test_dispatchers_are_per_simulation():
     a.transceiver.broadcast("x")
     assert d1.totals()["radio"]["sent"] == 1 and d2.totals()["radio"]["sent"] == 0
     assert b.transceiver.dispatcher is d2
+
+
+def test_no_latency_still_delivers_on_the_next_tick():
+    # latency 0, jitter 0: a message sent in tick t is handed over in tick t + 1, never in the
+    # tick it was sent (a behaviour must not hear a reply within its own tick)
+    sim, d = make_sim({"radio": {"latency_s": 0.0, "jitter_s": 0.0, "loss": 0.0}})
+    a, b = static_agents(sim, [(0, 0, 1), (10, 0, 1)])
+    got = collect(b, sim)
+    a.every(0.025, lambda: a.transceiver.send(b, "ping"), phase_s=0.005)
+    steps(sim, 40)
+    assert len(got) == 4 and all(m.delivery_tick - m.send_tick == 1 for _, m in got)
+    assert all(seen == m.delivery_tick for seen, m in got)
+
+
+def test_each_sender_has_its_own_bucket_and_an_idle_one_holds_one_second_at_most():
+    # 640 B/s, 64 B messages: each sender's full bucket holds 10. Two senders, 8 each in one
+    # tick: all 16 fit (a sender is not charged another's bytes). Then 3 s idle and 30 more
+    # from one sender: the bucket refilled to its one-second cap, 10 fit, 20 are dropped.
+    chan = {"bandwidth_bytes_per_s": 640.0, "queue_capacity": 100, "loss": 0.0, "jitter_s": 0.0}
+    sim, d = make_sim({"radio": chan})
+    a, b, c = static_agents(sim, [(0, 0, 1), (10, 0, 1), (0, 10, 1)])
+    for i in range(8):
+        a.transceiver.send(b, i)
+        c.transceiver.send(b, 50 + i)
+    steps(sim, 10)
+    assert d.totals()["radio"]["over_bandwidth"] == 0
+    assert len(b.transceiver.receive()) == 16
+    steps(sim, 1200)  # 3 s
+    for i in range(30):
+        a.transceiver.send(b, 100 + i)
+    steps(sim, 10)
+    t = d.totals()["radio"]
+    assert (t["sent"], t["over_bandwidth"]) == (46, 20)
+    assert [m.payload for m in b.transceiver.receive()] == list(range(100, 110))

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from skyswarm.app.cli import main
+from skyswarm.app.exits import EXIT_TIME_LIMIT
 from skyswarm.core.recorder import TRAJECTORY_DTYPE, read_trajectory
 from skyswarm.core.simulator import STREAMS, RandomStreams
 
@@ -135,3 +136,64 @@ def test_ctrl_c_stops_cleanly_with_exit_130_and_a_summary(repo_root, tmp_path):
     assert summary["stop_reason"] == "interrupted" and summary["sim_time_s"] > 0.9
     assert summary["real_time_factor"] > 0
     assert "\nstopped: interrupted at t = " in "\n" + stdout  # after the outcome line
+
+
+DEATH_AT = """[simulation]
+tick_s = 0.0025
+duration_s = 2.5
+seed = 1
+[mission]
+type = "missions.hover"
+[agents]
+count = 2
+layout = "line"
+spacing_m = 6.0
+origin = [-2.0, 3.0, 0.0]  # UAV 2 starts at x 4, y 3: x != y
+[uav]
+airframe = "quad_x"
+[hover]
+altitude_m = 4.0
+settle_s = 0.5
+[results]
+trajectory_hz = 40.0
+[[events]]
+at_s = 2.0
+action = "kill"
+target = 2
+"""
+
+
+def test_a_death_position_reads_back_as_x_east_y_north_everywhere(tmp_path):
+    # UAV 2 hovers at (4, 3, 4) and is killed at 2 s: events.csv, load_results, the map plot's
+    # reader and the KML export all place its death at x 4 east, y 3 north (swapped: 3, 4).
+    from skyswarm import load_results
+    from skyswarm.app.export import _deaths, write_kml
+    from skyswarm.app.plot import read_deaths
+    from skyswarm.core.geo import wgs84_to_enu
+
+    (tmp_path / "s.toml").write_text(DEATH_AT, encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet"]) == EXIT_TIME_LIMIT
+    traj = read_trajectory(out)
+    last = traj[traj["agent_id"] == 2][-1]  # tick 790, 10 ticks before its death
+    assert last["tick"] == 790
+    where = last["position"]
+    np.testing.assert_allclose(where, [4.0, 3.0, 4.0], atol=0.05)  # its hover spot
+    with open(out / "events.csv", newline="") as f:
+        (death,) = [r for r in csv.DictReader(f) if r["kind"] == "death"]
+    assert (death["agent_id"], death["tick"]) == ("2", "800")
+    xyz = [float(death[k]) for k in ("x", "y", "z")]
+    np.testing.assert_allclose(xyz, where, atol=1e-3)  # hovering still: within 1 mm
+    with open(out / "timeseries.csv", newline="") as f:
+        alive = {float(r["time_s"]): int(r["alive"]) for r in csv.DictReader(f)}
+    assert {n for t, n in alive.items() if t < 2.0} == {2}  # both, until the kill
+    assert {n for t, n in alive.items() if t > 2.0} == {1}  # one after it
+    frame = load_results(out).deaths
+    assert frame[["x", "y", "z"]].to_numpy().tolist() == [xyz]
+    assert read_deaths(out) == [(2.0, 2, xyz[0], xyz[1])]  # the map's red x
+    origin = (47.0, 8.0, 400.0)
+    write_kml(tmp_path / "r.kml", traj, _deaths(out), origin, "r")
+    kml = (tmp_path / "r.kml").read_text()
+    point = kml.split("died at 2.00 s")[1].split("<coordinates>")[1].split("</coordinates>")[0]
+    lon, lat, alt = (float(v) for v in point.split(","))
+    np.testing.assert_allclose(wgs84_to_enu(np.array([[lat, lon, alt]]), origin)[0], xyz, atol=0.01)

@@ -78,3 +78,12 @@ def test_the_same_crossing_collides_without_it() -> None:
     sim, summary = crossing(False)
     assert summary["deaths_by_cause"].get("collision", 0) >= 10  # head-on rows meet
     assert summary["outcome"] != "target reached"
+
+
+def test_separation_push_grows_linearly_from_the_separation_distance() -> None:
+    # neighbour 2 m away, nobody moving (no time-to-collision term), separation 2.5 m:
+    # repulsion 2 (2.5 - 2) = 1 m/s straight away; at 2.5 m and beyond nothing
+    av = layer(np.array([[[2.0, 0.0]]]), np.zeros((1, 1, 2)))
+    assert av._correction(np.zeros((1, 2)), np.zeros((1, 2)))[0] == pytest.approx([-1.0, 0.0])
+    av = layer(np.array([[[0.0, 2.5]]]), np.zeros((1, 1, 2)))
+    assert np.all(av._correction(np.zeros((1, 2)), np.zeros((1, 2))) == 0.0)

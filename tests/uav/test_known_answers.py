@@ -40,12 +40,14 @@ class ManualKernel:
     """One agent flown by the compiled kernel in Manual at a fixed throttle, its state held in
     arrays the test integrates itself (free space, no pybullet)."""
 
-    def __init__(self, af: Airframe, quat: tuple[float, float, float, float]) -> None:
+    def __init__(
+        self, af: Airframe, quat: tuple[float, float, float, float], control=CONFIG.control
+    ) -> None:
         self.pos, self.vel = np.zeros((1, 3)), np.zeros((1, 3))
         self.quat, self.omega = np.array([quat], dtype=float), np.zeros((1, 3))
         self.sp = Setpoints(1)
         self.sp.mode[:] = mode_index(MANUAL)
-        self.cas = Cascade(af, CONFIG.control, 1, DT)
+        self.cas = Cascade(af, control, 1, DT)
         self.motors = Motors(af, 1, DT)
         self.kernel = FlightKernel(self.cas, Mixer(af), self.motors, WrenchModel(af), np.array([0]))
         self.alive, self.motor_ok = np.ones(1, dtype=bool), np.ones((1, 4))
@@ -283,7 +285,9 @@ def test_one_motor_thrust_gives_the_torque_r_cross_f(motor: int) -> None:
 
 
 # -- ground effect, ISA -------------------------------------------------------------------------
-@pytest.mark.parametrize(("z_over_r", "ratio"), [(1.0, 16 / 15), (2.0, 64 / 63), (4.0, 256 / 255)])
+@pytest.mark.parametrize(
+    ("z_over_r", "ratio"), [(0.25, 4 / 3), (1.0, 16 / 15), (2.0, 64 / 63), (4.0, 256 / 255)]
+)
 def test_ground_effect_matches_cheeseman_bennett(z_over_r: float, ratio: float) -> None:
     """Cheeseman-Bennett T / T_inf = 1 / (1 - (R / 4z)^2): 1.0667, 1.0159, 1.0039 at z/R = 1,
     2, 4. The kernel's vertical force over the rotor thrust at those heights matches (1 %
@@ -337,6 +341,50 @@ def test_rotor_drag_opposes_the_in_plane_airspeed_with_rotor_speed() -> None:
     assert spinning[0, 2] - torque[0, 2] == pytest.approx(
         -4 * ROTOR.rotor_drag_coefficient * w * 0.17**2, rel=1e-9
     )
+
+
+def test_drag_opposes_the_airspeed_either_way_and_thins_with_the_air() -> None:
+    """The compiled kernel, quad_x_rotor level at half throttle: a 5 m/s wind from either side
+    along x or y drags it along with the wind, equal and opposite (the quadratic term keeps
+    its sign, |u| u), at 100 m and 5 km; its force is the numpy wrench's, air density
+    included (ISA 1.2133 kg/m^3 at 100 m, 0.7364 at 5 km)."""
+    forces = {}
+    for z in (100.0, 5000.0):
+        for axis in (0, 1):
+            for sign in (1.0, -1.0):
+                uav = ManualKernel(ROTOR, (0.0, 0.0, 0.0, 1.0))
+                uav.pos[0, 2] = z
+                uav.wind[0, axis] = 5.0 * sign
+                uav.sp.manual[0] = (0.5, 0.0, 0.0, 0.0)
+                uav.tick()
+                ref, _ = WrenchModel(ROTOR).compute(
+                    uav.motors.thrust, quat_to_matrix(uav.quat), uav.vel, uav.wind, uav.pos
+                )
+                assert uav.force[0] == pytest.approx(ref[0], rel=1e-9, abs=1e-12)
+                forces[z, axis, sign] = uav.force[0, axis]
+    for z in (100.0, 5000.0):
+        for axis in (0, 1):
+            assert forces[z, axis, 1.0] > 0.0  # along with the wind
+            assert forces[z, axis, 1.0] == pytest.approx(-forces[z, axis, -1.0], rel=1e-12)
+    assert forces[5000.0, 0, 1.0] < forces[100.0, 0, 1.0]  # thinner air, less body drag
+    assert air_density(100.0) == pytest.approx(1.2133, rel=1e-3)
+
+
+def test_a_torque_demand_beyond_the_motors_range_is_shrunk_not_clipped() -> None:
+    """Manual full stick of 5 N m roll and 2.5 N m pitch (10 times the default) at half
+    throttle on quad_x_rotor: the motors' spread would exceed 0..f_max, so the mixer shrinks
+    the roll/pitch pattern as a whole; the torque keeps the demanded direction (x / y = 2)
+    with one motor at f_max and one at 0. Clipping each motor instead turns it."""
+    control = dataclasses.replace(CONFIG.control, manual_torque_nm=(5.0, 5.0, 0.1))
+    uav = ManualKernel(ROTOR, (0.0, 0.0, 0.0, 1.0), control)
+    uav.pos[0, 2] = 100.0
+    uav.sp.manual[0] = (0.5, 1.0, 0.5, 0.0)
+    for _ in range(800):  # 2 s: the rotors reach their commands
+        uav.tick()
+    thrust = uav.motors.thrust[0]
+    assert thrust.max() == pytest.approx(ROTOR.max_thrust_n, rel=1e-6)  # saturated
+    assert thrust.min() == pytest.approx(0.0, abs=1e-6)
+    assert uav.torque[0, 0] / uav.torque[0, 1] == pytest.approx(2.0, rel=1e-6)
 
 
 # -- controller gravity ---------------------------------------------------------------------------

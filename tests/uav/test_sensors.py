@@ -84,6 +84,32 @@ def test_gauss_markov_autocorrelation_at_lag_tau_is_one_over_e(tau_steps: int) -
         assert abs(rho - np.exp(-lag / tau_steps)) < 0.02, (lag, rho)
 
 
+@pytest.mark.parametrize("tau_over_dt", [0.25, 1.0, 2.0])
+def test_gauss_markov_at_time_constants_comparable_to_the_period(tau_over_dt: float) -> None:
+    # tau = dt / 4, dt and 2 dt (a = exp(-dt / tau) = 0.018, 0.37, 0.61): the exact step keeps
+    # Var x = sigma^2 (an Euler step sigma sqrt(2 dt / tau) would give 8.0, 2.3 and 1.6 sigma^2;
+    # sigma sqrt(dt / tau): 4.0, 1.16, 0.79; sigma sqrt(1 - a): 0.98, 0.73, 0.62) and
+    # corr(x_t, x_t+dt) = exp(-dt / tau).
+    dt, sigma, chains = 0.02, 0.3, 20000
+    gm = GaussMarkov((chains,), sigma, tau_over_dt * dt, dt, np.random.default_rng(5))
+    steps = 40  # 10 tau at the longest: any wrong stationary variance has taken over
+    xs = np.empty((steps + 1, chains))
+    xs[0] = gm.x
+    for k in range(1, steps + 1):
+        xs[k] = gm.step()
+    assert chi2_ok(xs[-1], sigma)  # independent chains: the 99 % chi-square interval
+    # all steps pooled (Var sigma^2 each): the mean square within its chi-square interval too,
+    # with the chains' correlation in time spending at most a factor (1 + a) / (1 - a) of the
+    # degrees of freedom; a = 0.61 at the longest: 4.1, so 1/5 of the samples' count is kept
+    a = np.exp(-1.0 / tau_over_dt)
+    n_eff = xs.size // 5
+    lo, hi = stats.chi2.ppf([0.005, 0.995], n_eff) / n_eff
+    assert lo <= float(np.mean(xs**2)) / sigma**2 <= hi
+    # the lag-dt correlation over every pair of successive steps (standard error < 0.002)
+    rho = float(np.sum(xs[:-1] * xs[1:]) / np.sqrt(np.sum(xs[:-1] ** 2) * np.sum(xs[1:] ** 2)))
+    assert rho == pytest.approx(a, abs=0.01)
+
+
 def test_random_walk_variance_grows_linearly() -> None:
     # b(t) = q sqrt(T) sum of n steps: Var = q^2 t; the gyro bias walk of the qrsim preset.
     q = QRSIM["imu"].gyro_bias_walk

@@ -1,0 +1,388 @@
+"""A hand-made mutation pass: one-line bugs the behavioural tests must catch (issue 33).
+
+Each mutant is (file, original line, mutated line, what it breaks, the tests that should
+catch it). The package is copied once into a temporary folder; each mutant is applied to that
+copy, its tests run there (PYTHONPATH = the copy, numba's cache in the temporary folder too),
+and the line is put back. The working tree is never edited. A mutant is killed when any of its
+tests fails (pytest -x: the first failure is enough), survived when they all pass.
+
+    python tools/mutants.py                 # every mutant: a killed/survived table, the score
+    python tools/mutants.py -k beacon,drag  # those whose file or description contains either
+    python tools/mutants.py --list          # the mutants, without running anything
+
+Run time: ~15 minutes on two cores (kernel mutants recompile their numba module once each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository root is the package `skyswarm`
+
+
+@dataclass(frozen=True)
+class Mutant:
+    file: str  # path inside the package
+    original: str  # one whole line of it, exactly (indentation included)
+    mutated: str  # the line that replaces it
+    breaks: str  # the bug it stands for
+    tests: tuple[str, ...]  # pytest arguments: test files, node ids, -k expressions
+
+
+T_BACKENDS = "tests/core/test_backends.py"
+T_KNOWN = "tests/uav/test_known_answers.py"
+T_SENSORS = "tests/uav/test_sensors.py"
+T_COMMS = "tests/core/test_comms.py"
+T_BEACONS = "tests/core/test_beacons.py"
+T_AVOID = "tests/uav/test_avoidance.py"
+T_REC = "tests/core/test_recorder.py"
+T_BATCH = "tests/core/test_batch.py"
+T_SWEEP = "tests/core/test_batch_sweep.py"
+FK, UK = "core/backends/fast_kernel.py", "uav/kernel.py"
+NOISE, CH = "uav/sensors/noise.py", "core/comms/channels.py"
+
+MUTANTS: tuple[Mutant, ...] = (
+    # -- the fast engine's kernel ------------------------------------------------------------
+    Mutant(
+        FK,
+        "        jt = min(vt / kt, FRICTION * jn)",
+        "        jt = vt / kt",
+        "no Coulomb cap on ground friction (issue 33 survivor)",
+        (T_BACKENDS, "-k", "coulomb"),
+    ),
+    Mutant(
+        FK,
+        "    vel[s, 2] -= g * dt",
+        "    vel[s, 2] -= 0.5 * g * dt",
+        "half gravity in the integrator",
+        (T_BACKENDS, "-k", "free_fall"),
+    ),
+    Mutant(
+        FK,
+        "    new = max(acc[0] - vn / kn, 0.0)",
+        "    new = acc[0] - vn / kn",
+        "terrain contact may pull a body down (normal impulse not clamped)",
+        ("tests/core/test_backends_terrain.py", "-k", "box"),
+    ),
+    Mutant(
+        FK,
+        "    cap = mu * acc[0]",
+        "    cap = 2.0 * mu * acc[0]",
+        "twice the terrain friction",
+        ("tests/core/test_backends_terrain.py", "-k", "box"),
+    ),
+    # -- the UAV flight kernel -----------------------------------------------------------------
+    Mutant(
+        UK,
+        "        force[0] = c.drag_quad[0] * rho * abs(u0) * u0",
+        "        force[0] = c.drag_quad[0] * rho * u0 * u0",
+        "quadratic drag along x without its sign",
+        (T_KNOWN, "-k", "t6 or thins_with"),
+    ),
+    Mutant(
+        UK,
+        "            w += c.alpha * (math.sqrt(cmd / c.k_f) - w)",
+        "            w = math.sqrt(cmd / c.k_f)",
+        "no rotor-speed lag",
+        (T_KNOWN, "-k", "63_2"),
+    ),
+    Mutant(
+        UK,
+        "        rho = c.isa[0] * (1.0 - c.isa[1] * h) ** c.isa[2]",
+        "        rho = c.isa[0]",
+        "sea-level air density at every altitude",
+        (T_KNOWN, "-k", "isa or thins_with"),
+    ),
+    Mutant(
+        UK,
+        "        zr = _max(m.z, 0.5 * c.rotor_radius)",
+        "        zr = _max(m.z, 0.05 * c.rotor_radius)",
+        "ground-effect clamp ten times lower (thrust blows up near the ground)",
+        (T_KNOWN, "-k", "ground_effect or t7"),
+    ),
+    Mutant(
+        UK,
+        "    trial = _min(_max(integral[axis] + ki_dt * error, -i_lim), i_lim)",
+        "    trial = integral[axis] + ki_dt * error",
+        "PID integral without its anti-windup limit",
+        ("tests/uav/test_uav_flight.py",),
+    ),
+    Mutant(
+        UK,
+        "    shrink = _min(1.0, c.f_max / _max(hi - lo, 1e-12))",
+        "    shrink = 1.0",
+        "motor mixer never shrinks a command wider than the motors' range",
+        (T_KNOWN, "-k", "shrunk"),
+    ),
+    # -- sensors -------------------------------------------------------------------------------
+    Mutant(
+        NOISE,
+        "        self.q = float(sigma * np.sqrt(1.0 - self.a**2))",
+        "        self.q = float(sigma * np.sqrt(dt_s / tau_s))",
+        "Euler Gauss-Markov step: variance wrong at short tau (issue 33 survivor)",
+        (T_SENSORS, "-k", "gauss_markov"),
+    ),
+    Mutant(
+        NOISE,
+        "        self.x = sigma * rng.standard_normal(shape)  # the stationary law from the start",
+        "        self.x = np.zeros(shape)  # the stationary law from the start",
+        "Gauss-Markov processes start at zero, not stationary",
+        (T_SENSORS, "-k", "gauss_markov"),
+    ),
+    Mutant(
+        NOISE,
+        "        self.q = float(density * np.sqrt(dt_s))",
+        "        self.q = float(density * dt_s)",
+        "random walk scaled by dt instead of sqrt(dt)",
+        (T_SENSORS, "-k", "random_walk"),
+    ),
+    Mutant(
+        "uav/sensors/baro.py",
+        "        self.altitude = truth.position[:, 2] + bias + sigma * self.rng.standard_normal(n)",
+        "        self.altitude = truth.position[:, 2] + sigma * self.rng.standard_normal(n)",
+        "barometer without its bias",
+        (T_SENSORS,),
+    ),
+    Mutant(
+        "uav/sensors/gps.py",
+        "        self.pseudorange = GaussMarkov("
+        "(s,), cfg.pr_sigma_m, cfg.pr_tau_s, cfg.period_s, rng)",
+        "        self.pseudorange = GaussMarkov((s,), cfg.pr_sigma_m, cfg.pr_tau_s, 1.0, rng)",
+        "GPS pseudorange errors stepped with a 1 s period whatever the receiver's",
+        (T_SENSORS, "-k", "gps"),
+    ),
+    # -- comms ---------------------------------------------------------------------------------
+    Mutant(
+        "core/comms/beacons.py",
+        "        oldest = now - self.timeout_ticks",
+        "        oldest = now - self.timeout_ticks - 1",
+        "a beacon kept one tick past its timeout (issue 33 survivor)",
+        (T_BEACONS, "-k", "timeout"),
+    ),
+    Mutant(
+        "core/comms/beacon_kernels.py",
+        "            use_a = tick_a[i] > send_tick",
+        "            use_a = tick_a[i] >= send_tick",
+        "neighbour table keeps the older of two beacons sent on the same tick",
+        (T_BEACONS, "tests/core/test_beacon_kernels.py"),
+    ),
+    Mutant(
+        CH,
+        "        return np.maximum(1, self.latency_ticks + jitter)",
+        "        return self.latency_ticks + jitter",
+        "zero-tick delivery (a message seen the tick it is sent)",
+        (T_COMMS, "-k", "latency or jitter or every_copy"),
+    ),
+    Mutant(
+        CH,
+        "        jitter = rng.integers(0, self.jitter_ticks + 1, size=count)",
+        "        jitter = rng.integers(0, self.jitter_ticks, size=count)",
+        "jitter never reaches its maximum",
+        (T_COMMS, "-k", "jitter"),
+    ),
+    Mutant(
+        CH,
+        "        return 1.0 - (1.0 - c.loss) * np.exp(-math.log(2.0) * x)",
+        "        return 1.0 - (1.0 - c.loss) * np.exp(-x)",
+        "Rayleigh loss without ln 2: half loss not at the half-loss distance",
+        (T_COMMS, "-k", "rayleigh"),
+    ),
+    Mutant(
+        CH,
+        "        fits = cs - before <= self.tokens[s] + 1e-9",
+        "        fits = cs <= self.tokens[s] + 1e-9",
+        "bandwidth: one sender's bytes charged the bytes of senders before it",
+        (T_COMMS, "-k", "bandwidth or bucket"),
+    ),
+    Mutant(
+        CH,
+        "        self.tokens = np.minimum(self.bucket_bytes, self.tokens + refill)",
+        "        self.tokens = self.tokens + refill",
+        "token bucket without its one-second cap",
+        (T_COMMS, "-k", "bandwidth or bucket"),
+    ),
+    # -- avoidance -----------------------------------------------------------------------------
+    Mutant(
+        "uav/avoidance.py",
+        "        closing = valid & (b < 0.0) & (disc > 0.0) & (c > 0.0) & (a > 1e-9)",
+        "        closing = valid & (disc > 0.0) & (c > 0.0) & (a > 1e-9)",
+        "receding neighbours are avoided too",
+        (T_AVOID, "-k", "receding or head_on"),
+    ),
+    Mutant(
+        "uav/avoidance.py",
+        "        near = valid & (dist < cfg.separation_m) & (dist > 1e-6)",
+        "        near = valid & (dist < 0.5 * cfg.separation_m) & (dist > 1e-6)",
+        "separation push only inside half the separation distance",
+        (T_AVOID, "-k", "separation"),
+    ),
+    Mutant(
+        "uav/avoidance.py",
+        "            cr, sr = math.cos(RIGHT_TURN), math.sin(RIGHT_TURN)",
+        "            cr, sr = math.cos(-RIGHT_TURN), math.sin(-RIGHT_TURN)",
+        "head-on pairs turn left",
+        (T_AVOID, "-k", "head_on"),
+    ),
+    Mutant(
+        "uav/avoidance.py",
+        "        total *= np.minimum(1.0, cfg.max_push_m_s / np.maximum(size, 1e-12))[:, None]",
+        "        total *= 1.0",
+        "avoidance push not capped at max_push_m_s",
+        (T_AVOID, "-k", "separation or head_on"),
+    ),
+    # -- the recorder and its readers ----------------------------------------------------------
+    Mutant(
+        "core/recorder.py",
+        '        x, y, z = position if position is not None else ("", "", "")',
+        '        y, x, z = position if position is not None else ("", "", "")',
+        "events.csv death x and y swapped (issue 33 survivor)",
+        (T_REC, "-k", "death_position"),
+    ),
+    Mutant(
+        "app/plot.py",
+        '                    out.append((_num(row["time_s"]), int(row["agent_id"]), x, y))',
+        '                    out.append((_num(row["time_s"]), int(row["agent_id"]), y, x))',
+        "the map plot draws deaths at (y, x)",
+        (T_REC, "-k", "death_position"),
+    ),
+    Mutant(
+        "core/recorder.py",
+        "        self.traj_every = max(1, world.ticks_for_until(1.0 / res.trajectory_hz))",
+        "        self.traj_every = max(1, world.ticks_for_until(2.0 / res.trajectory_hz))",
+        "trajectory recorded at half its configured rate",
+        (T_REC, "-k", "contents"),
+    ),
+    Mutant(
+        "core/recorder.py",
+        '            "alive": len(self.sim.agents) - len(self.sim.deaths),  # an agent dies once',
+        '            "alive": len(self.sim.agents),  # an agent dies once',
+        "timeseries.csv alive column counts the dead",
+        (T_REC,),
+    ),
+    # -- batch ---------------------------------------------------------------------------------
+    Mutant(
+        "app/batch.py",
+        '            if outcome["status"] != "ok" and attempt <= retries:',
+        '            if outcome["status"] != "ok" and attempt < retries:',
+        "one retry fewer than configured",
+        (T_BATCH, "-k", "failing_run"),
+    ),
+    Mutant(
+        "app/batch.py",
+        "            attempts = max(attempt, executions(spec.run_dir, session))",
+        "            attempts = attempt",
+        "re-executions by the executor not counted (issue 33 survivor)",
+        (T_BATCH, "-k", "rerun_counted"),
+    ),
+    Mutant(
+        "app/batch_worker.py",
+        '        if info.get("config_hash") != spec.config_hash:',
+        "        if False:",
+        "--resume keeps a run whose config changed",
+        (T_BATCH, "-k", "resume"),
+    ),
+    Mutant(
+        "app/sweep_report.py",
+        "    std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))",
+        "    std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / n)",
+        "population instead of sample standard deviation",
+        (T_SWEEP, "-k", "stats"),
+    ),
+    Mutant(
+        "app/sweep_report.py",
+        "    half = float(st.t.ppf(0.975, n - 1)) * std / math.sqrt(n)",
+        "    half = 1.96 * std / math.sqrt(n)",
+        "normal instead of Student-t interval",
+        (T_SWEEP, "-k", "stats"),
+    ),
+    Mutant(
+        "app/sweep.py",
+        "    return ((hi << 32) | lo) & (2**63 - 1)",
+        "    return (hi << 32) & (2**63 - 1)",
+        "run seeds lose their low 32 bits",
+        (T_SWEEP, "-k", "seed"),
+    ),
+    Mutant(
+        "core/collisions.py",
+        "            land = (speed[k] < cfg.landing_speed_mps) & (tilt[k] < cfg.landing_tilt_deg)",
+        "            land = speed[k] < cfg.landing_speed_mps",
+        "a tilted touchdown counts as a landing",
+        ("tests/core/test_backends_uav.py", "-k", "landing or impact"),
+    ),
+)
+
+
+def copy_package(dest: Path) -> Path:
+    """The package tree (no .git, results or caches) as dest/skyswarm; returns that folder."""
+    ignore = shutil.ignore_patterns(".git", "results", "__pycache__", "*.pyc", "site", ".ruff*")
+    target = dest / "skyswarm"
+    shutil.copytree(ROOT, target, ignore=ignore)
+    return target
+
+
+def check(mutant: Mutant, text: str) -> None:
+    count = text.splitlines().count(mutant.original)
+    if count != 1:
+        raise SystemExit(f"{mutant.file}: {count} lines equal {mutant.original.strip()!r}")
+
+
+def run_one(mutant: Mutant, pkg: Path, env: dict[str, str], timeout_s: float) -> tuple[str, float]:
+    """Apply the mutant in the copy, run its tests, put the line back: (verdict, seconds)."""
+    path = pkg / mutant.file
+    text = path.read_text(encoding="utf-8")
+    check(mutant, text)
+    lines = text.split("\n")
+    lines[lines.index(mutant.original)] = mutant.mutated
+    path.write_text("\n".join(lines), encoding="utf-8")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts="]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [*cmd, *mutant.tests], cwd=pkg, env=env, capture_output=True, timeout=timeout_s
+        )
+        verdict = {0: "survived", 1: "killed"}.get(proc.returncode, f"error {proc.returncode}")
+    except subprocess.TimeoutExpired:
+        verdict = "killed (timeout)"
+    finally:
+        path.write_text(text, encoding="utf-8")
+    return verdict, time.monotonic() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("-k", default="", help="only mutants whose file or description contains one")
+    p.add_argument("--list", action="store_true", help="list the mutants and exit")
+    p.add_argument("--timeout", type=float, default=600.0, help="s per mutant's tests")
+    args = p.parse_args(argv)
+    words = args.k.split(",")
+    chosen = [m for m in MUTANTS if any(w in m.file or w in m.breaks for w in words)]
+    for m in chosen:
+        check(m, (ROOT / m.file).read_text(encoding="utf-8"))
+    if args.list:
+        for m in chosen:
+            print(f"{m.file:32} {m.breaks}")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="skyswarm-mutants-") as tmp:
+        pkg = copy_package(Path(tmp))
+        env = {**os.environ, "PYTHONPATH": tmp, "NUMBA_CACHE_DIR": str(Path(tmp, "numba"))}
+        env.pop("PYTEST_ADDOPTS", None)
+        killed = 0
+        print(f"{'verdict':17} {'s':>5}  {'file':32} what it breaks")
+        for m in chosen:
+            verdict, took = run_one(m, pkg, env, args.timeout)
+            killed += verdict.startswith("killed")
+            print(f"{verdict:17} {took:5.0f}  {m.file:32} {m.breaks}", flush=True)
+    print(f"score: {killed}/{len(chosen)} killed")
+    return 0 if killed == len(chosen) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
