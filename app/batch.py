@@ -140,12 +140,15 @@ def _drive(
     # spending an attempt, so a crashing run fails only itself.
     suspects: deque[tuple[RunSpec, int]] = deque()
     shared: set[Any] = set()  # futures that had company in flight at some moment
+    alone: set[Any] = set()  # a suspect's future: nothing else starts until it ends
     while queue or inflight or suspects:
         if suspects:
             if not inflight:
                 spec, attempt = suspects.popleft()
-                inflight[executor.submit(spec, attempt, session)] = (spec, attempt)
-        else:
+                future = executor.submit(spec, attempt, session)
+                inflight[future] = (spec, attempt)
+                alone.add(future)
+        elif not alone:
             while queue and len(inflight) < executor.capacity:
                 spec, attempt = queue.popleft()
                 future = executor.submit(spec, attempt, session)
@@ -157,6 +160,7 @@ def _drive(
         bar.refresh()
         for future in executor.wait(list(inflight), timeout=0.5):
             spec, attempt = inflight.pop(future)
+            alone.discard(future)
             outcome = _outcome(future)
             executor.release(future)
             if outcome.get("lost") and future in shared:

@@ -24,6 +24,7 @@ def add_warmup_parser(sub: Any) -> None:
 def import_compiled_modules() -> None:
     """Import every module of compiled code (`jit.compiled_modules`; tests/core/
     test_compile_ahead.py checks the list is whole): each declares its kernels' types."""
+    import skyswarm.core.backends.ray_grid
     import skyswarm.core.backends.rays
     import skyswarm.core.backends.spatial_hash
     import skyswarm.core.backends.terrain
