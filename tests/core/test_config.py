@@ -192,7 +192,7 @@ def test_missing_airframe_and_results_dir_are_bad_input(repo_root, tmp_path, cap
     assert main(["validate", hover, "--set", "uav.airframe=nope.toml"]) == 2
     err = capsys.readouterr().err
     assert (
-        "uav.airframe = 'nope.toml': expected a shipped airframe (quad_x, quad_x_rotor) or an "
+        "uav.airframe = 'nope.toml': expected a shipped airframe (quad_x, quad_x_rotor, quad_x_simple) or an "
         "existing "
         "airframe file" in err
     )
