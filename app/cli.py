@@ -188,7 +188,10 @@ def model_lines(scenario: ScenarioConfig) -> list[str]:
     from skyswarm.uav.config import UavSection
 
     uav = scenario.sections.get("uav")
-    lines = uav.model_lines(scenario.base_dir) if isinstance(uav, UavSection) else []
+    if isinstance(uav, UavSection):
+        lines = uav.model_lines(scenario.base_dir)
+    else:
+        lines = ["airframe none (this mission flies no UAVs)"]
     return [*lines, f"wind {scenario.wind.model_summary()}"]
 
 
