@@ -33,10 +33,10 @@ def hovering(g: float, config=CONFIG) -> tuple[Simulator, Swarm]:
     return sim, Swarm(sim, config, [1], [(0.0, 0.0, 10.0)], [0.0], hovering=True)
 
 
-@pytest.mark.parametrize("g", [9.81, 3.71])
+@pytest.mark.parametrize("g", [9.81, 3.71, 1.62])
 def test_hover_thrust_is_m_g_of_the_world(g: float) -> None:
     """The default airframe hovering at 10 m settles at thrust m g (11.772 N on Earth, 4.452 N
-    on Mars) within 0.1 %: the weight is the world's, not m x 9.81."""
+    on Mars, 1.944 N on the Moon) within 0.1 %: the weight is the world's, not m x 9.81."""
     sim, swarm = hovering(g)
     assert AF.weight_n(g) == pytest.approx(1.2 * g, rel=1e-12)
     run(sim, 4.0)
