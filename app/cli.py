@@ -29,6 +29,7 @@ import argparse  # noqa: E402
 import math  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
 
 from skyswarm.app import gui_commands  # noqa: E402
 from skyswarm.app.exits import (  # noqa: E402
@@ -46,6 +47,9 @@ from skyswarm.app.interrupts import (  # noqa: E402
 from skyswarm.app.run_command import cmd_run, print_plots  # noqa: E402
 from skyswarm.app.scenarios import add_scenario_parsers, load_args, scenario_args  # noqa: E402
 from skyswarm.core.schema import ConfigError  # noqa: E402
+
+if TYPE_CHECKING:
+    from skyswarm.core.config import ScenarioConfig
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -176,8 +180,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
         f"# {scenario.file}: valid; mission {scenario.mission_class.__module__}."
         f"{scenario.mission_class.__name__}, {agent_count(scenario.agents)} agents"
     )
+    for line in model_lines(scenario):
+        print(f"# model: {line}")
     print(tomli_w.dumps(scenario.as_dict()))
     return 0
+
+
+def model_lines(scenario: ScenarioConfig) -> list[str]:
+    """The physical models a scenario runs with, one per line (TOML comments in `validate`'s
+    output): the airframe's rotor, drag, ground-effect and landing-gear models, the wind's."""
+    from skyswarm.uav.config import UavSection
+
+    uav = scenario.sections.get("uav")
+    if isinstance(uav, UavSection):
+        lines = uav.model_lines(scenario.base_dir)
+    else:
+        lines = ["airframe none (this mission flies no UAVs)"]
+    return [*lines, f"wind {scenario.wind.model_summary()}"]
 
 
 BENCH_DIR = Path(__file__).resolve().parent.parent / "bench"

@@ -73,7 +73,7 @@ class BareLoop:
         self.client = self.sim.world.client
         slots = add_uav_bodies(self.sim.world, cfg.airframe, grid(n), np.zeros(n))
         self.ids = [self.sim.world.body_of(int(s)) for s in slots]  # raw Bullet ids: bare loop
-        self.force = [[0.0, 0.0, cfg.airframe.weight_n]] * n
+        self.force = [[0.0, 0.0, cfg.airframe.weight_n(self.sim.settings.gravity)]] * n
         self.torque = [[0.0, 0.0, 0.0]] * n
 
     def run(self, ticks: int) -> None:

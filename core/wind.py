@@ -28,9 +28,9 @@ it into body drag).
   gust = sigma (alpha u1 + beta u2) on the states scaled to unit variance (u1, u2 then have
   correlation 1/sqrt(2) at any a, alpha = (1 - sqrt(3)) / 2, beta = sqrt(3/2)), stepped by the
   exact transition e^{-aT} [[1, sqrt(2) aT], [0, 1]] with the exact noise covariance
-  C - Phi C Phi^T. The default order 1 keeps QRSim's first-order v and w (and every shipped
-  trajectory bit for bit); order 1 is up to 2x off the standard's PSD at low and -33 % at high
-  frequency.
+  C - Phi C Phi^T. Order 2 is the default (within 10 % of the standard's PSD); order 1 keeps
+  QRSim's first-order v and w for reproducing its results, and is up to 2x off the standard's
+  PSD at low and -33 % at high frequency.
 
 Every draw comes from the generator handed in (the simulation's `environment` stream).
 """
@@ -65,7 +65,7 @@ class WindConfig:
     shear: bool = param(True, "logarithmic shear: speed u20 ln(h/z0)/ln(20 ft/z0), z0 = 0.15 ft")
     turbulence: bool = param(False, "Dryden turbulence (MIL-F-8785C, low altitude) per body")
     turbulence_order: Literal[1, 2] = param(
-        1, "Dryden v, w shaping filters: 1 first-order (QRSim), 2 MIL-F-8785C second-order"
+        2, "Dryden v, w shaping filters: 2 MIL-F-8785C second-order, 1 first-order (QRSim's)"
     )
     update_hz: float = param(
         0.0, "wind recomputed this often, Hz (a whole number of ticks); 0: every tick", ge=0.0
@@ -84,6 +84,16 @@ class WindConfig:
                 f"0 or a rate whose period is a whole number (>= 1) of {tick_s} s ticks",
             )
         return ticks
+
+    def model_summary(self) -> str:
+        """The wind model in use, for `skyswarm validate`: 'off', or the mean wind and the
+        turbulence with its Dryden order (`WindConfig(enabled=True).model_summary()`)."""
+        order = f"Dryden order {self.turbulence_order}"
+        if not self.enabled:
+            return f"off (turbulence, when on: {order})"
+        shear = ", log shear" if self.shear else ""
+        gusts = f"turbulence {order}" if self.turbulence else f"no turbulence ({order} if on)"
+        return f"{self.speed_m_s:g} m/s from {self.from_deg:g} deg{shear}, {gusts}"
 
     @property
     def direction(self) -> np.ndarray:
@@ -147,7 +157,7 @@ class DrydenTurbulence:
     """Dryden gusts of N bodies: one unit-variance Gauss-Markov state per body and axis
     (`order` 1), or for v and w two chained unit-variance states each (`order` 2)."""
 
-    def __init__(self, n: int, rng: np.random.Generator, order: int = 1) -> None:
+    def __init__(self, n: int, rng: np.random.Generator, order: int = 2) -> None:
         self.rng = rng
         self.order = order
         self.state: np.ndarray | None = None  # (N, 3) unit variance; None before the first step

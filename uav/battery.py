@@ -1,9 +1,10 @@
 """A simple battery per UAV: energy drains with thrust; an empty battery is a fault.
 
 Electrical power follows momentum theory, P = P_hover * (T / (m g)) ** k with k = 1.5 by
-default: hovering draws `hover_power_w`, and twice the thrust draws 2.8 times the power. The
-check for empty batteries is one vectorised comparison per tick. Configured per scenario in the
-`[uav.battery]` table (`BatteryConfig`); off by default.
+default, g the world's gravity: hovering draws `hover_power_w` on any planet, and twice the
+thrust draws 2.8 times the power. The check for empty batteries is one vectorised comparison
+per tick. Configured per scenario in the `[uav.battery]` table (`BatteryConfig`); off by
+default.
 
 With `voltage_model = true` the pack also sags as QRSim models it: the voltage follows a LiPo
 state-of-charge curve (`cells` in series, 4.2 V per cell full, 3.0 V empty) and each motor's
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skyswarm.core.schema import param
+from skyswarm.core.schema import ConfigError, param
 
 if TYPE_CHECKING:
     from skyswarm.uav.swarm import Swarm
@@ -56,7 +57,15 @@ class Battery:
         self.config = config
         self.energy_j = np.full(swarm.n, config.capacity_wh * 3600.0 * config.initial_charge)
         self._per_tick = config.hover_power_w * swarm.dt  # J drawn per tick at hover thrust
-        self._weight = swarm.config.airframe.weight_n
+        # N: the hover thrust in the swarm's world, so a hover draws hover_power_w at any g
+        self._weight = swarm.config.airframe.weight_n(swarm.g)
+        if self._weight <= 0.0:
+            raise ConfigError(
+                swarm.config.file,
+                "simulation.gravity",
+                swarm.g,
+                "> 0 with [uav.battery] (its power is relative to the hover thrust m g)",
+            )
         f_max = swarm.config.airframe.max_thrust_n
         c = config.cells
         # F_M = cvb0 + cvb1 V through (c 4.2 V, f_max) and (c 3.0 V, thrust_at_empty f_max)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skyswarm.core.config import read_toml
+from skyswarm.core.events import register_scenario_check
 from skyswarm.core.resources import CONFIGS_DIR, is_file, named_or_path, shipped
 from skyswarm.core.schema import ConfigError, build, did_you_mean, param
 from skyswarm.uav.battery import BatteryConfig
@@ -15,6 +17,9 @@ from skyswarm.uav.control import ControlConfig
 from skyswarm.uav.faults import FaultRates
 from skyswarm.uav.model import Airframe, resolve_mesh
 from skyswarm.uav.sensors import SensorsConfig
+
+if TYPE_CHECKING:
+    from skyswarm.core.config import ScenarioConfig
 
 DEFAULT_AIRFRAME = CONFIGS_DIR / "airframes" / "quad_x.toml"
 SECTIONS = {"airframe": Airframe, "control": ControlConfig}
@@ -93,6 +98,17 @@ class UavSection:
                 )
             load_uav_config(where)  # parsed and validated now, not when the run starts
 
+    @property
+    def airframe_name(self) -> str:
+        """The airframe as a user named it: 'quad_x' (also when empty) or its file path."""
+        return self.airframe or DEFAULT_AIRFRAME.stem
+
+    def model_lines(self, base_dir: Path) -> list[str]:
+        """One line per flight model of this section's airframe, for `skyswarm validate`:
+        ['airframe quad_x', 'rotor rotor_speed (tau 0.02 s)', 'drag quadratic (...)', ...]."""
+        summary = self.load(base_dir).airframe.model_summary()
+        return [f"airframe {self.airframe_name}"] + [f"{k} {v}" for k, v in summary.items()]
+
     def _path(self, base_dir: Path) -> Path:
         return named_or_path(self.airframe, "airframes", base_dir)
 
@@ -102,3 +118,26 @@ class UavSection:
         return dataclasses.replace(
             uav, fault_rates=self.fault_rates, battery=self.battery, sensors=self.sensors
         )
+
+
+def check_airframe_in_world(scenario: ScenarioConfig) -> None:
+    """The scenario's airframe flies in its world: four motors lift more than m g at
+    `[simulation] gravity` (an airframe too weak on Earth may fly on Mars), and a battery,
+    whose power is relative to the hover thrust, needs g > 0. Run by `validate_scenario`."""
+    uav = scenario.sections.get("uav")
+    if not isinstance(uav, UavSection):
+        return
+    g = scenario.simulation.gravity
+    airframe = uav.load(scenario.base_dir).airframe
+    file = str(uav._path(scenario.base_dir)) if uav.airframe else str(DEFAULT_AIRFRAME)
+    airframe.check_can_fly(g, file)
+    if uav.battery.enabled and g <= 0.0:
+        raise ConfigError(
+            scenario.file,
+            "simulation.gravity",
+            g,
+            "> 0 with [uav.battery] (its power is relative to the hover thrust m g)",
+        )
+
+
+register_scenario_check(check_airframe_in_world)

@@ -182,7 +182,7 @@ class Limits:
         cfg = agent.swarm.config
         c = cfg.control
         return cls(
-            cfg.airframe.weight_n,
+            cfg.airframe.weight_n(agent.swarm.g),  # centre stick: hover in this world
             4 * cfg.airframe.max_thrust_n,
             math.radians(c.max_tilt_deg),
             c.max_speed_m_s,

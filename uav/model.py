@@ -134,21 +134,53 @@ class Airframe:
                 list(self.gear_points_m),
                 "x, y, z per leg (a multiple of 3 values) with gear_length_m > 0",
             )
-        if self.thrust_to_weight <= 1.0:
+
+    def weight_n(self, gravity: float) -> float:
+        """Weight in a world of `gravity` m/s^2, N: what hover thrust must carry.
+
+        Airframe(...).weight_n(3.71)  # on Mars
+        """
+        return self.mass_kg * gravity
+
+    def thrust_to_weight(self, gravity: float) -> float:
+        """All motors' full thrust over the weight at `gravity` m/s^2 (inf without gravity)."""
+        weight = self.weight_n(gravity)
+        return 4 * self.max_thrust_n / weight if weight > 0.0 else math.inf
+
+    def check_can_fly(self, gravity: float, file: str, path: str = "airframe") -> None:
+        """ConfigError unless the four motors lift more than the weight at `gravity` m/s^2
+        (an airframe file knows no gravity: the scenario and the swarm check it with the
+        world's)."""
+        if self.thrust_to_weight(gravity) <= 1.0:
             raise ConfigError(
                 file,
                 f"{path}.max_thrust_n",
                 self.max_thrust_n,
-                f"more than {self.weight_n / 4:.3f} N (a quarter of the weight) to fly",
+                f"more than {self.weight_n(gravity) / 4:.3f} N (a quarter of the weight at "
+                f"g = {gravity} m/s^2) to fly",
             )
 
-    @property
-    def weight_n(self) -> float:
-        return self.mass_kg * 9.81
+    def model_summary(self) -> dict[str, str]:
+        """The flight models this airframe uses, for `skyswarm validate`: rotor, body drag,
+        rotor drag, ground effect and landing gear -> a short description each.
 
-    @property
-    def thrust_to_weight(self) -> float:
-        return 4 * self.max_thrust_n / self.weight_n
+            Airframe(...).model_summary()["rotor"]  # 'rotor_speed (tau 0.02 s)'
+        """
+        tau = f"tau {self.motor_time_constant_s:g} s"
+        if self.drag_model == "quadratic":
+            drag = f"quadratic (C_d A {', '.join(f'{a:g}' for a in self.drag_areas_m2)} m^2)"
+        else:
+            drag = f"linear ({', '.join(f'{c:g}' for c in self.drag_coefficients)} N s/m)"
+        legs = len(self.gear_points_m) // 3
+        return {
+            "rotor": f"{self.rotor_model} ({tau})",
+            "drag": drag,
+            "rotor drag": f"k_d {self.rotor_drag_coefficient:g}"
+            if self.rotor_drag_coefficient > 0.0
+            else "off",
+            "ground effect": f"R {self.rotor_radius_m:g} m" if self.rotor_radius_m > 0 else "off",
+            "landing gear": f"{legs} legs, k {self.gear_spring_n_m:g} N/m" if legs else "off",
+        }
 
     @property
     def motor_positions(self) -> np.ndarray:
@@ -307,6 +339,12 @@ class LandingGear:
         self.length = airframe.gear_length_m
         self.k, self.c = airframe.gear_spring_n_m, airframe.gear_damping_n_s_m
         self.mu = airframe.gear_friction
+        # m: no leg tip reaches lower than this below the centre of mass, at any attitude
+        self.reach = float(np.linalg.norm(self.points, axis=1).max()) + self.length
+
+    def may_touch(self, position: np.ndarray) -> bool:
+        """(N, 3) positions m: could any leg touch the ground? (False: skip the wrench, it is 0)"""
+        return bool(len(position)) and float(position[:, 2].min()) <= self.reach
 
     def wrench(
         self, position: np.ndarray, rot: np.ndarray, velocity: np.ndarray, omega: np.ndarray

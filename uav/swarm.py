@@ -103,12 +103,18 @@ class Swarm:
         self.rows = rows_of_slots(slots)  # (N,) rows of the state arrays, a slice if it can
         self.setpoints = Setpoints(n)
         self.g = float(sim.settings.gravity)  # m/s^2, the world's: the controller's feed-forward
+        config.airframe.check_can_fly(self.g, config.file)  # in this world's gravity
         self.cascade = Cascade(config.airframe, config.control, n, self.dt, self.g)
         self.mixer = Mixer(config.airframe)
         self.motors = Motors(config.airframe, n, self.dt)
         self.wrench = WrenchModel(config.airframe)
         # Spring-damper legs (airframe option), added to the wrench each tick; None: rigid mesh.
-        self.gear = LandingGear(config.airframe) if config.airframe.gear_points_m else None
+        # Only over a ground plane (the legs push against z = 0).
+        self.gear = (
+            LandingGear(config.airframe)
+            if config.airframe.gear_points_m and world.has_ground
+            else None
+        )
         # Compiled once per process (numba's cache); the objects above own every constant.
         self.kernel = FlightKernel(self.cascade, self.mixer, self.motors, self.wrench, slots)
         self.alive = np.ones(n, dtype=bool)
@@ -227,8 +233,8 @@ class Swarm:
                 self.force, self.torque = self.wrench.compute(
                     self.motors.thrust, rot, m.velocity, self.wind, m.position, m.body_rate
                 )
-        if self.gear is not None:  # the legs' springs and dampers, from the true state
-            m, rot = self.measure()
+        if self.gear is not None and self.gear.may_touch(self.sim.world.state.position[self.rows]):
+            m, rot = self.measure()  # the legs' springs and dampers, from the true state
             omega = self.sim.world.state.angular_velocity[self.rows]
             f_gear, t_gear = self.gear.wrench(m.position, rot, m.velocity, omega)
             self.force += f_gear

@@ -4,6 +4,8 @@ scenario (not to the working directory)."""
 
 from __future__ import annotations
 
+import pytest
+
 from skyswarm.app.api import load_scenario
 from skyswarm.app.cli import main
 from skyswarm.core.resources import ASSETS_DIR, CONFIGS_DIR
@@ -44,3 +46,53 @@ def test_airframe_by_shipped_name_and_by_path_relative_to_the_scenario(
     by_name = load_scenario(mine / "by_name.toml")
     assert by_path.section("uav").load(by_path.base_dir).airframe.mass_kg == 1.5
     assert by_name.section("uav").load(by_name.base_dir).airframe.mass_kg == 1.2
+
+
+FULL_MODEL = [
+    "# model: rotor rotor_speed (tau 0.02 s)",
+    "# model: drag quadratic (C_d A 0.02, 0.02, 0.04 m^2)",
+    "# model: rotor drag k_d 0.0001",
+    "# model: ground effect R 0.127 m",
+    "# model: landing gear 4 legs, k 600 N/m",
+]
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS_DIR.glob("*.toml")), ids=lambda p: p.stem)
+def test_validate_shows_the_full_models_of_every_shipped_scenario(path, capsys) -> None:
+    """`skyswarm validate` names the models a scenario runs with (issue 33): every shipped
+    scenario flying UAVs uses quad_x with the full flight model (flocking_split pins
+    quad_x_simple and says why in its file), and its wind line says second-order Dryden."""
+    assert main(["validate", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    models = [line for line in lines if line.startswith("# model: ")]
+    wind = [line for line in models if line.startswith("# model: wind ")]
+    assert len(wind) == 1 and "Dryden order 2" in wind[0]
+    text = path.read_text(encoding="utf-8")
+    if "[uav]" not in text:  # drop_test, comms_demo: boxes and radios, no airframe
+        assert models[0] == "# model: airframe none (this mission flies no UAVs)"
+        return
+    if 'airframe = "quad_x_simple"' in text:  # a pinned simpler model says why in its file
+        assert "Pinned to the simpler flight model (issue 33)" in text
+        assert models[0] == "# model: airframe quad_x_simple"
+        assert models[1] == "# model: rotor thrust_lag (tau 0.02 s)"
+        return
+    assert models[0] == "# model: airframe quad_x"
+    assert models[1:6] == FULL_MODEL
+
+
+def test_validate_shows_a_pinned_simpler_model(tmp_path, capsys) -> None:
+    """A scenario that pins quad_x_simple and first-order Dryden shows both."""
+    pinned = HOVER.replace('airframe = "quad_x"', 'airframe = "quad_x_simple"')
+    pinned += "\n[wind]\nenabled = true\nspeed_m_s = 3.0\nturbulence = true\nturbulence_order = 1\n"
+    (tmp_path / "pinned.toml").write_text(pinned, encoding="utf-8")
+    assert main(["validate", str(tmp_path / "pinned.toml")]) == 0
+    models = [x for x in capsys.readouterr().out.splitlines() if x.startswith("# model: ")]
+    assert models == [
+        "# model: airframe quad_x_simple",
+        "# model: rotor thrust_lag (tau 0.02 s)",
+        "# model: drag linear (0.25, 0.25, 0.35 N s/m)",
+        "# model: rotor drag off",
+        "# model: ground effect off",
+        "# model: landing gear off",
+        "# model: wind 3 m/s from 0 deg, log shear, turbulence Dryden order 1",
+    ]

@@ -109,7 +109,10 @@ def test_landing_at_half_a_metre_per_second_is_survived(physics: str) -> None:
     swarm, track = fly(physics, [(0, 0, 1)], [0], lambda s: s.agents[0].fly_velocity(0, 0, -0.5), 4)
     agent = swarm.agents[0]
     assert agent.alive and agent.death_cause is None
-    assert track[-1, 0, 2] == pytest.approx(0.08, abs=0.005)  # standing on its legs
+    # standing on its landing gear (tips 0.09 m below the centre of mass), squeezed by the
+    # weight less the thrust the wound-down descent loop still gives: 0.0873 m measured
+    # (0.08 m on the mesh's feet with quad_x_simple)
+    assert track[-1, 0, 2] == pytest.approx(0.087, abs=0.002)
     assert agent.tilt_deg < 1.0
 
 

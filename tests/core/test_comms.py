@@ -64,16 +64,9 @@ def test_10ms_latency_on_25ms_tick_is_exactly_4_ticks():
 
 def test_jitter_stays_in_bounds_and_mean_matches():
     # latency 4 ticks + uniform {0, 1, 2} ticks: delays 4..6, mean 5, variance 2/3 tick^2.
-    sim, d = make_sim({"radio": {"latency_s": 0.010, "jitter_s": 0.005, "loss": 0.0}})
-    a, b = static_agents(sim, [(0, 0, 1), (10, 0, 1)])
-    got = collect(b, sim)
     n = 20_000
-    for i in range(n):
-        a.transceiver.send(b, i)
-    steps(sim, 8)
-    delays = np.array([m.delivery_tick - m.send_tick for _, m in got])
-    assert len(delays) == n
-    assert all(seen == m.delivery_tick for seen, m in got)
+    delays, on_time = jitter_delays(n)
+    assert len(delays) == n and on_time
     assert delays.min() == 4 and delays.max() == 6
     sd_mean = math.sqrt((2 / 3) / n)
     assert abs(delays.mean() - 5.0) < 4 * sd_mean  # 4 sigma: about 1 failure in 16,000 runs
@@ -82,38 +75,52 @@ def test_jitter_stays_in_bounds_and_mean_matches():
         assert lo <= np.count_nonzero(delays == k) <= hi
 
 
-@pytest.mark.parametrize("loss", [0.0, 0.2, 1.0])
-def test_constant_loss_fraction(loss: float):
-    n = 20_000
-    sim, d = make_sim({"radio": {"loss": loss, "queue_capacity": n}})
-    a, b = static_agents(sim, [(0, 0, 1), (50, 0, 1)])
+def jitter_delays(n: int) -> tuple[np.ndarray, bool]:
+    """`n` messages on a radio of 10 ms latency and 5 ms jitter at 2.5 ms ticks: (n,) delays in
+    ticks, and whether each was handed over at its delivery tick (bench/fidelity.py)."""
+    sim, d = make_sim({"radio": {"latency_s": 0.010, "jitter_s": 0.005, "loss": 0.0}})
+    a, b = static_agents(sim, [(0, 0, 1), (10, 0, 1)])
+    got = collect(b, sim)
+    for i in range(n):
+        a.transceiver.send(b, i)
+    steps(sim, 8)
+    delays = np.array([m.delivery_tick - m.send_tick for _, m in got])
+    return delays, all(seen == m.delivery_tick for seen, m in got)
+
+
+def delivered(channel: dict[str, Any], distance_m: float, n: int) -> tuple[int, dict[str, int]]:
+    """`n` messages sent 0 -> `distance_m` m on a radio of `channel` keys: how many arrived,
+    and the channel's totals (bench/fidelity.py)."""
+    sim, d = make_sim({"radio": {**channel, "queue_capacity": n}})
+    a, b = static_agents(sim, [(0, 0, 1), (distance_m, 0, 1)])
     for i in range(n):
         a.transceiver.send(b, i)
     steps(sim, 10)
-    got = b.transceiver.receive()
-    t = d.totals()["radio"]
+    return len(b.transceiver.receive()), d.totals()["radio"]
+
+
+@pytest.mark.parametrize("loss", [0.0, 0.2, 1.0])
+def test_constant_loss_fraction(loss: float):
+    n = 20_000
+    got, t = delivered({"loss": loss}, 50.0, n)
     assert t["sent"] == t["addressed"] == n
-    assert t["delivered"] + t["lost_on_air"] == n and t["delivered"] == len(got)
+    assert t["delivered"] + t["lost_on_air"] == n and t["delivered"] == got
     if loss == 0.0:
-        assert len(got) == n
+        assert got == n
     elif loss == 1.0:
-        assert len(got) == 0
+        assert got == 0
     else:
         lo, hi = binom.interval(0.999, n, 1 - loss)  # 99.9% interval of 0.8 * 20,000
-        assert lo <= len(got) <= hi
+        assert lo <= got <= hi
 
 
 def test_rayleigh_loss_at_half_distance_delivers_half_of_the_survivors():
     # p_loss(d50) = 1 - (1 - 0.1) * exp(-ln 2) = 0.55: 45% of 20,000 arrive.
     n = 20_000
     cfg = {"loss": 0.1, "loss_model": "rayleigh", "half_loss_distance_m": 40.0}
-    sim, d = make_sim({"radio": {**cfg, "range_m": 100.0, "queue_capacity": n}})
-    a, b = static_agents(sim, [(0, 0, 1), (40, 0, 1)])
-    for i in range(n):
-        a.transceiver.send(b, i)
-    steps(sim, 10)
+    got, _ = delivered({**cfg, "range_m": 100.0}, 40.0, n)
     lo, hi = binom.interval(0.999, n, 0.45)
-    assert lo <= len(b.transceiver.receive()) <= hi
+    assert lo <= got <= hi
 
 
 @pytest.mark.parametrize(("layout_seed", "range_m"), [(7, 60.0), (8, 25.0), (9, 120.0)])

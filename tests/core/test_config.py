@@ -192,9 +192,8 @@ def test_missing_airframe_and_results_dir_are_bad_input(repo_root, tmp_path, cap
     assert main(["validate", hover, "--set", "uav.airframe=nope.toml"]) == 2
     err = capsys.readouterr().err
     assert (
-        "uav.airframe = 'nope.toml': expected a shipped airframe (quad_x, quad_x_rotor) or an "
-        "existing "
-        "airframe file" in err
+        "uav.airframe = 'nope.toml': expected a shipped airframe (quad_x, quad_x_rotor, "
+        "quad_x_simple) or an existing airframe file" in err
     )
     assert main(["replay", str(tmp_path / "no_run")]) == 2
     err = capsys.readouterr().err.strip()

@@ -40,14 +40,21 @@ def test_free_fall_matches_semi_implicit_euler_and_analytic():
 
 def test_constant_force_gives_one_metre_per_second_after_one_second():
     # SimUAV check T2: m = 1 kg, F = 1 N from rest -> v = 1 m/s after 1 s, in free space.
+    velocity, position = t2_force()
+    assert velocity == pytest.approx(1.0, abs=1e-3)
+    # Position is the matching parabola x = a t^2 / 2 within the scheme's one-step lead.
+    assert position == pytest.approx(0.5, abs=1.0 * DT * 1.0 / 2 + 1e-6)
+
+
+def t2_force() -> tuple[float, float]:
+    """SimUAV T2 in pybullet: (velocity m/s, distance m) of a 1 kg box pushed by 1 N along x
+    from rest for 1 s in free space (bench/fidelity.py reports it)."""
     sim = Simulator(SimulationConfig(tick_s=DT, gravity=0.0), WorldConfig(ground=False))
     box = make_box(sim, 5.0)
     sim.add_controller(lambda s: s.world.apply_forces([box.slot], [(1.0, 0, 0)]))
     for _ in range(400):
         sim.step()
-    assert box.velocity[0] == pytest.approx(1.0, abs=1e-3)
-    # Position is the matching parabola x = a t^2 / 2 within the scheme's one-step lead.
-    assert box.position[0] == pytest.approx(0.5, abs=1.0 * DT * 1.0 / 2 + 1e-6)
+    return float(box.velocity[0]), float(box.position[0])
 
 
 def test_bullet_default_damping_is_off():

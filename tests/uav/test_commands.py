@@ -1,6 +1,6 @@
 """Commands at every level (uav/commands.py), flown on both physics backends: what the UAV does
 after a step at each level, the documented saturation, and the one-line errors for bad arrays.
-The numbers come from the default airframe (quad_x: 1.2 kg, 4 x 5.886 N, 20 ms motor lag) and
+The numbers come from the default airframe (quad_x: 1.2 kg, 4 x 5.886 N, 20 ms rotor lag) and
 its [control] gains (body_rate kp 25/s: a first-order rate response of time constant ~40 ms
 plus the motor lag)."""
 
@@ -87,9 +87,12 @@ def test_motor_commands_saturate_and_rotor_speed_converts() -> None:
     sim, swarm = make("fast", [(0, 0, 10.0)])
     swarm.command.motors([0], [[-3.0, 1.0, 2.0, 99.0]])
     np.testing.assert_array_equal(swarm.setpoints.motors[0], [0.0, 1.0, 2.0, AF.max_thrust_n])
+    simple = load_uav_config(CONFIGS_DIR / "airframes" / "quad_x_simple.toml")
+    sim = Simulator(SimulationConfig(physics="fast"), world=WorldConfig())
+    swarm = Swarm(sim, simple, [1], np.array([[0, 0, 10.0]]), np.zeros(1), hovering=True)
     with pytest.raises(CommandError, match="rotor_speed needs the airframe's thrust_coeff"):
-        swarm.command.motors([0], rotor_speed=[[100.0] * 4])  # quad_x has no k_f
-    rotor = load_uav_config(CONFIGS_DIR / "airframes" / "quad_x_rotor.toml")
+        swarm.command.motors([0], rotor_speed=[[100.0] * 4])  # quad_x_simple has no k_f
+    rotor = CONFIG  # the default quad_x has the rotor-speed model
     sim = Simulator(SimulationConfig(physics="fast"), world=WorldConfig())
     swarm = Swarm(sim, rotor, [1], np.array([[0, 0, 10.0]]), np.zeros(1), hovering=True)
     w = math.sqrt(2.0 / rotor.airframe.thrust_coefficient_n_s2)  # rad/s that gives 2 N

@@ -85,6 +85,16 @@ def test_t3_torque_gives_an_angular_rate_slope_of_0_005(physics: str) -> None:
     rate grows at 0.005 rad/s^2: 0.005 rad/s after 1 s (1e-9: nothing else acts on a body whose
     inertia is isotropic), about the torque's axis only, and the angle is the matching parabola
     0.0025 rad within the semi-implicit scheme's one-step lead (tau dt t / 2 = 6.25e-6 rad)."""
+    omega, angle = t3_torque(physics)
+    assert omega[0] == pytest.approx(0.005, abs=1e-9)
+    assert np.abs(omega[1:]).max() < 1e-12
+    assert angle == pytest.approx(0.0025, abs=0.005 * DT * 1.0 / 2 + 1e-9)
+
+
+def t3_torque(physics: str) -> tuple[np.ndarray, float]:
+    """SimUAV T3 on backend `physics`: (3,) angular velocity rad/s and the roll angle rad of a
+    1 kg, I = identity box after 1 s of a 0.005 N m torque about x from rest (bench/fidelity.py
+    reports it)."""
     world = make_world(physics, DT, 0.0)
     box = BodyShape(half_extents=(0.1, 0.1, 0.1))
     (slot,) = world.add_bodies(box, 1.0, [(0.0, 0.0, 5.0)], inertia=(1.0, 1.0, 1.0))
@@ -94,23 +104,25 @@ def test_t3_torque_gives_an_angular_rate_slope_of_0_005(physics: str) -> None:
         world.apply_wrenches(slots, zero, torque)
         world.step_physics()
         world.read_state()
-    omega = world.state.angular_velocity[slot]
-    assert omega[0] == pytest.approx(0.005, abs=1e-9)
-    assert np.abs(omega[1:]).max() < 1e-12
+    omega = world.state.angular_velocity[slot].copy()
     qx, qw = world.state.orientation[slot][[0, 3]]
-    angle = 2.0 * math.atan2(qx, qw)
-    assert angle == pytest.approx(0.0025, abs=0.005 * DT * 1.0 / 2 + 1e-9)
+    return omega, 2.0 * math.atan2(qx, qw)
 
 
 # -- SimUAV T6: drag and wind ---------------------------------------------------------------
 def t6_airframe() -> Airframe:
-    """Table 5: m = 1 kg, C_D = 0.1 on S = 1 m^2 (quadratic drag), maximum thrust 1 N."""
+    """Table 5: m = 1 kg, C_D = 0.1 on S = 1 m^2 (quadratic drag), maximum thrust 1 N, on the
+    default airframe's models (rotor speed, quadratic drag) without what SimUAV's T6 has not:
+    rotor drag and ground effect (the body sits at z = 0)."""
+    af = CONFIG.airframe
+    assert af.rotor_model == "rotor_speed" and af.drag_model == "quadratic"
     return dataclasses.replace(
         CONFIG.airframe,
         mass_kg=1.0,
         max_thrust_n=0.25,  # four motors: 1 N at full throttle
-        drag_model="quadratic",
         drag_areas_m2=(0.1, 0.1, 0.1),
+        rotor_drag_coefficient=0.0,
+        rotor_radius_m=0.0,
     )
 
 
@@ -123,6 +135,18 @@ def test_t6_drag_balances_thrust_at_the_seed_airspeed(throttle: float, airspeed:
     world x (body pitched 90 deg, no gravity). Airspeed settles at 4.04 m/s (full throttle,
     ground speed 4.54 m/s, drag -1.00 N) and 2.857 m/s at half throttle, each within 1 %;
     the linear coefficient skyswarm had (fitted at one speed) gave 2.020 m/s at half."""
+    thrust, ground_speed, drag = t6_drag(throttle)
+    assert thrust == pytest.approx(throttle, rel=1e-9)
+    assert ground_speed - 0.5 == pytest.approx(airspeed, rel=0.01)
+    assert drag == pytest.approx(-throttle, rel=0.01)
+    if throttle == 1.0:
+        assert ground_speed == pytest.approx(4.54, rel=0.01)
+        assert round(drag, 2) == -1.00
+
+
+def t6_drag(throttle: float) -> tuple[float, float, float]:
+    """SimUAV T6 flown 40 s at `throttle` (0..1): (thrust N, ground speed m/s, drag N along
+    the motion) once settled; the airspeed is the ground speed - 0.5 m/s."""
     s = math.sqrt(0.5)
     uav = ManualKernel(t6_airframe(), (0.0, s, 0.0, s))  # body z -> world +x
     assert quat_to_matrix(uav.quat)[0][:, 2] == pytest.approx([1.0, 0.0, 0.0], abs=1e-12)
@@ -133,14 +157,8 @@ def test_t6_drag_balances_thrust_at_the_seed_airspeed(throttle: float, airspeed:
         force_world = quat_to_matrix(uav.quat)[0] @ uav.force[0]
         uav.vel[0] += force_world / 1.0 * DT
         uav.pos[0] += uav.vel[0] * DT
-    thrust = uav.motors.thrust[0].sum()
-    drag = force_world[0] - thrust
-    assert thrust == pytest.approx(throttle, rel=1e-9)
-    assert uav.vel[0, 0] - 0.5 == pytest.approx(airspeed, rel=0.01)
-    assert drag == pytest.approx(-throttle, rel=0.01)
-    if throttle == 1.0:
-        assert uav.vel[0, 0] == pytest.approx(4.54, rel=0.01)
-        assert round(drag, 2) == -1.00
+    thrust = float(uav.motors.thrust[0].sum())
+    return thrust, float(uav.vel[0, 0]), float(force_world[0] - thrust)
 
 
 # -- SimUAV T7: landing gear -----------------------------------------------------------------
@@ -149,6 +167,17 @@ def test_t7_landing_gear_rests_the_centre_of_mass_at_1_513_m() -> None:
     centre of mass, 1 m long, k = 5 N/m, c = 1 N s/m, g = 9.7471 m/s^2; dropped from 2.2 m in
     pybullet, motors off. It comes to rest at 2 - m g / (4 k) = 1.5127 m: 1.513 m +- 1 mm, level,
     and still."""
+    z, tilt_deg = t7_drop()
+    assert z.min() < 1.45  # it fell, compressed the springs past rest, and bounced back
+    assert z[-1] == pytest.approx(2.0 - 9.7471 / 20.0, abs=1e-4)
+    assert z[-1] == pytest.approx(1.513, abs=1e-3)
+    assert np.ptp(z[-400:]) < 1e-4  # still over the last second
+    assert tilt_deg < 1e-4
+
+
+def t7_drop() -> tuple[np.ndarray, float]:
+    """SimUAV T7 on the default airframe with T7's body and legs, dropped from 2.2 m, motors
+    off, for 20 s in pybullet: (ticks,) centre-of-mass heights m and the final tilt deg."""
     gear = (1.0, 1.0, -1.0, 1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0)
     af = dataclasses.replace(
         CONFIG.airframe,
@@ -164,11 +193,7 @@ def test_t7_landing_gear_rests_the_centre_of_mass_at_1_513_m() -> None:
     swarm = Swarm(sim, dataclasses.replace(CONFIG, airframe=af), [1], [(0.0, 0.0, 2.2)], [0.0])
     uav = swarm.agents[0]
     z = run(sim, 20.0, lambda: uav.position[2])
-    assert z.min() < 1.45  # it fell, compressed the springs past rest, and bounced back
-    assert z[-1] == pytest.approx(2.0 - 9.7471 / 20.0, abs=1e-4)
-    assert z[-1] == pytest.approx(1.513, abs=1e-3)
-    assert np.ptp(z[-400:]) < 1e-4  # still over the last second
-    assert uav.tilt_deg < 1e-4
+    return z, uav.tilt_deg
 
 
 def test_t7_gear_friction_is_coulomb_on_each_legs_slip() -> None:
@@ -264,20 +289,21 @@ def test_rotor_speed_stays_between_zero_and_its_limit() -> None:
 def test_one_motor_thrust_gives_the_torque_r_cross_f(motor: int) -> None:
     """Only motor `motor` alive at full throttle, body tilted and yawed: the kernel's world
     torque is R (r_i x (0, 0, f_i) + reaction) within 1e-9, r_i the motor's arm point (0.17 m at
-    45 + 90 i deg), f_i its thrust; the roll/pitch part is 0.1202 f_i N m about each axis."""
+    45 + 90 i deg), f_i its thrust; the roll/pitch part is 0.1202 f_i N m about each axis. At
+    1 km up, where ground effect is 1 + 1e-9 of the thrust; at rest, so no rotor drag."""
     q = np.array([0.1, -0.2, 0.3, 0.9])
     uav = ManualKernel(CONFIG.airframe, tuple(q / np.linalg.norm(q)))
-    uav.pos[0, 2] = 10.0
+    uav.pos[0, 2] = 1000.0
     uav.motor_ok[0] = 0.0
     uav.motor_ok[0, motor] = 1.0
     uav.sp.manual[0] = (1.0, 0.0, 0.0, 0.0)
     for _ in range(3):
         uav.tick()
     f = uav.motors.thrust[0, motor]
-    assert f > 1.0 and np.count_nonzero(uav.motors.thrust[0]) == 1
+    assert f > 0.5 and np.count_nonzero(uav.motors.thrust[0]) == 1  # 3 ticks of the rotor lag
     af = CONFIG.airframe
     r = af.motor_positions[motor]
-    reaction = np.array([0.0, 0.0, -af.spin[motor] * af.yaw_torque_coefficient_m * f])
+    reaction = np.array([0.0, 0.0, -af.spin[motor] * af.reaction_coefficient_m * f])
     body = np.cross(r, [0.0, 0.0, f]) + reaction
     assert np.abs(body[:2]) == pytest.approx([0.17 * math.sqrt(0.5) * f] * 2, rel=1e-12)
     rot = quat_to_matrix(uav.quat)[0]

@@ -133,6 +133,21 @@ def test_the_sensor_layer_adds_exactly_its_configured_white_noise() -> None:
     # Gyro (0.005 rad/s) and accelerometer (0.05 m/s^2) at 400 Hz: 98304 samples each, variance
     # in its 99 % chi-square interval, PSD flat within 10 % in 8 bands (Welch over 48 series;
     # measured 0.97-1.02); barometer (0.05 m) and compass (0.02 rad) at 50 Hz: 4096 samples each.
+    noise = sensor_white_noise()
+    cfg = QRSIM["imu"]
+    for name, sigma in (("gyro", cfg.gyro_sigma_rad_s), ("accel", cfg.accel_sigma_m_s2)):
+        x = noise[name]  # (T, 16, 3)
+        assert chi2_ok(x, sigma), name
+        ratios = psd_flat(x.reshape(len(x), -1), sigma, 1 / TICK)
+        assert np.abs(ratios - 1).max() < 0.10, (name, ratios)
+    assert chi2_ok(noise["baro"], QRSIM["baro"].noise_sigma_m)
+    assert chi2_ok(noise["compass"], QRSIM["compass"].sigma_rad)
+
+
+def sensor_white_noise() -> dict[str, np.ndarray]:
+    """The white noise the qrsim sensor layer drew while 16 UAVs hovered for 2048 ticks
+    (reading - truth - bias): 'gyro' rad/s and 'accel' m/s^2 (2048, 16, 3) at 400 Hz, 'baro' m
+    and 'compass' rad (256, 16) at 50 Hz (bench/fidelity.py reports them)."""
     sim = Simulator(SimulationConfig(seed=9), WorldConfig())
     config = dataclasses.replace(CONFIG, sensors=SensorsConfig(preset="qrsim", control_on="truth"))
     start = np.array([(5.0 * (i % 4), 5.0 * (i // 4), 10.0) for i in range(16)])
@@ -153,15 +168,8 @@ def test_the_sensor_layer_adds_exactly_its_configured_white_noise() -> None:
             baro.append(barometer.altitude - pos[:, 2] - barometer.bias.x)
             compass.append(wrap_angle(magnetometer.yaw - euler[:, 2]))
     sim.close()
-    cfg = QRSIM["imu"]
-    for name, x, sigma in (("gyro", gyro, cfg.gyro_sigma_rad_s),
-                           ("accel", accel, cfg.accel_sigma_m_s2)):  # fmt: skip
-        x = np.asarray(x)  # (T, 16, 3)
-        assert chi2_ok(x, sigma), name
-        ratios = psd_flat(x.reshape(len(x), -1), sigma, 1 / TICK)
-        assert np.abs(ratios - 1).max() < 0.10, (name, ratios)
-    assert chi2_ok(np.asarray(baro), QRSIM["baro"].noise_sigma_m)
-    assert chi2_ok(np.asarray(compass), QRSIM["compass"].sigma_rad)
+    series = {"gyro": gyro, "accel": accel, "baro": baro, "compass": compass}
+    return {name: np.asarray(x) for name, x in series.items()}
 
 
 def test_proximity_range_and_bearing_noise_have_their_sigma() -> None:
@@ -197,19 +205,25 @@ def test_gps_horizontal_rms_matches_its_derivation() -> None:
     # position rows of (G^T G)^-1 G^T, so E|e_h|^2 = s^2 (Q_xx + Q_yy) = (s HDOP)^2 with
     # Q = (G^T G)^-1. Here Q is computed independently of the model; the process is made
     # memoryless (tau << fix period) so 20000 fixes are independent samples of the qrsim error.
+    derived, rms = gps_horizontal_rms()
+    model = GpsModel(gps_cfg(), 1, np.random.default_rng(5))
+    assert model.expected_horizontal_rms() == pytest.approx(derived, rel=1e-9)
+    assert derived == pytest.approx(0.228, abs=0.001)  # 0.1756 m x HDOP 1.30 (13 satellites)
+    assert rms == pytest.approx(derived, rel=0.10)
+    assert rms == pytest.approx(derived, rel=0.03)  # actual precision: ~1 % for 40000 dof
+
+
+def gps_horizontal_rms(fixes: int = 20000) -> tuple[float, float]:
+    """The qrsim GPS's horizontal RMS error, m: derived from the satellite geometry (s HDOP,
+    computed here independently of the model) and measured over `fixes` memoryless fixes."""
     cfg = gps_cfg()
     los = sky(cfg.satellites)
     g = np.hstack([-los, np.ones((len(los), 1))])
     q = np.linalg.inv(g.T @ g)
     derived = np.hypot(cfg.pr_sigma_m, cfg.receiver_sigma_m) * np.sqrt(q[0, 0] + q[1, 1])
-    model = GpsModel(cfg, 1, np.random.default_rng(5))
-    assert model.expected_horizontal_rms() == pytest.approx(derived, rel=1e-9)
-    assert derived == pytest.approx(0.228, abs=0.001)  # 0.1756 m x HDOP 1.30 (13 satellites)
     fast = GpsModel(gps_cfg(pr_tau_s=1e-6), 1, np.random.default_rng(6))
-    errs = np.array([fast.step()[0] for _ in range(20000)])
-    rms = float(np.sqrt(np.mean(np.sum(errs[:, :2] ** 2, axis=1))))
-    assert rms == pytest.approx(derived, rel=0.10)
-    assert rms == pytest.approx(derived, rel=0.03)  # actual precision: ~1 % for 40000 dof
+    errs = np.array([fast.step()[0] for _ in range(fixes)])
+    return float(derived), float(np.sqrt(np.mean(np.sum(errs[:, :2] ** 2, axis=1))))
 
 
 def test_co_located_receivers_share_their_error() -> None:

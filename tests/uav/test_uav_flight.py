@@ -10,7 +10,7 @@ from uav_helpers import CONFIG, make_swarm, run, settle_time, times
 
 from skyswarm.uav import control as ctl
 
-WEIGHT = CONFIG.airframe.weight_n
+WEIGHT = CONFIG.airframe.weight_n(9.81)  # N on Earth
 
 
 def test_roll_step_settles_within_1deg_in_half_a_second() -> None:
@@ -37,7 +37,7 @@ def test_altitude_step_2_to_12_m() -> None:
 def test_heading_step_0_to_90deg() -> None:
     """Facing north (compass 0 deg), commanded east (90 deg): the error starts at -90 deg, the
     heading passes 45 deg after ~0.5 s (yaw rate capped at 120 deg/s), is within 2 deg from
-    1.33 s and overshoots by 0.09 deg (measured)."""
+    1.39 s and overshoots by 0.30 deg (measured; 1.33 s and 0.09 deg with quad_x_simple)."""
     sim, swarm = make_swarm(yaws=[math.pi / 2])  # ENU yaw pi/2 = compass 0 deg
     uav = swarm.agents[0]
     assert abs(uav.heading_deg) < 1e-9
@@ -54,14 +54,16 @@ def test_heading_step_0_to_90deg() -> None:
 def test_attitude_mode_holds_a_yaw_angle_or_a_yaw_rate() -> None:
     """command_attitude(roll, pitch, yaw, thrust) takes a yaw ANGLE (the reference simulator's
     UavAgent): level at hover thrust, yaw 0 -> 90 deg (ENU) is within 2 deg in 1.5 s and stays;
-    with yaw_rate=True the third value is a rate: 0.5 rad/s turns ~57 deg in 2 s."""
+    at 3 s it is 0.27 deg past (measured; the rotor drag damps yaw, so the last 0.3 deg goes
+    with a ~5 s time constant: 0.07 deg at 10 s; quad_x_simple was 0.09 deg at 3 s); with
+    yaw_rate=True the third value is a rate: 0.5 rad/s turns ~57 deg in 2 s."""
     sim, swarm = make_swarm()
     uav = swarm.agents[0]
     uav.command_attitude(0.0, 0.0, math.pi / 2, WEIGHT)
     assert uav.mode is ctl.ATTITUDE
     yaw = run(sim, 3.0, lambda: math.degrees(uav.euler[2]))
     assert settle_time(times(yaw), yaw - 90.0, 2.0) <= 1.5
-    assert abs(yaw[-1] - 90.0) < 0.1
+    assert abs(yaw[-1] - 90.0) < 0.3
     uav.command_attitude(0.0, 0.0, 0.5, WEIGHT, yaw_rate=True)
     start = math.degrees(uav.euler[2])
     run(sim, 2.0)

@@ -1,7 +1,8 @@
 """The compiled flight kernel (uav/kernel.py) agrees with the plain one-agent reference
 (uav/reference.py) within 1e-9: random states in every mode, in calm air and in wind, with dead
-agents and failed motors, for the default airframe and for quad_x_rotor (rotor-speed state,
-rotor drag, quadratic drag with ISA density, ground effect), in Attitude with a yaw rate and
+agents and failed motors, for quad_x_simple (thrust lag, linear drag) and for quad_x_rotor
+(the default quad_x's kernel model without its legs, which act outside the kernel: rotor-speed
+state, rotor drag, quadratic drag with ISA density, ground effect), in Attitude with a yaw rate and
 with a yaw angle, and at a low g; and at the edges where the two could part ways (integrator
 clamps and anti-windup, rate and tilt limits, the +-180 deg heading wrap, saturated motors),
 where the tests also check the numbers the limits imply."""
@@ -12,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from uav_helpers import CONFIG
+from uav_helpers import CONFIG  # noqa: F401  (the default airframe; its kernel model is ROTOR)
 
 from skyswarm.core.frames import quat_to_matrix, yaw_quaternion
 from skyswarm.core.resources import CONFIGS_DIR
@@ -34,7 +35,8 @@ from skyswarm.uav.mixer import Mixer
 from skyswarm.uav.model import Airframe, Motors, WrenchModel
 
 DT = 0.0025  # s, the 400 Hz tick
-AF, CC = CONFIG.airframe, CONFIG.control
+SIMPLE = load_uav_config(CONFIGS_DIR / "airframes" / "quad_x_simple.toml")
+AF, CC = SIMPLE.airframe, SIMPLE.control  # thrust lag: one tick of a step is alpha of it
 CLOSE = {"rtol": 0, "atol": 1e-9}
 ALPHA = 1.0 - math.exp(-DT / AF.motor_time_constant_s)  # motor lag per tick
 F_MAX = AF.max_thrust_n
@@ -194,7 +196,7 @@ def test_integrators_clamp_at_their_limits_and_freeze_while_saturated() -> None:
     flight = Flight(4)
     flight.set_mode(slice(0, 3), ATTITUDE)
     cas, sp = flight.cas, flight.sp
-    sp.thrust[:] = AF.weight_n
+    sp.thrust[:] = AF.weight_n(9.81)
     sp.attitude[0, 0], cas.attitude.integral[0, 0] = 0.05, 9.999
     sp.attitude[1, 0], cas.attitude.integral[1, 0] = -0.05, -9.999
     sp.attitude[2, 0], cas.attitude.integral[2, 0] = 0.6, 2.0

@@ -8,12 +8,15 @@ from typing import Any
 import numpy as np
 
 from skyswarm.core.config import WorldConfig
+from skyswarm.core.resources import CONFIGS_DIR
 from skyswarm.core.simulator import Simulator
 from skyswarm.core.wind import WindConfig
 from skyswarm.uav.config import UavConfig, load_uav_config
 from skyswarm.uav.swarm import Swarm
 
 CONFIG: UavConfig = load_uav_config()
+# The simpler model (thrust lag, linear drag, no ground effect or gear), for closed forms of it
+SIMPLE: UavConfig = load_uav_config(CONFIGS_DIR / "airframes" / "quad_x_simple.toml")
 
 
 def make_swarm(
@@ -21,14 +24,15 @@ def make_swarm(
     yaws: Any = None,
     hovering: bool = True,
     wind: WindConfig | None = None,
+    config: UavConfig = CONFIG,
 ) -> tuple[Simulator, Swarm]:
-    """A simulator with a ground plane and a swarm of the default airframe (calm air unless
-    `wind` is given)."""
+    """A simulator with a ground plane and a swarm of `config` (the default airframe; calm air
+    unless `wind` is given)."""
     sim = Simulator(world=WorldConfig())
     positions = np.asarray(positions, dtype=float)
     yaws = np.zeros(len(positions)) if yaws is None else np.asarray(yaws, dtype=float)
     ids = range(1, len(positions) + 1)
-    swarm = Swarm(sim, CONFIG, ids, positions, yaws, hovering=hovering, wind=wind)
+    swarm = Swarm(sim, config, ids, positions, yaws, hovering=hovering, wind=wind)
     return sim, swarm
 
 
