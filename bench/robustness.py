@@ -2,9 +2,9 @@
 range, radio loss, swarm size, seeds and sensors, plus a base station out of reach and two
 leaders killed, run as one batch sweep (app/batch.py) with the shipped defaults.
 
-    python -m skyswarm.bench.robustness --out results/robustness --workers 2
-    python -m skyswarm.bench.robustness --rows hardest --seeds 1     # the CI subset
-    python -m skyswarm.bench.robustness --ranges 20 25 --uavs 10 --sensors ideal
+    python bench/robustness.py --out results/robustness --workers 2
+    python bench/robustness.py --rows hardest --seeds 1   # (CI: tests/missions/test_robustness.py)
+    python bench/robustness.py --ranges 20 25 --uavs 10 --sensors ideal
 
 It writes a sweep file (`robustness.toml`) into `--out`, runs it with the batch coordinator
 (sweep.csv, aggregate.csv, runs/), then `robustness.json` (one row per point: the aggregate

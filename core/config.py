@@ -173,6 +173,9 @@ class AvoidanceConfig:
     smoothing: float = param(
         0.5, "alpha-beta tracker gain of each neighbour's relative position (0..1]", gt=0.0, le=1
     )
+    vertical_clear_m: float = param(
+        1.0, "neighbours at least this far above or below are not avoided, m", gt=0.0
+    )
     safe_distance_m: float = param(
         2.0, "barrier: UAVs approach each other ever slower towards this distance, m", gt=0.0
     )
@@ -180,7 +183,7 @@ class AvoidanceConfig:
         3.0, "barrier: deceleration each UAV is assumed to brake at towards safe_distance_m", gt=0
     )
     reaction_s: float = param(
-        0.3, "barrier: delay before a UAV's braking takes hold (scan, tracking, lag), s", ge=0
+        0.2, "barrier: delay before a UAV's braking takes hold (scan, tracking, lag), s", ge=0
     )
     barrier_rate: float = param(
         1.0, "barrier: speed at which a pair closer than safe_distance_m draws apart, 1/s", gt=0

@@ -11,10 +11,11 @@ proximity sensor off explicitly while avoidance is on is a configuration error.
 What it does, vectorised over agents and the sensor's (N, M) scan (M = N UAVs + boxes); the law
 and its guarantee are explained in docs/safety.md:
 
-1. Tracking. Each scan gives range and bearing of what each UAV sees. The relative position of
-   every (agent, target) pair is tracked by an alpha-beta filter (gain `smoothing` = alpha,
-   beta = alpha^2 / (2 - alpha)), which also estimates the pair's relative velocity; a pair not
-   seen in a scan is forgotten.
+1. Tracking. Each scan gives range, bearing and elevation of what each UAV sees; what is at
+   least `vertical_clear_m` above or below is left out (UAVs flying in layers do not hinder
+   each other). The horizontal relative position of every (agent, target) pair is tracked by
+   an alpha-beta filter (gain `smoothing` = alpha, beta = alpha^2 / (2 - alpha)), which also
+   estimates the pair's relative velocity; a pair not seen in a scan is forgotten.
 2. The command. The velocity the mission asks of each agent is read from its setpoints: in
    Position mode the position loop's own law, v = kp (target - position) limited to the
    airframe's `max_speed_m_s`; in the velocity modes the commanded vx, vy. Manual, Attitude,
@@ -236,9 +237,12 @@ class Avoidance:
 
     # -- the scan: tracks and the correction ---------------------------------------------------
     def _track(self, scan, yaw: np.ndarray) -> None:
-        seen = scan.detected
+        elev = np.where(scan.detected, scan.elevation_rad, 0.0)
+        rng = np.where(scan.detected, scan.range_m, 0.0)
+        # a neighbour `vertical_clear_m` above or below is no horizontal threat (layers)
+        seen = scan.detected & (np.abs(rng * np.sin(elev)) < self.cfg.vertical_clear_m)
         ang = np.where(seen, scan.bearing_rad, 0.0) + yaw[:, None]
-        rng = np.where(seen, scan.range_m, 0.0)
+        rng = rng * np.cos(elev)  # horizontal range
         meas = np.stack([rng * np.cos(ang), rng * np.sin(ang)], axis=2)  # (N, M, 2) m
         if self._p is None or self._p.shape != meas.shape:
             self._p, self._v = meas.copy(), np.zeros_like(meas)

@@ -306,7 +306,7 @@ class FlockingCoverage(FlockReport, Mission):
             self.plan_done_s = now
         wait = UNDELIVERED_S
         if self.flock.mule:
-            span = max(float(np.hypot(*a.corners().ptp(axis=0))) for a in self.areas)
+            span = max(float(np.hypot(*np.ptp(a.corners(), axis=0))) for a in self.areas)
             far = max(float(np.hypot(*st.position[:2])) for st in self.stations)
             wait += (span + far) / self.flock.transit_speed_m_s
         if now - self.plan_done_s >= wait:

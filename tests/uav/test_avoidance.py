@@ -68,12 +68,13 @@ def test_on_by_default_with_the_proximity_model_alone() -> None:
 
 
 def test_speed_allowed_is_the_stopping_speed_in_half_the_gap() -> None:
-    cfg = AvoidanceConfig()  # brake 3 m/s^2, reaction 0.3 s, safe 2 m, barrier_rate 1/s
+    cfg = AvoidanceConfig()  # brake 3 m/s^2, reaction 0.2 s, safe 2 m, barrier_rate 1/s
     a, tau = cfg.brake_m_s2, cfg.reaction_s
     v = speed_allowed(np.array([2.0, 2.0, -0.5]), np.array([0.0, 4.0, 0.0]), cfg)
     # a still neighbour 4 m away: v tau + v^2 / 2a = 1 m (half the 2 m beyond the safe distance)
     assert v[0] * tau + v[0] ** 2 / (2 * a) == pytest.approx(1.0)
-    assert v[0] == pytest.approx(3.0 * (math.sqrt(0.09 + 2.0 / 3.0) - 0.3))  # 1.710 m/s
+    assert (a, tau) == (3.0, 0.2)
+    assert v[0] == pytest.approx(3.0 * (math.sqrt(0.04 + 2.0 / 3.0) - 0.2))  # 1.921 m/s
     # one drawing away at 4 m/s: its stopping distance 16 / 6 m is added to the room
     assert v[1] * tau + v[1] ** 2 / (2 * a) == pytest.approx(1.0 + 16.0 / 6.0)
     assert v[2] == pytest.approx(-0.25)  # inside: draw away at barrier_rate x / 2
