@@ -46,7 +46,8 @@ and its guarantee are explained in docs/safety.md:
    `guard_speed_m_s` (through the barrier too), until every UAV is beyond `guard_release_m`.
    It does not climb or descend: the proximity sensor measures no elevation, so two UAVs could
    not agree which of them goes up.
-7. The sum of 3 and 4 is limited to `max_push_m_s`, added to the command, put through the
+7. The sum of 3 and 4 is dropped below MIN_PUSH_M_S (1 cm/s: tracking noise between UAVs
+   that hold still), limited to `max_push_m_s`, added to the command, put through the
    barrier, limited to the airframe's top speed, and flown: the kernel gets, for the agents
    whose velocity changed, a Position target of position + v / kp (or the velocity itself);
    the mission's own setpoints are never overwritten, so when no neighbour constrains an agent
@@ -87,6 +88,7 @@ _HEADING_FRAME = [  # vx, vy in the heading frame
 _WORLD_FRAME = [ctl.mode_index(m) for m in (ctl.VELOCITY, ctl.VELOCITY_AND_HEADING)]
 _SPEED_MODES = _HEADING_FRAME + _WORLD_FRAME
 RIGHT_TURN = 0.35  # rad: how far a TTC push is turned to the agent's right
+MIN_PUSH_M_S = 0.01  # m/s: smaller sums of steps 3 and 4 are the trackers' noise, dropped
 PASSES = 3  # projections onto the barrier's half-planes, each over every constraint
 
 
@@ -302,6 +304,7 @@ class Avoidance:
         total = push.sum(axis=1)
         size = np.hypot(total[:, 0], total[:, 1])
         total *= np.minimum(1.0, cfg.max_push_m_s / np.maximum(size, 1e-12))[:, None]
+        total[size < MIN_PUSH_M_S] = 0.0  # tracking noise between still UAVs: no push
         return total
 
     def _barrier(self, v_own: np.ndarray) -> None:
