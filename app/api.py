@@ -30,7 +30,28 @@ def load_scenario(path_or_name: str | Path, overrides: Iterable[str] = ()) -> Sc
             str(path_or_name),
             f"an existing TOML file or a shipped scenario ({names})",
         )
-    return config.load_scenario(path, overrides)
+    scenario = config.load_scenario(path, overrides)
+    load_camera_renderer(scenario)
+    return scenario
+
+
+def load_camera_renderer(scenario: ScenarioConfig) -> None:
+    """A scenario whose UAVs carry a camera with the `egl` renderer: import the GUI's renderer
+    (gui/sensor_camera.py registers it); without the GUI extra, one line naming it. Runs
+    without a camera never import moderngl."""
+    from skyswarm.uav.config import UavSection
+
+    uav = scenario.sections.get("uav")
+    if not isinstance(uav, UavSection):
+        return
+    camera = uav.sensors.resolved("camera")
+    if not camera.enabled or camera.renderer != "egl":
+        return
+    try:
+        import skyswarm.gui.sensor_camera  # noqa: F401
+    except ImportError as exc:
+        expected = f"the GUI extra installed: pip install 'skyswarm[gui]' ({exc})"
+        raise ConfigError(scenario.file, "uav.sensors.camera.enabled", True, expected) from None
 
 
 def run_scenario(
@@ -48,9 +69,48 @@ def run_scenario(
         scenario = load_scenario(scenario, extra)
     elif extra:
         raise ValueError("overrides and seed apply when the scenario is given by path or name")
+    else:
+        load_camera_renderer(scenario)
     sim = Simulator.from_scenario(scenario, results_dir)
     try:
         sim.run()
         return sim.finish()
     finally:
         sim.close()
+
+
+def run_sweep(
+    sweep_file: str | Path,
+    out: str | Path | None = None,
+    workers: int = 1,
+    *,
+    resume: bool = False,
+    plots: bool = False,
+) -> Path:
+    """Run a sweep file (`skyswarm batch`'s: a base scenario, a grid of key paths, seeds) on
+    `workers` local processes; returns its output folder, which holds `sweep.csv` (one row per
+    run: parameters, seed, status, outcome, metrics) and `aggregate.csv` (per grid point: mean
+    and 95 % interval of each metric). `out` defaults to the sweep's `[sweep] out`.
+
+        import pandas as pd
+        from skyswarm import run_sweep
+
+        out = run_sweep("configs/sweeps/drop_test.toml", "sweep_out", workers=2)
+        print(pd.read_csv(out / "aggregate.csv"))
+    """
+    from skyswarm.app.batch import run_batch
+    from skyswarm.app.batch_executors import LocalPool
+    from skyswarm.app.sweep import load_sweep
+
+    if workers < 1:
+        raise ConfigError("", "workers", workers, "an integer >= 1")
+    sweep = load_sweep(sweep_file)
+    folder = Path(out or sweep.settings.out or Path("results", "sweeps", Path(sweep_file).stem))
+    if not resume and ((folder / "sweep.csv").exists() or (folder / "runs").exists()):
+        raise ConfigError("", "out", str(folder), "a folder without a sweep (or resume=True)")
+    executor = LocalPool(workers)
+    try:
+        run_batch(sweep, folder, executor, resume, quiet=True, plots=plots)
+    finally:
+        executor.close()
+    return folder

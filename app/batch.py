@@ -23,7 +23,8 @@ from typing import Any
 from skyswarm.app.batch_executors import DaskCluster, Executor, LocalPool
 from skyswarm.app.batch_worker import load_complete, one_line
 from skyswarm.app.exits import EXIT_INTERRUPTED
-from skyswarm.app.sweep import RunSpec, Sweep, load_sweep
+from skyswarm.app.results_dir import hold
+from skyswarm.app.sweep import MAX_RUNS, RunSpec, Sweep, load_sweep
 from skyswarm.app.sweep_report import (
     SweepTable,
     aggregate,
@@ -233,6 +234,12 @@ def add_batch_parser(sub: Any) -> None:
     p.add_argument("--resume", action="store_true", help="skip runs already complete in --out")
     p.add_argument("--out", type=Path, help="output folder (default: sweep.out or results/...)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--max-runs",
+        type=int,
+        default=MAX_RUNS,
+        help=f"refuse a sweep of more runs than this (default {MAX_RUNS})",
+    )
     p.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG plots")
     p.set_defaults(func=cmd_batch)
 
@@ -240,10 +247,20 @@ def add_batch_parser(sub: Any) -> None:
 def cmd_batch(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise ConfigError("--workers", "--workers", args.workers, "an integer >= 1")
-    sweep = load_sweep(args.sweep)
+    if args.max_runs < 1:
+        raise ConfigError("--max-runs", "--max-runs", args.max_runs, "an integer >= 1")
+    sweep = load_sweep(args.sweep, args.max_runs, announce=lambda text: print(text, flush=True))
     out = args.out or Path(sweep.settings.out or Path("results", "sweeps", args.sweep.stem))
     if not args.resume and ((out / "sweep.csv").exists() or (out / "runs").exists()):
         raise ConfigError("--out", "--out", str(out), "a folder without a sweep (or --resume)")
+    held = hold(out, str(sweep.file))  # a second batch into this folder is refused
+    try:
+        return _run_command(args, sweep, out)
+    finally:
+        held.release()
+
+
+def _run_command(args: argparse.Namespace, sweep: Sweep, out: Path) -> int:
     if args.scheduler:
         executor: Executor = DaskCluster(args.scheduler)
     else:

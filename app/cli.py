@@ -115,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--inputs", type=Path, metavar="INPUTS.csv", help="replay recorded manual inputs"
     )
+    from skyswarm.app import mavlink_flags
+
+    mavlink_flags.add_args(run)  # --mavlink, --mavlink-bind, --realtime (docs/mavlink.md)
     run.set_defaults(func=cmd_run)
     gui_commands.add_gui_parsers(sub, run, scenario_args)
     add_scenario_parsers(sub)
@@ -131,6 +134,10 @@ def _parser() -> argparse.ArgumentParser:
     from skyswarm.app.export import add_export_parser
 
     add_export_parser(sub)
+
+    from skyswarm.app.migrate import add_migrate_parser  # skyswarm migrate (issue 28)
+
+    add_migrate_parser(sub)
 
     plot = sub.add_parser("plot", help="write the PNG plots of a results directory")
     plot.add_argument("results", type=Path, help="results directory of a run")

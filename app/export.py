@@ -1,17 +1,22 @@
 """`skyswarm export RESULTDIR`: a run's tracks as CSV (ENU, plus WGS84 when the scenario has a
 geographic origin) or as KML for Google Earth (one track per agent, death sites as points, and
-for a flight-plan run the legs each UAV was given)."""
+for a flight-plan run the legs each UAV was given).
+
+An export is never written onto a file of a run directory, nor onto an existing file without
+`--overwrite`; it is written to a temporary file and renamed (app/results_dir.py)."""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import json
+import os
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 import numpy as np
 
+from skyswarm.app.results_dir import atomic_path, check_export_target
 from skyswarm.core.geo import enu_to_wgs84
 from skyswarm.core.recorder import read_header, read_trajectory
 from skyswarm.core.schema import ConfigError
@@ -22,12 +27,14 @@ def add_export_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("results", type=Path, help="results directory of a run")
     p.add_argument("--csv", type=Path, metavar="OUT.csv", help="one row per agent and sample")
     p.add_argument("--kml", type=Path, metavar="OUT.kml", help="tracks and deaths (needs geo)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing export file")
     p.set_defaults(func=cmd_export)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     if args.csv is None and args.kml is None:
         raise ConfigError("", "export", None, "--csv OUT.csv and/or --kml OUT.kml")
+    _check_targets(args)
     header, traj = _load(args.results)
     origin = tuple(header.get("geo_origin") or ())
     if args.csv is not None:
@@ -47,6 +54,17 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_targets(args: argparse.Namespace) -> None:
+    """Before anything is read or written: never a file of a run directory, never an existing
+    file without --overwrite, never the same file for both exports."""
+    for flag, target in (("--csv", args.csv), ("--kml", args.kml)):
+        if target is not None:
+            check_export_target(target, args.results, args.overwrite, flag)
+    if args.csv is not None and args.kml is not None:
+        if os.path.realpath(args.csv) == os.path.realpath(args.kml):
+            raise ConfigError("", "--kml", str(args.kml), "a file other than --csv's")
+
+
 def _load(results: Path) -> tuple[dict, np.ndarray]:
     """Header and complete records; a run with none is a one-line error (no file written)."""
     header = read_header(results)
@@ -64,7 +82,7 @@ def write_csv(out: Path, traj: np.ndarray, tick_s: float, origin: tuple[float, .
         ["lat_deg", "lon_deg", "alt_m"] if origin else []
     )
     geo = enu_to_wgs84(traj["position"], origin) if origin else None
-    with open(out, "w", newline="", encoding="utf-8") as f:
+    with atomic_path(out) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(cols)
         for i, rec in enumerate(traj):
@@ -156,4 +174,5 @@ def write_kml(
             "</coordinates></Point></Placemark>"
         )
     parts.append("</Document></kml>")
-    out.write_text("\n".join(parts), encoding="utf-8")
+    with atomic_path(out) as tmp:
+        tmp.write_text("\n".join(parts), encoding="utf-8")

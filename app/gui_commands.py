@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skyswarm.app.exits import EXIT_INTERRUPTED
+
 if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
 
@@ -31,7 +33,66 @@ def _video_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frames", type=Path, metavar="DIR", help="write PNG frames to DIR")
     p.add_argument("--fps", type=float, default=30.0, help="frames per simulated second (30)")
     p.add_argument("--size", type=_size, default=(1280, 720), help="WIDTHxHEIGHT (1280x720)")
-    p.add_argument("--camera", choices=("orbit", "top"), default="orbit", help="video camera")
+    camera_args(p)
+
+
+CAMERA_NAMES = ("swarm", "orbit", "top", "chase", "fpv", "free")  # gui/director.py CAMERAS
+
+
+def camera_args(p: argparse.ArgumentParser) -> None:
+    """--camera NAME --distance M --elevation DEG --target ID, and the layers' switches."""
+    p.add_argument(
+        "--camera", choices=CAMERA_NAMES, default="swarm",
+        help="swarm (default: keeps the UAVs large), orbit, top, chase, fpv or free",
+    )  # fmt: skip
+    p.add_argument("--distance", type=float, metavar="M", help="camera distance, m")
+    p.add_argument("--elevation", type=float, metavar="DEG", help="camera elevation, deg")
+    p.add_argument("--target", type=int, metavar="ID", help="agent the camera follows")
+    p.add_argument("--no-markers", action="store_true", help="meshes only, no far markers")
+    p.add_argument("--no-inset", action="store_true", help="no inset map of the whole area")
+
+
+def camera_spec(args: argparse.Namespace) -> Any:
+    """The gui/director.py CameraSpec of the camera options (a bad distance: ConfigError)."""
+    from skyswarm.core.schema import ConfigError
+    from skyswarm.gui.director import CameraSpec
+
+    if args.distance is not None and not (0 < args.distance < 1e5):
+        raise ConfigError("", "--distance", args.distance, "a distance > 0 m")
+    if args.elevation is not None and not (-89 <= args.elevation <= 89):
+        raise ConfigError("", "--elevation", args.elevation, "an angle in [-89, 89] deg")
+    return CameraSpec(args.camera, args.distance, args.elevation, None, args.target)
+
+
+DEFAULT_TRAIL_S = 12.0  # gui/trails.py DEFAULT_TRAIL_S (not imported: no pyglet here)
+
+
+def window_args(p: argparse.ArgumentParser) -> None:
+    """The layers of a window (`view`, `replay`), each also toggled by a key (help overlay)."""
+    p.add_argument(
+        "--trails", type=float, nargs="?", const=DEFAULT_TRAIL_S, metavar="S",
+        help=f"show motion trails of the last S s ({DEFAULT_TRAIL_S:g}); key L",
+    )  # fmt: skip
+
+
+def view_options(args: argparse.Namespace) -> Any:
+    """The gui/views.py ViewOptions of the window options (a bad value: ConfigError)."""
+    from skyswarm.core.schema import ConfigError
+    from skyswarm.gui.views import ViewOptions
+
+    trails = args.trails
+    if trails is not None and not (0 < trails <= 3600):
+        raise ConfigError("", "--trails", trails, "a trail length > 0 and <= 3600 s")
+    links = args.links  # `view` only (`replay` sets False): a recording has no links
+    return ViewOptions(camera_spec(args), not args.no_inset, not args.no_markers, trails, links)
+
+
+def interrupted(code: int) -> int:
+    """A window command's exit code; Ctrl-C (130) goes through `main`'s one interrupt path,
+    which prints `skyswarm: interrupted` and returns 130 like every other command."""
+    if code == EXIT_INTERRUPTED:
+        raise KeyboardInterrupt
+    return code
 
 
 def add_gui_parsers(
@@ -45,13 +106,25 @@ def add_gui_parsers(
     view.add_argument("--speed", type=float, help="sim s per wall s (1.0)")
     view.add_argument("--size", type=_size, default=(1280, 720), help="window size (1280x720)")
     view.add_argument("--out", type=Path, help="also record results to this directory")
+    camera_args(view)
+    window_args(view)
+    view.add_argument("--links", action="store_true", help="show radio links, losses red; key O")
     view.set_defaults(func=cmd_view)
 
     rep = sub.add_parser("replay", help="play a recorded run (results directory) in 3D")
     rep.add_argument("results", type=Path, help="results directory of a run")
     rep.add_argument("--speed", type=float, default=1.0, help="playback speed factor (1.0)")
     _video_args(rep)
-    rep.set_defaults(func=cmd_replay)
+    window_args(rep)
+    rep.set_defaults(func=cmd_replay, links=False)
+
+    snap = sub.add_parser("snapshot", help="render a PNG of a recorded run at a time")
+    snap.add_argument("results", type=Path, help="results directory of a run")
+    snap.add_argument("--time", type=float, required=True, metavar="T", help="simulated s")
+    snap.add_argument("--out", type=Path, required=True, metavar="FILE.png", help="PNG to write")
+    snap.add_argument("--size", type=_size, default=(1280, 720), help="WIDTHxHEIGHT (1280x720)")
+    camera_args(snap)
+    snap.set_defaults(func=cmd_snapshot)
 
 
 def require_gui(option: str, value: object) -> None:
@@ -87,7 +160,10 @@ def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
         return None
     from skyswarm.gui.capture import Capture
 
-    return Capture(sim, args.video, args.frames, args.fps, args.size, args.camera, process=True)
+    return Capture(
+        sim, args.video, args.frames, args.fps, args.size, camera_spec(args), process=True,
+        inset=not args.no_inset, markers=not args.no_markers,
+    )  # fmt: skip
 
 
 def cmd_view(args: argparse.Namespace) -> int:
@@ -95,7 +171,20 @@ def cmd_view(args: argparse.Namespace) -> int:
     from skyswarm.gui.app import view_scenario
 
     scenario = load_args(args)
-    return view_scenario(scenario, speed=args.speed, size=args.size, results_dir=args.out)
+    options = view_options(args)
+    if args.out is None:
+        code = view_scenario(scenario, speed=args.speed, size=args.size, options=options)
+        return interrupted(code)
+    from skyswarm.app.results_dir import claim
+
+    held = claim(args.out, overwrite=False, scenario_file=scenario.file)  # new or empty, locked
+    try:
+        code = view_scenario(
+            scenario, speed=args.speed, size=args.size, results_dir=args.out, options=options
+        )
+    finally:
+        held.release()
+    return interrupted(code)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -117,7 +206,39 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"a run of at least two samples and one frame ({len(ticks)} over {span_s:g} s)",
         )
     if args.video is not None or args.frames is not None:
-        n = export_video(args.results, args.video, args.frames, args.fps, args.size, args.camera)
+        n = export_video(
+            args.results, args.video, args.frames, args.fps, args.size, camera_spec(args),
+            inset=not args.no_inset, markers=not args.no_markers,
+        )  # fmt: skip
         print(f"wrote {n} frames")
         return 0
-    return replay_window(args.results, speed=args.speed)
+    options = view_options(args)
+    return interrupted(replay_window(args.results, args.speed, args.size, options))
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    """`skyswarm snapshot RUN --time T --out FILE.png`: the picture the live view showed at T."""
+    from PIL import Image
+
+    from skyswarm.core.recorder import read_header
+    from skyswarm.core.schema import ConfigError
+
+    require_gui("snapshot", args.results)
+    from skyswarm.gui.replay import ReplaySource, ReplayStill
+
+    read_header(args.results)  # one-line error on a missing or torn header
+    source = ReplaySource(args.results)
+    if not (0.0 <= args.time <= source.duration_s + 1e-9):
+        expected = f"a time in [0, {source.duration_s:g}] s (the recording)"
+        raise ConfigError(str(args.results), "--time", args.time, expected)
+    still = ReplayStill(
+        source, args.size, camera_spec(args), inset=not args.no_inset, markers=not args.no_markers
+    )
+    try:
+        image = still.render(args.time).copy()
+    finally:
+        still.release()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(image).save(args.out)
+    print(f"wrote {args.out} (t = {args.time:g} s)")
+    return 0

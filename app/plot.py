@@ -59,6 +59,14 @@ def plot_results(results_dir: Path | str) -> list[Path]:
     return written
 
 
+def save_png(fig, path: Path) -> None:
+    """`fig` as a PNG at `path`, atomically (app/results_dir.py `atomic_path`)."""
+    from skyswarm.app.results_dir import atomic_path
+
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", bbox_inches="tight")
+
+
 # -- reading ----------------------------------------------------------------------------------
 def read_timeseries(results_dir: Path) -> dict[str, np.ndarray]:
     """timeseries.csv as column name -> (T,) float array (NaN where a cell is empty or text)."""
@@ -106,8 +114,7 @@ def plot_map(results_dir: Path) -> Path:
     layer = results_dir / "coverage.npz"
     if layer.is_file():
         _draw_layer(ax, np.load(layer))
-    path = results_dir / "trajectory.bin"
-    traj = read_trajectory(results_dir) if path.is_file() else np.zeros(0)
+    traj = read_trajectory(results_dir)  # trajectory.bin or .parquet; none: no records
     for agent in np.unique(traj["agent_id"]) if len(traj) else []:
         rec = traj[traj["agent_id"] == agent]
         xy = rec["position"][np.argsort(rec["tick"], kind="stable"), :2]
@@ -130,7 +137,7 @@ def plot_map(results_dir: Path) -> Path:
     ax.set_title(f"{results_dir.name}: trajectories, deaths (x)")
     ax.grid(alpha=0.3)
     out = results_dir / "map.png"
-    fig.savefig(out, bbox_inches="tight")
+    save_png(fig, out)
     plt.close(fig)
     return out
 
@@ -186,7 +193,7 @@ def plot_timeseries(results_dir: Path, series: dict[str, np.ndarray]) -> Path:
             ax.legend(fontsize=7, loc="best")
     fig.suptitle(results_dir.name)
     out = results_dir / "timeseries.png"
-    fig.savefig(out, bbox_inches="tight")
+    save_png(fig, out)
     plt.close(fig)
     return out
 
@@ -220,7 +227,7 @@ def plot_mission_series(results_dir: Path, series: dict[str, np.ndarray]) -> Pat
         ax.set_visible(False)
     fig.tight_layout()
     out = results_dir / "mission.png"
-    fig.savefig(out, bbox_inches="tight")
+    save_png(fig, out)
     plt.close(fig)
     return out
 
@@ -264,6 +271,6 @@ def plot_fire(results_dir: Path) -> Path:
     fig.suptitle(f"{results_dir.name}: fire (red burning, black burnt), known perimeter (yellow)")
     fig.tight_layout()
     path = results_dir / "fire.png"
-    fig.savefig(path, bbox_inches="tight")
+    save_png(fig, path)
     plt.close(fig)
     return path

@@ -12,15 +12,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from skyswarm.app import gui_commands
-from skyswarm.app.exits import EXIT_INTERRUPTED, EXIT_TIME_LIMIT, OUTCOME_EXIT, error, os_message
+from skyswarm.app.exits import EXIT_INTERRUPTED, EXIT_TIME_LIMIT, OUTCOME_EXIT, error
 from skyswarm.app.interrupts import Interrupt, deferred_sigint
+from skyswarm.app.results_dir import HeldDir, claim
 from skyswarm.app.scenarios import load_args
 from skyswarm.core.schema import ConfigError
 
@@ -31,37 +29,11 @@ def default_results_dir(scenario) -> Path:
     return Path(scenario.results.dir) / f"{name}-seed{scenario.simulation.seed}-{stamp}"
 
 
-def prepare_out(out: Path, overwrite: bool) -> bool:
-    """Check `out` before anything is written: a new or empty directory (or `overwrite`, which
-    empties it) whose nearest existing ancestor is writable. True if it exists already."""
-    if out.exists() and not out.is_dir():
-        raise ConfigError("", "--out", str(out), "a directory (this is a file)")
-    if out.is_dir():
-        if any(out.iterdir()):
-            if not overwrite:
-                raise ConfigError(
-                    "", "--out", str(out), "an empty or new directory (or --overwrite)"
-                )
-            for child in out.iterdir():
-                if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise ConfigError("", "--out", str(out), "a writable directory")
-        return True
-    parent = out.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
-    try:  # the only sure test of "can be created": create (and remove) a probe
-        if not parent.is_dir():
-            raise NotADirectoryError(str(parent))
-        os.rmdir(tempfile.mkdtemp(prefix=".skyswarm-probe-", dir=parent))
-    except OSError as exc:
-        raise ConfigError(
-            "", "--out", str(out), f"a path under a writable directory ({os_message(exc)})"
-        ) from None
-    return False
+def prepare_out(out: Path, overwrite: bool, scenario_file: str = "") -> HeldDir:
+    """Check, lock and mark `out` before anything is written (app/results_dir.py `claim`): a new
+    or empty directory, or with `overwrite` one skyswarm wrote, which is emptied; the caller
+    `release()`s it when the run is written (or `discard()`s it on bad input)."""
+    return claim(out, overwrite, scenario_file)
 
 
 def _read_inputs(path: Path):
@@ -82,13 +54,20 @@ def _read_inputs(path: Path):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from skyswarm.core.simulator import Simulator
-
     scenario = load_args(args)
     gui_commands.check_capture(args)
     out = args.out or default_results_dir(scenario)
     inputs = _read_inputs(args.inputs) if args.inputs is not None else None
-    existed = prepare_out(out, args.overwrite)
+    held = prepare_out(out, args.overwrite, scenario.file)
+    try:
+        return _run_held(args, scenario, out, inputs, held)
+    finally:
+        held.release()
+
+
+def _run_held(args: argparse.Namespace, scenario, out: Path, inputs, held: HeldDir) -> int:
+    from skyswarm.core.simulator import Simulator
+
     try:
         sim = Simulator.from_scenario(scenario, out)
         if inputs is not None:
@@ -105,12 +84,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ConfigError:  # bad input found while building: leave no results directory behind
         with contextlib.suppress(NameError, Exception):
             sim.close()
-        if out.is_dir():
-            if existed:
-                for child in out.iterdir():
-                    shutil.rmtree(child) if child.is_dir() else child.unlink()
-            else:
-                shutil.rmtree(out, ignore_errors=True)
+        held.discard()
+        raise
+    from skyswarm.app import mavlink_flags
+
+    try:  # --mavlink / [mavlink] enabled, --realtime
+        extras = mavlink_flags.start(args, sim)
+    except ConfigError:  # a taken port ...: no results directory left behind
+        sim.close()
+        held.discard()
         raise
     capture = gui_commands.start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
@@ -145,6 +127,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         summary = sim.finish()
         sim.close()
     _print_summary(summary, out)
+    extras.finish(out)
     try:
         if not interrupted and getattr(scenario.mission_class, "plot_results", False):
             print_plots(out)  # the mission asks for plots

@@ -18,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,8 +172,15 @@ def flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def load_sweep(path: str | Path) -> Sweep:
-    """Read and validate a sweep file, including every point's scenario."""
+MAX_RUNS = 10_000  # default cap of `skyswarm batch --max-runs`
+
+
+def load_sweep(
+    path: str | Path, max_runs: int = MAX_RUNS, announce: Callable[[str], None] | None = None
+) -> Sweep:
+    """Read and validate a sweep file, including every point's scenario. The number of runs is
+    computed from the grid's axis lengths (never by enumerating it) and given to `announce`
+    before any point is built; more than `max_runs` is a ConfigError."""
     file = str(path)
     top = build(SweepFileSchema, read_toml(path), "", file)
     settings = top.sweep
@@ -180,6 +188,13 @@ def load_sweep(path: str | Path) -> Sweep:
     if not scenario.is_file():
         raise ConfigError(file, "sweep.scenario", settings.scenario, f"a file ({scenario})")
     fixed = _table(top.fixed, "fixed", file)
+    n_points, n_runs = count_runs(top.grid, top.points, settings, file)
+    if announce is not None:
+        announce(f"sweep: {n_runs} runs ({n_points} points x {n_runs // n_points} replicates)")
+    if n_runs > max_runs:
+        raise ConfigError(
+            file, "grid", f"{n_runs} runs", f"at most --max-runs {max_runs} runs (or raise it)"
+        )
     points = _points(top.grid, top.points, file)
     keys = tuple(dict.fromkeys(k for p in points for k in p.params))
     fixed_src = {k: f"fixed.{k}" for k in fixed}
@@ -192,6 +207,22 @@ def load_sweep(path: str | Path) -> Sweep:
     return Sweep(file, settings, scenario, fixed, points, keys, resolved)
 
 
+def count_runs(
+    grid: Any, explicit: Sequence[Any], settings: SweepSettings, file: str
+) -> tuple[int, int]:
+    """(points, runs) of a sweep from the lengths of its grid axes, the explicit points and the
+    replicates: a product of counts, whatever the size (nothing is enumerated)."""
+    axes = _table(grid, "grid", file)
+    for key, values in axes.items():
+        if not isinstance(values, list) or not values:
+            raise ConfigError(file, f"grid.{key}", values, "a non-empty list of values")
+    n_points = (math.prod(len(v) for v in axes.values()) if axes else 0) + len(explicit)
+    if n_points == 0:
+        raise ConfigError(file, "grid", {}, "at least one key.path = [values] (or [[points]])")
+    seeds = settings.seeds
+    return n_points, n_points * (seeds if isinstance(seeds, int) else len(seeds))
+
+
 def _table(value: Any, key: str, file: str) -> dict[str, Any]:
     if value is None:
         return {}
@@ -201,10 +232,7 @@ def _table(value: Any, key: str, file: str) -> dict[str, Any]:
 
 
 def _points(grid: Any, explicit: Sequence[Any], file: str) -> list[Point]:
-    axes = _table(grid, "grid", file)
-    for key, values in axes.items():
-        if not isinstance(values, list) or not values:
-            raise ConfigError(file, f"grid.{key}", values, "a non-empty list of values")
+    axes = _table(grid, "grid", file)  # checked by count_runs: non-empty lists, >= 1 point
     points: list[Point] = []
     if axes:
         for combo in itertools.product(*axes.values()):
@@ -215,8 +243,6 @@ def _points(grid: Any, explicit: Sequence[Any], file: str) -> list[Point]:
         if not params:
             raise ConfigError(file, f"points[{i}]", table, "a table of key.path = value")
         points.append(Point(len(points), params, {k: f"points[{i}].{k}" for k in params}))
-    if not points:
-        raise ConfigError(file, "grid", {}, "at least one key.path = [values] (or [[points]])")
     seen: dict[str, int] = {}
     for p in points:
         if p.digest in seen:

@@ -217,7 +217,10 @@ def _plot_one(agg: Sequence[Row], metric: str, key: str, others: list[str], path
     if len(lines) > 1:
         ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path)
+    from skyswarm.app.results_dir import atomic_path
+
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
 
 
 def _half_width(row: Row, metric: str) -> float:

@@ -4,6 +4,9 @@ The viewer's main window exactly as `skyswarm view` draws it (3D scene with grou
 the instanced drones, plus the side panel with the HUD and the agent list), hosted by a
 `ViewerBase` whose frame is a synthetic swarm that moves every frame; the simulation is left out
 (it runs in its own budget, see gui/session.py), this measures what a frame of the view costs.
+At 1,000 drones also with the layers of issue 30 on, side by side with them off: 12 s trails
+(60 segments per drone, drawn as 20,000: renderer.MAX_TRAIL_SEGMENTS) and radio links (4 per
+drone to neighbours within 6 m: 4,000 lines, gui/links.py).
 Starts its own Xvfb on DISPLAY :97 when no DISPLAY is set.
 
 Then the view of a simulation slower than real time: 1,000 UAVs hovering on Bullet, stepped by
@@ -42,12 +45,32 @@ def swarm(n: int, rng: np.random.Generator):  # noqa: ANN201 - Frame, imported l
     return Frame(0.0, i + 1, ["uav"], np.zeros(n, np.intp), pos, q, np.ones(n, bool))
 
 
-def bench(n: int) -> dict[str, float]:
+LINKS_PER_DRONE = 4
+
+
+def bench(n: int, layers: bool = False) -> dict[str, float]:
+    from skyswarm.core.comms.fates import DELIVERED, LOST
+    from skyswarm.core.comms.links import RadioLinks
+    from skyswarm.gui.links import link_lines
     from skyswarm.gui.panel import AgentRow
     from skyswarm.gui.scene import Scenery
-    from skyswarm.gui.views import ViewerBase
+    from skyswarm.gui.trails import DEFAULT_TRAIL_S, TRAIL_EVERY_S
+    from skyswarm.gui.views import ViewerBase, ViewOptions
 
-    frame = swarm(n, np.random.default_rng(n))
+    rng = np.random.default_rng(n)
+    frame = swarm(n, rng)
+    steps = int(DEFAULT_TRAIL_S / TRAIL_EVERY_S)
+    back = np.linspace(-steps * 0.4, 0.0, steps + 1)  # 2 m/s eastward for 12 s
+    trail = frame.positions[:, None, :] + back[None, :, None] * [1.0, 0.0, 0.0]
+    sender = np.repeat(frame.ids, LINKS_PER_DRONE)
+    side = int(np.ceil(np.sqrt(n)))  # neighbours within 2 grid steps (6 m): radio range
+    near = np.repeat(np.arange(n), LINKS_PER_DRONE) + rng.integers(-2, 3, len(sender)) * (
+        1 + side * rng.integers(0, 2, len(sender))
+    )
+    receiver = frame.ids[np.clip(near, 0, n - 1)]
+    fate = np.where(rng.random(len(sender)) < 0.1, LOST, DELIVERED)
+    zero = np.zeros(len(sender), dtype=np.int64)
+    links = RadioLinks(sender, receiver, zero, fate, zero)
 
     class Synthetic(ViewerBase):
         source = type("S", (), {"scenery": Scenery()})()
@@ -64,13 +87,20 @@ def bench(n: int) -> dict[str, float]:
         def hud_lines(self) -> list[str]:
             return [f"t = {frame.time_s:8.2f} s", f"alive {n}/{n}"]
 
-    app = Synthetic("bench", SIZE)
+        def trail_points(self, shown):  # noqa: ANN001, ANN202
+            return trail
+
+        def extra_lines(self):  # noqa: ANN202
+            return link_lines(frame, links) if layers else []
+
+    app = Synthetic("bench", SIZE, ViewOptions(trails_s=DEFAULT_TRAIL_S if layers else None))
     win = app.main
     win.on_draw()
     win.flip()  # warm-up: shaders, buffers
     start = time.perf_counter()
     for _ in range(FRAMES):
         frame.positions[:, 2] += 0.01
+        trail[:, :, 2] += 0.01
         frame.time_s += 1 / 30
         win.camera.azimuth_deg += 0.5  # type: ignore[attr-defined]
         win.dispatch_events()
@@ -79,7 +109,10 @@ def bench(n: int) -> dict[str, float]:
     win.ctx.finish()
     elapsed = time.perf_counter() - start
     app.shutdown()
-    return {"drones": n, "fps": FRAMES / elapsed, "ms_per_frame": 1000 * elapsed / FRAMES}
+    return {
+        "drones": n, "layers": layers, "fps": FRAMES / elapsed,
+        "ms_per_frame": 1000 * elapsed / FRAMES,
+    }  # fmt: skip
 
 
 PACED_UAVS = 1000
@@ -137,15 +170,17 @@ def main() -> None:
         os.environ["DISPLAY"] = ":97"
         time.sleep(1.0)
     try:
-        rows = [bench(n) for n in COUNTS]
+        rows = [bench(n) for n in COUNTS] + [bench(COUNTS[-1], layers=True)]
         paced_rows = [paced("frame"), paced("fixed")]
     finally:
         if xvfb is not None:
             xvfb.terminate()
             xvfb.wait()
-    print(f"{'drones':>8}{'fps':>10}{'ms/frame':>10}   window {SIZE[0]}x{SIZE[1]}, llvmpipe")
+    head = f"{'drones':>8}{'trails+links':>14}{'fps':>10}{'ms/frame':>10}"
+    print(f"{head}   window {SIZE[0]}x{SIZE[1]}, llvmpipe")
     for r in rows:
-        print(f"{r['drones']:>8}{r['fps']:>10.1f}{r['ms_per_frame']:>10.1f}")
+        on = "on" if r["layers"] else "off"
+        print(f"{r['drones']:>8}{on:>14}{r['fps']:>10.1f}{r['ms_per_frame']:>10.1f}")
     print(
         f"\n{'stepping budget':<28}{'fps':>8}{'real-time factor':>18}   {PACED_UAVS} UAVs, Bullet"
     )

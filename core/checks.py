@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skyswarm.core.resources import is_file
 from skyswarm.core.schema import ConfigError
 
 if TYPE_CHECKING:
@@ -186,7 +187,7 @@ def _agent_key(scenario: ScenarioConfig, index: int) -> str:
 
 def _check_mesh(path: Path, file: str, key: str, value: str) -> None:
     """The mesh opens and parses as a non-empty triangle mesh; the error never quotes its text."""
-    if not path.is_file():
+    if not is_file(path):
         raise ConfigError(file, key, value, f"an existing OBJ file ({path})")
     try:
         from skyswarm.core.backends.meshes import load_mesh
@@ -204,7 +205,7 @@ def _check_height_grid(scenario: ScenarioConfig) -> None:
     """world.heightfield opens and parses as a grid of at least 2 x 2 heights (NaN: a hole)."""
     world = scenario.world
     path = scenario.base_dir / world.heightfield
-    if not path.is_file():
+    if not is_file(path):
         raise ConfigError(
             scenario.file, "world.heightfield", world.heightfield, f"an existing file ({path})"
         )

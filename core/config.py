@@ -17,6 +17,8 @@ from typing import Any, Literal
 from skyswarm.core.comms.channels import CommsConfig
 from skyswarm.core.faults import FaultsConfig
 from skyswarm.core.geo import GeoConfig
+from skyswarm.core.limits import MAX_SET_CHARS, parse_limited
+from skyswarm.core.migrations import check_schema
 from skyswarm.core.schema import ConfigError, build, check_ticks, did_you_mean, param, to_plain
 from skyswarm.core.wind import WindConfig
 
@@ -201,6 +203,23 @@ class ResultsConfig:
     dir: str = param("results", "parent folder of run directories (relative to the working dir)")
     trajectory_hz: float = param(20.0, "trajectory sampling rate, Hz", gt=0.0, rate=True)
     timeseries_hz: float = param(10.0, "time-series sampling rate, Hz", gt=0.0, rate=True)
+    format: Literal["binary", "parquet"] = param(
+        "binary",
+        "trajectory file: binary (trajectory.bin, flushed every sample) or parquet "
+        "(trajectory.parquet, written in row groups; needs the skyswarm[data] extra)",
+    )
+
+    def validate(self, path: str, file: str) -> None:
+        """Parquet output needs pyarrow: refused at load time, not at the end of the run."""
+        import importlib.util
+
+        if self.format == "parquet" and importlib.util.find_spec("pyarrow") is None:
+            raise ConfigError(
+                file,
+                f"{path}.format" if path else "format",
+                self.format,
+                "pyarrow installed for Parquet output: pip install 'skyswarm[data]'",
+            )
 
 
 CORE_SECTIONS: dict[str, type] = {
@@ -215,6 +234,18 @@ CORE_SECTIONS: dict[str, type] = {
     "wind": WindConfig,
     "avoidance": AvoidanceConfig,
 }
+
+
+# Sections any scenario may hold, contributed by a layer above core when it is imported
+# (skyswarm.mavlink: [mavlink]); validated like the mission's and found by `section(name)`.
+_EXTRA_SECTIONS: dict[str, type] = {}
+
+
+def register_section(name: str, cls: type) -> None:
+    """Accept the section `[name]` (a `param()` dataclass) in every scenario."""
+    if name in CORE_SECTIONS:
+        raise ValueError(f"[{name}] is a core section")
+    _EXTRA_SECTIONS[name] = cls
 
 
 @dataclass(frozen=True)
@@ -240,6 +271,21 @@ class ScenarioConfig:
 
     def section(self, name: str) -> Any:
         return self.sections[name]
+
+    def to_toml(self, path: str | Path) -> Path:
+        """Write the resolved scenario (every key, defaults filled in) as a TOML file that
+        `load_scenario` reads back to an equal scenario (its `file` aside); returns the path.
+        Relative paths in it (terrain, airframe files) keep their meaning only beside the
+        original file: write it to the same folder, or use absolute or shipped names.
+
+            scenario = load_scenario("configs/hover.toml", ["simulation.seed=4"])
+            scenario.to_toml("hover_seed4.toml")
+        """
+        import tomli_w
+
+        out = Path(path)
+        out.write_text(tomli_w.dumps(self.as_dict()), encoding="utf-8")
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         out = {name: to_plain(getattr(self, name)) for name in CORE_SECTIONS}
@@ -267,7 +313,7 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             str(path), "(file)", str(path), f"a readable UTF-8 file ({exc})"
         ) from None
     try:
-        return tomllib.loads(text)
+        return parse_limited(lambda: tomllib.loads(text), str(path), "(top level)")
     except tomllib.TOMLDecodeError as exc:
         # quote the offending line of a .toml file only: never echo a line of another file
         shown = _first_line(text, exc) if path.suffix == ".toml" else f"({path.name})"
@@ -294,8 +340,11 @@ def parse_override(item: str) -> tuple[str, Any]:
     key = key.strip()
     if not key or any(not part for part in key.split(".")):
         raise ConfigError("--set", key, raw, "a dotted key path such as simulation.seed")
+    if len(raw) > MAX_SET_CHARS:
+        shown = f"({len(raw)} characters)"
+        raise ConfigError("--set", key, shown, f"a value of at most {MAX_SET_CHARS} characters")
     try:
-        value = tomllib.loads(f"v = {raw}")["v"]
+        value = parse_limited(lambda: tomllib.loads(f"v = {raw}")["v"], "--set", key)
     except tomllib.TOMLDecodeError:
         value = raw.strip()
     return key, value
@@ -318,7 +367,24 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> ScenarioCo
     """Read, override and validate a scenario file; resolves the mission plug-in."""
     data = read_toml(path)
     apply_overrides(data, overrides, str(path))
-    scenario = validate_scenario(data, str(path))
+    return scenario_from_dict(data, str(path))
+
+
+def scenario_from_dict(data: Mapping[str, Any], file: str = "") -> ScenarioConfig:
+    """A validated scenario from plain Python data shaped like the TOML file (section name ->
+    table; `[[events]]` as a list of tables). The same validation as a file, with the same
+    one-line `ConfigError`s (`file` names the source in them; "" for code). Relative paths in
+    the data (terrain, airframes, plans) are taken from `file`'s folder, else the working
+    directory.
+
+        scenario = scenario_from_dict({
+            "mission": {"type": "missions.hover"},
+            "simulation": {"duration_s": 5.0, "seed": 3},
+            "agents": {"count": 4, "layout": "grid", "spacing_m": 2.0},
+        })
+        scenario.to_toml("hover4.toml")  # loads back equal: load_scenario("hover4.toml")
+    """
+    scenario = validate_scenario(data, file)
     from skyswarm.core.checks import agent_count
 
     need = scenario.mission_class.min_agents
@@ -333,12 +399,14 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> ScenarioCo
 def validate_scenario(data: Mapping[str, Any], file: str) -> ScenarioConfig:
     from skyswarm.core.mission import resolve_mission  # the mission module decides its own sections
 
+    data = check_schema(data, file)  # `schema` key; moved keys say where they went
     if "mission" not in data:
         raise ConfigError(file, "mission", dataclasses.MISSING, "a [mission] table with a type")
     core = {name: build(cls, data.get(name, {}), name, file) for name, cls in CORE_SECTIONS.items()}
     mission_class = resolve_mission(core["mission"].type, file)
-    declared: Mapping[str, Any] = mission_class.sections
-    known = set(CORE_SECTIONS) | set(declared) | {"events"}
+    extra = {k: v for k, v in _EXTRA_SECTIONS.items() if k in data}  # only when written
+    declared: Mapping[str, Any] = {**extra, **mission_class.sections}
+    known = set(CORE_SECTIONS) | set(_EXTRA_SECTIONS) | set(declared) | {"events"}
     for key in data:
         if key not in known:
             raise ConfigError(

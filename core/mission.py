@@ -46,6 +46,30 @@ class Mission:
 
     `hud`, `overlays`, `role_members` and `highlight_role` are the `core.hooks.ViewSource`
     protocol: all the views and core/timeline.py read of a mission.
+
+    Example, every UAV climbs to `[climb] altitude_m` and the run ends when all are there
+    (examples/mission_plugin/ is this as an installable package)::
+
+        @dataclass(frozen=True)
+        class ClimbConfig:
+            altitude_m: float = param(8.0, "target height, m", gt=0.0)
+
+        class Climb(Mission):
+            sections = {"uav": UavSection, "climb": ClimbConfig}
+
+            def setup(self) -> None:
+                self.cfg = self.config.section("climb")
+                self.swarm = Swarm.from_scenario(self.sim, self.config, hovering=True)
+                target = self.swarm.start_positions.copy()
+                target[:, 2] = self.cfg.altitude_m
+                self.swarm.command.position(None, target)
+
+            def is_done(self) -> bool:
+                z = self.sim.world.state.position[self.swarm.slots, 2]
+                return bool((abs(z - self.cfg.altitude_m) < 0.2)[self.swarm.alive].all())
+
+            def outcome(self) -> str | None:
+                return "target reached" if self.is_done() else None
     """
 
     sections: ClassVar[Mapping[str, Any]] = {}

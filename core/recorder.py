@@ -5,10 +5,14 @@ One directory per run:
 - `timeseries.csv`    one row per sample: time, alive agents, the mission's `sample()` numbers;
 - `events.csv`        deaths and other events, one row each;
 - `trajectory.bin`    fixed-size little-endian records (dtype `TRAJECTORY_DTYPE`) of every live
-                      physical agent at `results.trajectory_hz`, described by `trajectory.json`;
+                      physical agent at `results.trajectory_hz`, described by `trajectory.json`
+                      (or, with `results.format = "parquet"`, the same records as columns of
+                      `trajectory.parquet`, core/parquet.py);
 - `summary.json`      written last: seed, versions, ticks, wall time, real-time factor, task
                       statistics, deaths by cause, mission metrics.
-Every sample is flushed to the OS, so a killed process leaves valid files up to the last sample.
+Every sample is flushed to the OS, so a killed process leaves valid files up to the last sample
+(trajectory.parquet excepted: it is complete when the recorder is closed).
+`skyswarm.load_results` (core/results.py) reads a directory into pandas DataFrames.
 """
 
 from __future__ import annotations
@@ -58,7 +62,18 @@ class Recorder:
         (out_dir / "summary.json").unlink(
             missing_ok=True
         )  # a rerun into the same dir is incomplete until its end
-        self._traj = open(out_dir / "trajectory.bin", "wb")
+        self._traj: Any
+        if res.format == "parquet":
+            from skyswarm.core.parquet import FILE, ParquetTrajectory
+
+            (out_dir / "trajectory.bin").unlink(missing_ok=True)  # a rerun in the same dir
+            self._traj = ParquetTrajectory(out_dir / FILE)
+        else:
+            from skyswarm.core.parquet import FILE
+
+            (out_dir / FILE).unlink(missing_ok=True)
+            self._traj = BinaryTrajectory(open(out_dir / "trajectory.bin", "wb"))
+        self.trajectory_file = FILE if res.format == "parquet" else "trajectory.bin"
         self._events_file = open(out_dir / "events.csv", "w", newline="", encoding="utf-8")
         self._events = csv.writer(self._events_file)
         self._events.writerow(EVENT_COLUMNS)
@@ -79,6 +94,7 @@ class Recorder:
         ]
         header = {
             "format": "skyswarm trajectory v1",
+            "file": self.trajectory_file,  # trajectory.bin or trajectory.parquet
             "dtype": [
                 [n, TRAJECTORY_DTYPE[n].base.str, list(TRAJECTORY_DTYPE[n].shape)]
                 for n in TRAJECTORY_DTYPE.names
@@ -118,8 +134,7 @@ class Recorder:
         rec["position"] = st.position[slots]
         rec["orientation"] = st.orientation[slots]
         rec["velocity"] = st.linear_velocity[slots]
-        self._traj.write(rec.tobytes())
-        self._traj.flush()
+        self._traj.write(rec)
 
     def _write_sample(self, tick: int) -> None:
         row: dict[str, Any] = {
@@ -184,6 +199,20 @@ class Recorder:
             os.replace(tmp, self.dir / "summary.json")
 
 
+class BinaryTrajectory:
+    """trajectory.bin: the records' bytes, flushed to the OS every sample."""
+
+    def __init__(self, file: Any) -> None:
+        self._file = file
+
+    def write(self, records: np.ndarray) -> None:
+        self._file.write(records.tobytes())
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
 def _fmt(v: Any) -> Any:
     if isinstance(v, float | np.floating):
         return repr(float(v))  # shortest round-trip text: bit-identical when read back
@@ -233,7 +262,18 @@ def read_header(results_dir: Path | str) -> dict[str, Any]:
 
 def read_trajectory(results_dir: Path | str) -> np.ndarray:
     """All complete trajectory records of a run (a truncated last record is ignored; no file:
-    no records)."""
+    no records), from trajectory.bin or trajectory.parquet, whichever the run wrote: a
+    structured array of `TRAJECTORY_DTYPE` (`tick`, `agent_id`, `position` (3,) m,
+    `orientation` (4,) quaternion x, y, z, w, `velocity` (3,) m/s). Needs no pandas:
+
+        rec = read_trajectory("results/hover")
+        z_of_1 = rec["position"][rec["agent_id"] == 1, 2]  # m, every sample of agent 1
+    """
+    from skyswarm.core.parquet import FILE, read_parquet_trajectory
+
+    parquet = Path(results_dir) / FILE
+    if parquet.is_file():
+        return read_parquet_trajectory(parquet, TRAJECTORY_DTYPE)
     path = Path(results_dir) / "trajectory.bin"
     if not path.is_file():
         return np.zeros(0, dtype=TRAJECTORY_DTYPE)

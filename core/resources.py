@@ -21,6 +21,15 @@ def shipped(kind: str = "") -> dict[str, Path]:
     return {p.stem: p for p in sorted(folder.glob("*.toml"))}
 
 
+def is_file(path: Path) -> bool:
+    """`path.is_file()`, False too for a path that cannot name a file at all (a name longer
+    than the filesystem allows, a NUL byte: `Path.is_file` raises for those)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def named_or_path(value: str | Path, kind: str, base_dir: Path) -> Path:
     """A TOML file given either as a path (relative to `base_dir`) or as the bare name of a
     shipped file of `kind` ("quad_x" for configs/airframes/quad_x.toml). A path that exists
@@ -28,7 +37,7 @@ def named_or_path(value: str | Path, kind: str, base_dir: Path) -> Path:
     Returns the candidate path even when it does not exist: callers report that themselves."""
     path = Path(value)
     where = path if path.is_absolute() else base_dir / path
-    if where.is_file():
+    if is_file(where):
         return where
     if path.suffix == "" and len(path.parts) == 1:
         found = shipped(kind).get(path.name)

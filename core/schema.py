@@ -34,7 +34,13 @@ MAX_MAGNITUDE = 1e6
 
 
 class ConfigError(ValueError):
-    """A bad input: one line naming the file, the key path, the value and what was expected."""
+    """A bad input: one line naming the file, the key path, the value and what was expected.
+    Raise it from a config dataclass's `validate(path, file)` or `Mission.check_config`; the
+    CLI prints it and exits 2.
+
+        raise ConfigError(scenario.file, "survey.lanes", cfg.lanes, "at least 2 lanes")
+        # -> "scenario.toml: survey.lanes = 1: expected at least 2 lanes"
+    """
 
     def __init__(self, file: str, key: str, value: Any, expected: str) -> None:
         self.file, self.key, self.value, self.expected = str(file), key, value, expected
@@ -73,7 +79,16 @@ def param(
     """A config field: default, doc (with unit), numeric bounds, expected sequence length.
 
     `period=True` (seconds) or `rate=True` (Hz, period 1 / value) marks a timing that must be a
-    whole number of simulation ticks; `check_ticks` enforces it once the tick is known.
+    whole number of simulation ticks; `check_ticks` enforces it once the tick is known. A field
+    without a default is required. Fields of a frozen dataclass, which a mission declares as a
+    section (`Mission.sections`); its `validate(path, file)` method, if any, runs after them:
+
+        @dataclass(frozen=True)
+        class SurveyConfig:
+            altitude_m: float = param(20.0, "flight height, m", gt=0.0)
+            lanes: int = param(4, "number of parallel lanes", ge=1)
+            check_period_s: float = param(0.1, "progress check, s", gt=0.0, period=True)
+            corner: tuple[float, float] = param((0.0, 0.0), "area corner (x, y), m", length=2)
     """
     meta = {
         "doc": doc,

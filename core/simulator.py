@@ -31,6 +31,15 @@ if TYPE_CHECKING:
     from skyswarm.core.recorder import Recorder
 
 STREAMS = ("mission", "comms", "faults", "environment", "sensors")
+# Every value `Simulator.outcome()` reports (summary.json `outcome`; app/exits.py's exit codes).
+OUTCOMES = (
+    "target reached",
+    "plan exhausted",
+    "time limit",
+    "all agents lost",
+    "stopped",
+    "stepped",
+)
 
 
 class RandomStreams:
@@ -86,7 +95,8 @@ class Simulator:
         self.scenario: ScenarioConfig | None = None  # the scenario of from_scenario
         self.mission: Mission | None = None
         self.recorder: Recorder | None = None
-        self.stop_reason = ""
+        self.stop_reason = ""  # run()'s "duration" / "mission done" / "stopped"; "" never run
+        self._verdict: str | None = None  # given with request_stop(outcome=...)
         self.events: Any = None  # core.events.EventScheduler of the scenario's [[events]]
         self._stop_requested = False
         self.wall_s = 0.0
@@ -285,8 +295,20 @@ class Simulator:
         self.stop_reason = reason
         return reason
 
-    def request_stop(self) -> None:
+    def request_stop(self, outcome: str | None = None) -> None:
+        """Stop `run()` before its next tick. `outcome` is the run's verdict when the mission has
+        none, one of `OUTCOMES` (a user controller that flew its course says "target
+        reached"); without it a stopped run reports "stopped" (an operator's or Ctrl-C's stop).
+
+            def controller(state, command):
+                ...
+                if course.finished:
+                    sim.request_stop(outcome="target reached")
+        """
+        if outcome is not None and outcome not in OUTCOMES:
+            raise ValueError(f"outcome {outcome!r} is none of {', '.join(map(repr, OUTCOMES))}")
         self._stop_requested = True
+        self._verdict = outcome
 
     # -- faults ---------------------------------------------------------------------------
     def kill(self, agent: Agent, cause: str, detail: str = "") -> bool:
@@ -346,25 +368,37 @@ class Simulator:
         return out
 
     def outcome(self) -> str:
-        """What the run achieved (docs/architecture.md, Scheduled events and outcomes): the
-        mission's own verdict ("target reached", "plan exhausted") when it has one; else "all
-        agents lost" when every physical agent is dead, "time limit" when the run hit its
-        duration ("target reached" for a `duration_is_target` mission that lost no agent),
-        "plan exhausted" when the mission stopped the run without a verdict, "stopped" when it
-        was stopped."""
+        """What the run achieved (docs/architecture.md, Scheduled events and outcomes), in order:
+
+        1. the mission's own verdict ("target reached", "plan exhausted") when it has one;
+        2. the verdict given with `request_stop(outcome=...)` (e.g. by a user controller);
+        3. "all agents lost" when every physical agent is dead;
+        4. "time limit" when the run reached its duration, by `run()` or by hand-stepping
+           (`step()` loops): "target reached" instead for a `duration_is_target` mission that
+           lost no agent;
+        5. "plan exhausted" when the mission stopped the run without a verdict;
+        6. "stopped" when `run()` was stopped (`request_stop()`, the GUI's End, Ctrl-C);
+        7. "stepped" when the run was only advanced by hand (`step()`, never `run()`) and ended
+           short of its duration with no verdict: nothing was asked of it, nothing is claimed.
+        """
         verdict = self.mission.outcome() if self.mission is not None else None
         if verdict is not None:
             return verdict
+        if self._verdict is not None:
+            return self._verdict
         bodies = self.physical_agents
         if bodies and not any(a.alive for a in bodies):
             return "all agents lost"
-        if self.stop_reason == "duration":
+        reason = self.stop_reason
+        if reason == "duration" or (
+            not reason and self.world.tick >= self.world.ticks_for_until(self.settings.duration_s)
+        ):
             whole = all(a.alive for a in bodies)
             held = whole and self.mission is not None and self.mission.duration_is_target
             return "target reached" if held else "time limit"
-        if self.stop_reason == "mission done":
+        if reason == "mission done":
             return "plan exhausted"
-        return "stopped"
+        return "stopped" if reason else "stepped"
 
     def close(self) -> None:
         if self.recorder is not None:

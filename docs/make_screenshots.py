@@ -1,4 +1,5 @@
-"""Regenerate the README screenshots with the offscreen renderer (no display needed).
+"""Regenerate the screenshots of the README and the docs with the offscreen renderer (no display
+needed).
 
     python docs/make_screenshots.py [SECONDS]
 

@@ -10,22 +10,24 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from skyswarm.gui.links import LINK_WINDOW_S, link_lines
 from skyswarm.gui.panel import AgentRow, estimate_lines
 from skyswarm.gui.scene import Frame, LiveSource
 from skyswarm.gui.session import SimSession
+from skyswarm.gui.trails import TrailBuffer
 from skyswarm.gui.views import (
     HELP_ACTION,
     RESET_ACTION,
     VIEW_ACTIONS,
     Action,
     ViewerBase,
+    ViewOptions,
     mode_label,
     selected_line,
 )
@@ -36,8 +38,6 @@ if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
     from skyswarm.gui.joystick import JoystickHub
 
-TRAIL_EVERY_S = 0.2  # s of simulated time between trail points
-TRAIL_POINTS = 60
 HEARD_WITHIN_S = 1.0  # s: the inspector counts the neighbours heard this recently
 COMMAND_KEYS = (key._1, key._2, key._3, key._4, key._5, key._6, key._7, key._8, key._9)
 
@@ -51,8 +51,8 @@ ACTIONS = (
     Action(key.K, "K", "Kill", "kill_selected", "kill the selected agent"),
     *VIEW_ACTIONS,
     Action(key.J, "J", "Joy", "toggle_joystick", "fly the selected agent by joystick / release"),
+    Action(key.O, "O", None, "toggle_links", "show / hide radio links, losses red (--links)"),
     HELP_ACTION,
-    Action(key.L, "L", None, "toggle_trails", "show / hide trails"),
     RESET_ACTION,
 )
 
@@ -68,6 +68,7 @@ class ViewerApp(ViewerBase):
         speed: float | None = None,
         size: tuple[int, int] = (1280, 720),
         results_dir: Path | None = None,
+        options: ViewOptions | None = None,
     ) -> None:
         self.session = SimSession(sim, speed)
         self.source = LiveSource(sim)
@@ -75,13 +76,15 @@ class ViewerApp(ViewerBase):
         self.resets = 0
         self.command_note = ""  # the last mission command run, or its error
         self._drawn_at: float | None = None  # perf_counter when the last update() ended
-        self.show_trails = False
         self.joystick: JoystickHub | None = None  # created at the first J
         self._frame: Frame | None = None
         self._frame_key: tuple[int, int] = (-1, -1)
-        self._trail: deque[np.ndarray] = deque(maxlen=TRAIL_POINTS)
-        self._next_trail_s = 0.0
-        super().__init__("skyswarm", size)
+        super().__init__("skyswarm", size, options)
+        self._trail = TrailBuffer(self.trail_s)
+        self._trail.record(self.frame())
+        self.show_links = False
+        if self.options.links:
+            self.toggle_links()
 
     # -- Host protocol --------------------------------------------------------------------
     def frame(self) -> Frame:
@@ -96,11 +99,29 @@ class ViewerApp(ViewerBase):
             self.joystick.close()
         super().shutdown()
 
-    def trails(self) -> list[np.ndarray]:
-        if not self.show_trails or not self._trail:
+    def extra_lines(self) -> list[np.ndarray]:
+        """The radio links of the last LINK_WINDOW_S (gui/links.py) when shown."""
+        disp = self.session.sim.dispatcher
+        if not self.show_links or disp is None:
             return []
-        hist = np.stack(list(self._trail), axis=1)  # (N, T, 3)
-        return [hist[i] for i in range(hist.shape[0])]
+        return link_lines(self.frame(), disp.recent_links())
+
+    def toggle_links(self) -> None:
+        """Show / hide the radio links; the dispatcher keeps them from the first time on."""
+        self.show_links = not self.show_links
+        sim = self.session.sim
+        if self.show_links and sim.dispatcher is not None:
+            sim.dispatcher.watch_links(max(1, round(LINK_WINDOW_S / sim.world.tick_s)))
+
+    def trail_points(self, frame: Frame) -> np.ndarray:
+        return self._trail.points(frame)
+
+    def screenshot_dir(self) -> Path:
+        """The recorded run's directory (`--out`), else results/screenshots."""
+        sim_out = self.results_dir
+        if sim_out is not None and self.resets:
+            sim_out = sim_out.with_name(f"{sim_out.name}-reset-{self.resets}")
+        return sim_out if sim_out is not None else Path("results") / "screenshots"
 
     # -- loop -----------------------------------------------------------------------------
     def update(self, dt: float) -> None:
@@ -112,13 +133,7 @@ class ViewerApp(ViewerBase):
             self.joystick.poll()
         self.session.advance(dt, self.session.frame_budget(draw_s))
         self.animate_cameras(dt)
-        sim = self.session.sim
-        if self.show_trails and sim.time_s >= self._next_trail_s:
-            pos = self.frame().positions
-            if self._trail and self._trail[-1].shape != pos.shape:
-                self._trail.clear()
-            self._trail.append(pos)
-            self._next_trail_s = sim.time_s + TRAIL_EVERY_S
+        self._trail.record(self.frame())  # also while hidden: L shows the trail at once
         self._drawn_at = time.perf_counter()
 
     # -- actions --------------------------------------------------------------------------
@@ -166,7 +181,10 @@ class ViewerApp(ViewerBase):
         self.source = LiveSource(sim)
         self._frame, self._frame_key = None, (-1, -1)
         self._trail.clear()
-        self._next_trail_s = 0.0
+        self._trail.record(self.frame())
+        if self.show_links:
+            self.show_links = False
+            self.toggle_links()  # the new run's dispatcher
 
     # -- mission commands (keys 1..9) -----------------------------------------------------
     def mission_commands(self) -> list[tuple[str, Callable[[int | None], None]]]:
@@ -216,11 +234,6 @@ class ViewerApp(ViewerBase):
         if self.selected is None:
             self.select_next()
         self.joystick.toggle(self.selected)
-
-    def toggle_trails(self) -> None:
-        self.show_trails = not self.show_trails
-        self._trail.clear()
-        self._next_trail_s = 0.0
 
     # -- panel ----------------------------------------------------------------------------
     def rows(self) -> list[AgentRow]:
@@ -289,13 +302,14 @@ def view_scenario(
     speed: float | None = None,
     size: tuple[int, int] = (1280, 720),
     results_dir: Path | None = None,
+    options: ViewOptions | None = None,
 ) -> int:
     """Open the viewer on a scenario and run until its main window is closed (Esc or the close
     button: returns 0) or Ctrl-C (returns 130); either way the summary is written."""
     from skyswarm.core.simulator import Simulator
 
     sim = Simulator.from_scenario(scenario, results_dir)
-    app = ViewerApp(sim, speed, size, results_dir)
+    app = ViewerApp(sim, speed, size, results_dir, options)
     interrupted = False
     try:
         interrupted = run_event_loop(app.update)

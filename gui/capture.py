@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skyswarm.gui.camera import Camera
-from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
+from skyswarm.gui.director import CameraSpec, Director
+from skyswarm.gui.framing import scene_extent, shown_points
+from skyswarm.gui.layout import Layout
 from skyswarm.gui.offscreen import OffscreenCanvas
 from skyswarm.gui.scene import Frame, LiveSource, Scenery
-from skyswarm.gui.video import ENCODER, Encoder, FrameWriter, VideoWriter, draw_hud
+from skyswarm.gui.video import ENCODER, Encoder, FrameWriter, VideoWriter
 
 if TYPE_CHECKING:
     from skyswarm.core.backends import World
@@ -60,16 +62,18 @@ class RenderSpec:
     fps: float
     hud: bool
     encoder: Encoder = ENCODER
+    inset: bool = True  # the inset map of the whole area, top right
+    markers: bool = True  # far drones as markers (gui/drones.py)
 
 
 class Capture:
     """Renders a Simulator to video and/or PNG frames at `fps` frames per simulated second.
 
     Frame k (k = 1, 2, ...) shows the state after the first tick with time >= k / fps, so a run
-    of D seconds gives floor(D * fps) frames. The camera starts framing the agents and the
-    mission overlays; with `follow` it then keeps the alive agents in view as they fly
-    (gui/framing.py `SwarmFollower`). With `process` the frames are drawn and encoded by a
-    `RenderPool` while the simulation steps on.
+    of D seconds gives floor(D * fps) frames. `camera` (a name or a gui/director.py
+    `CameraSpec`) moves with each frame (the default keeps the alive UAVs large in the frame);
+    with `follow` False it stays where the first frame put it. With `process` the frames are
+    drawn and encoded by a `RenderPool` while the simulation steps on.
     """
 
     def __init__(
@@ -79,24 +83,30 @@ class Capture:
         frames: Path | None = None,
         fps: float = 30.0,
         size: tuple[int, int] = (1280, 720),
-        camera: str = "orbit",
+        camera: str | CameraSpec = "swarm",
         hud: bool = True,
         follow: bool = True,
         process: bool = False,
         encoder: Encoder = ENCODER,
         workers: int | None = None,
+        inset: bool = True,
+        markers: bool = True,
     ) -> None:
         self.sim = sim
         self.source = LiveSource(sim)
         first = self.source.frame()
         shown = shown_points(first)
         center, half = scene_extent(shown)
-        self.camera = default_camera(camera, shown)
-        self.follower = SwarmFollower(self.camera, size[0] / size[1]) if follow else None
+        spec_cam = camera if isinstance(camera, CameraSpec) else CameraSpec(camera)
+        keep_out = Layout.of(first, size, hud, inset).keep_out()
+        self.director = Director(spec_cam, size, keep_out, first)
+        self.director.update(first)
+        self.follow = follow
         self.fps = fps
         spec = RenderSpec(
-            self.source.scenery, size, tuple(center), half, video, frames, fps, hud, encoder
-        )
+            self.source.scenery, size, tuple(center), half, video, frames, fps, hud, encoder,
+            inset, markers,
+        )  # fmt: skip
         self.worker: RenderPool | LocalRender = (
             RenderPool(spec, workers) if process else LocalRender(spec)
         )
@@ -109,9 +119,13 @@ class Capture:
             return
         self.count += 1
         frame = self.source.frame()
-        if self.follower is not None:
-            self.follower.update(frame, 1.0 / self.fps)
-        self.worker.submit(frame, self.camera)
+        if self.follow:
+            self.director.update(frame)
+        self.worker.submit(frame, self.camera.fixed())  # a chase camera's pose is a callable
+
+    @property
+    def camera(self) -> Camera:
+        return self.director.camera
 
     def end(self) -> None:
         """No more frames: the render processes go on drawing what is queued (while the caller
@@ -133,16 +147,16 @@ class LocalRender:
 
     def __init__(self, spec: RenderSpec) -> None:
         self.canvas = OffscreenCanvas(spec.scenery, spec.size, spec.center, spec.half_extent_m)
-        self.hud = spec.hud
+        self.canvas.renderer.markers = spec.markers
+        self.hud, self.inset = spec.hud, spec.inset
         self.video: VideoWriter | None = None
         if spec.video is not None:
             self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, "rgba", spec.encoder)
         self.frames = FrameWriter(Path(spec.frames)) if spec.frames is not None else None
 
     def draw(self, frame: Frame, camera: Camera) -> None:
-        """Draw `frame` (with the HUD) into the canvas's framebuffer."""
-        hud = (lambda r, size: draw_hud(r, size, frame)) if self.hud else None
-        self.canvas.draw(frame, camera, overlay=hud)
+        """Draw `frame` (with the HUD and the inset map) into the canvas's framebuffer."""
+        self.canvas.compose(frame, camera, self.hud, self.inset)
 
     def submit(self, frame: Frame, camera: Camera) -> None:
         self.draw(frame, camera)

@@ -19,8 +19,10 @@ from skyswarm.gui.palette import (
     GPS_FIX,
     LEADER,
     LOD_PX,
+    MARKER_DIAM_PX,
     MARKER_PX,
     MARKER_SIZE_PX,
+    MARKER_UNTIL_PX,
     SELECTED,
     SHADOW_ALPHA,
     SHADOW_FADE_M,
@@ -40,8 +42,11 @@ class DronePass:
         mesh_prog: moderngl.Program,
         flat: FlatBatches,
         agent_scale: float = 1.0,
+        marker_prog: moderngl.Program | None = None,
     ) -> None:
         self.ctx, self.mesh_prog, self.flat = ctx, mesh_prog, flat
+        self.marker_prog = marker_prog or flat.prog
+        self.marker_batch = FlatBatches(ctx, self.marker_prog)
         self.agent_scale = agent_scale
         self.meshes: dict[str, InstancedMesh] = {}
         ang = np.linspace(0.0, 2 * np.pi, SHADOW_SEGMENTS + 1)
@@ -73,41 +78,58 @@ class DronePass:
         data[:, :, 0, 6] = alpha[:, None]  # opaque-ish centre, transparent rim: soft edge
         self.flat.draw("shadows", [data.reshape(-1, 7)], moderngl.TRIANGLES)
 
-    def draw_agents(self, frame: Frame, selected: int | None, camera: Camera) -> None:
+    def draw_agents(
+        self,
+        frame: Frame,
+        selected: int | None,
+        camera: Camera,
+        markers: bool = True,
+        ids: bool = False,
+        marker_px: float = MARKER_DIAM_PX,
+    ) -> None:
         """Per role: one instanced call for the full mesh (agents larger than LOD_PX on screen)
-        and one for its 12-triangle bounding box (the far ones); agents smaller than MARKER_PX
-        also get a flat square dot of their colour, so no alive agent is ever under a pixel."""
-        sel = frame.ids == selected if selected is not None else np.zeros(len(frame.ids), bool)
+        and one for its 12-triangle bounding box (the far ones).
+
+        `markers` (the default): agents whose mesh would have a projected radius under
+        MARKER_UNTIL_PX are drawn as a round marker `marker_px` across in their colour instead
+        (role, leader, dead, selected). Off: the meshes at every size, and agents under
+        MARKER_PX also get a MARKER_SIZE_PX square dot. `ids`: every agent in its ID colour
+        (`id_colors`), unshaded, no estimate ghost: the ID buffer of gui/picking.py."""
         px_per_m = projected_scale(camera, frame.positions, self.ctx.viewport[3])
-        markers: list[np.ndarray] = []
+        colors_all = id_colors(len(frame.ids)) if ids else agent_colors(frame, selected)
+        self.mesh_prog["u_ids"].value = 1.0 if ids else 0.0
+        dots: list[np.ndarray] = []
         for k, role in enumerate(frame.roles):
             mask = frame.role_index == k
             pos, quat = frame.positions[mask], frame.orientations[mask]
             ok = np.all(np.isfinite(pos), axis=1)
-            colors = np.tile((*role_color(role, k), 1.0), (len(pos), 1))
-            colors[frame.leaders[mask], :3] = LEADER
-            colors[~frame.alive[mask]] = DEAD
-            colors[sel[mask]] = SELECTED
             alive = frame.alive[mask][ok]
-            pos, quat, colors = pos[ok], quat[ok], colors[ok]
+            pos, quat, colors = pos[ok], quat[ok], colors_all[mask][ok]
             radius_px = role_mesh(role).radius * self.agent_scale * px_per_m[mask][ok]
+            dot = (radius_px < MARKER_UNTIL_PX) if markers else (radius_px < MARKER_PX) & alive
+            drawn = ~dot if markers else np.ones(len(pos), dtype=bool)
             near = radius_px >= LOD_PX
             for key, mesh_of, part in (
-                (role, role_mesh, near),
-                (role + "#lod", role_lod_mesh, ~near),
+                (role, role_mesh, near & drawn),
+                (role + "#lod", role_lod_mesh, ~near & drawn),
             ):
                 inst = self.meshes.get(key)
                 if inst is None:
                     inst = self.meshes[key] = InstancedMesh(self.ctx, self.mesh_prog, mesh_of(role))
                 inst.update(model_matrices(pos[part], quat[part], self.agent_scale), colors[part])
                 inst.draw()
-            small = (radius_px < MARKER_PX) & alive
-            if small.any():
-                markers.append(np.hstack([pos[small], colors[small]]))
-        if markers:
-            self.ctx.point_size = MARKER_SIZE_PX
-            self.flat.draw("markers", markers, moderngl.POINTS)
-        self.draw_ghost(frame, selected)
+            if dot.any():
+                dots.append(np.hstack([pos[dot], colors[dot]]))
+        self.mesh_prog["u_ids"].value = 0.0
+        if dots:
+            self.ctx.point_size = marker_px if markers else MARKER_SIZE_PX
+            if markers:
+                self.marker_prog["u_ids"].value = 1.0 if ids else 0.0
+                self.marker_batch.draw("markers", dots, moderngl.POINTS)
+            else:
+                self.flat.draw("dots", dots, moderngl.POINTS)
+        if not ids:
+            self.draw_ghost(frame, selected)
 
     def draw_ghost(self, frame: Frame, selected: int | None) -> None:
         """The selected agent's estimated position (sensors on): its mesh, translucent white, at
@@ -138,6 +160,26 @@ class DronePass:
             axes = np.repeat(np.eye(3) * r, 2, axis=0) * np.tile([[-1.0], [1.0]], (3, 1))
             lines.append(colored(frame.gps_fixes[i] + axes, GPS_FIX))
         self.flat.draw("ghost", lines, moderngl.LINES)
+
+
+def agent_colors(frame: Frame, selected: int | None) -> np.ndarray:
+    """(N, 4) RGBA of each agent: its role colour, LEADER, DEAD or SELECTED (in that order)."""
+    colors = np.ones((len(frame.ids), 4))
+    for k, role in enumerate(frame.roles):
+        colors[frame.role_index == k, :3] = role_color(role, k)
+    colors[frame.leaders, :3] = LEADER
+    colors[~frame.alive] = DEAD
+    if selected is not None:
+        colors[frame.ids == selected] = SELECTED
+    return colors
+
+
+def id_colors(n: int) -> np.ndarray:
+    """(n, 4) colours encoding agent index i as the 24-bit number i + 1 in R, G, B (exact in
+    an 8-bit framebuffer; 0 is "no agent"); `gui.picking.decode_ids` reads them back."""
+    code = np.arange(1, n + 1)
+    rgb = np.c_[code & 255, (code >> 8) & 255, (code >> 16) & 255] / 255.0
+    return np.c_[rgb, np.ones(n)]
 
 
 def projected_scale(camera: Camera, points: np.ndarray, viewport_h: int) -> np.ndarray:

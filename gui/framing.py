@@ -101,3 +101,89 @@ class SwarmFollower:
         d = np.abs(pts[:, :2] - cam.center)
         need = max(float(d[:, 0].max()) / self.aspect, float(d[:, 1].max())) / FILL
         return max(MIN_DISTANCE_M / 2, need)
+
+
+KeepOut = tuple[float, float, float, float]  # NDC corner (sx, sy, ex, ey): gui/layout.py
+MARKER_PAD_PX = 8.0  # px: a drone's centre this far from a kept-out corner keeps its marker out
+
+
+class SwarmFraming:
+    """The default camera: shows the alive mobile agents (or a group of them) as large as the
+    frame allows, a pure function of one frame, so a live view, its replay and a snapshot of
+    the same moment show the same picture.
+
+    The camera keeps its direction (orbit: azimuth and elevation; the user may turn it) and
+    gets the target at the centre of the agents' bounding box and the smallest distance (top:
+    half-height) at which every agent projects within FILL of the half-frame and outside the
+    `keep_out` corners (the HUD, legend and inset map: gui/layout.py). `zoom` > 1 stands back.
+
+        framing = SwarmFraming(camera, 1280 / 720, Layout.of(frame, (1280, 720)).keep_out())
+        framing.update(frame)  # every frame
+    """
+
+    def __init__(
+        self,
+        camera: Camera,
+        aspect: float,
+        keep_out: list[KeepOut] | None = None,
+        size_px: tuple[int, int] = (1280, 720),
+    ) -> None:
+        if not isinstance(camera, OrbitCamera | TopCamera):
+            raise TypeError(f"SwarmFraming drives an OrbitCamera or TopCamera, not {camera!r}")
+        self.camera, self.aspect = camera, aspect
+        pad_x, pad_y = 2 * MARKER_PAD_PX / size_px[0], 2 * MARKER_PAD_PX / size_px[1]
+        self.keep_out = [
+            (sx, sy, max(0.05, ex - pad_x), max(0.05, ey - pad_y))
+            for sx, sy, ex, ey in keep_out or []
+        ]
+        self.group: set[int] | None = None  # ids to frame; None: every alive mobile agent
+        self.zoom = 1.0
+
+    def points(self, frame: Frame) -> np.ndarray:
+        """(M, 3) positions to frame, m: the group's alive agents, else all alive mobile ones."""
+        ok = frame.alive & frame.mobile & np.all(np.isfinite(frame.positions), axis=1)
+        if self.group:
+            chosen = ok & np.isin(frame.ids, list(self.group))
+            ok = chosen if chosen.any() else ok
+        return frame.positions[ok]
+
+    def update(self, frame: Frame, dt_s: float = 0.0) -> None:
+        """Frame the agents of `frame` (`dt_s` is unused: the framing has no memory)."""
+        pts = self.points(frame)
+        if len(pts) == 0:
+            return
+        cam = self.camera
+        cam.aspect = self.aspect
+        centre = (pts.min(axis=0) + pts.max(axis=0)) / 2
+        if isinstance(cam, TopCamera):
+            cam.center = centre[:2].copy()
+            cam.half_height = self.zoom * self._top_need(pts - centre)
+        else:
+            cam.target = centre
+            cam.distance = self.zoom * self._orbit_need(pts - centre)
+
+    def _orbit_need(self, rel: np.ndarray) -> float:
+        cam = self.camera
+        assert isinstance(cam, OrbitCamera)
+        view = cam.view
+        x, y = rel @ view[0, :3], rel @ view[1, :3]
+        ahead = rel @ -view[2, :3]
+        tan_y = math.tan(math.radians(cam.fov_y_deg) / 2)
+        # ndc = (x / (tan_y aspect), y / tan_y) / (distance + ahead): each bound is linear
+        need = self._need(x / (tan_y * self.aspect), y / tan_y) - ahead
+        return max(MIN_DISTANCE_M, float(need.max()))
+
+    def _top_need(self, rel: np.ndarray) -> float:
+        need = self._need(rel[:, 0] / self.aspect, rel[:, 1])
+        return max(MIN_DISTANCE_M / 2, float(need.max()))
+
+    def _need(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """(N,) the scale s at which each point, at NDC (u / s, v / s), lies within FILL and
+        outside every keep-out corner (a corner is left by either coordinate)."""
+        need = np.maximum(np.abs(u), np.abs(v)) / FILL
+        for sx, sy, ex, ey in self.keep_out:
+            a, b = sx * u, sy * v  # > 0 on the corner's side
+            inside = (a > 0) & (b > 0)
+            leave = np.minimum(a / ex, b / ey)
+            need = np.where(inside, np.maximum(need, leave), need)
+        return need

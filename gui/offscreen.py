@@ -12,7 +12,9 @@ import moderngl
 import numpy as np
 
 from skyswarm.gui.camera import Camera
+from skyswarm.gui.director import inset_camera
 from skyswarm.gui.framing import default_camera, scene_extent
+from skyswarm.gui.layout import Layout
 from skyswarm.gui.renderer import Renderer
 from skyswarm.gui.scene import Frame, Scenery
 from skyswarm.gui.video import FrameWriter, VideoWriter, draw_hud
@@ -76,6 +78,28 @@ class OffscreenCanvas:
         self.renderer.render(frame, camera, (0, 0, *self.size), selected)
         if overlay is not None:
             overlay(self.renderer, self.size)
+
+    def compose(
+        self,
+        frame: Frame,
+        camera: Camera,
+        hud: bool = True,
+        inset: bool = True,
+        selected: int | None = None,
+    ) -> Layout:
+        """Draw the video's picture: the scene, the inset map of the whole area (top right)
+        and the HUD and legend (`draw_hud`), as gui/layout.py places them; returns the layout
+        (its rects hide the scene: gui/picking.py)."""
+        layout = Layout.of(frame, self.size, hud, inset)
+
+        def overlay(renderer: Renderer, size: tuple[int, int]) -> None:
+            if layout.inset is not None:
+                renderer.render_inset(frame, inset_camera(frame), layout.inset, size)
+            if hud:
+                draw_hud(renderer, size, frame)
+
+        self.draw(frame, camera, selected, overlay)
+        return layout
 
     def read_rgba_into(self, buffer: bytearray | memoryview) -> None:
         """The framebuffer's RGBA bytes as OpenGL stores them, bottom row first, into `buffer`

@@ -25,6 +25,12 @@ ROLE_COLORS = {
 LOD_PX = 10.0  # px: agents with a smaller projected radius are drawn as their bounding box
 MARKER_PX = 4.0  # px: agents with a smaller projected radius also get a square role-colour dot
 MARKER_SIZE_PX = 5.0  # px, edge of that dot: every alive agent covers >= 25 px of its colour
+# Markers on (the default): an agent whose mesh would be smaller on screen than MARKER_UNTIL_PX
+# (projected bounding radius) is drawn as a round marker of MARKER_DIAM_PX instead: a disc of
+# 11 px covers ~95 px, so a drone at any zoom covers >= 60 px (issue 30), and the mesh takes
+# over where it covers more than the marker would (measured: tests/gui/test_swarm_view.py).
+MARKER_DIAM_PX = 11.0
+MARKER_UNTIL_PX = 14.0
 SHADOW_ALPHA = 0.45  # darkening of the ground right under an agent on the ground
 SHADOW_FADE_M = 40.0  # m of height over which a shadow fades to a third of SHADOW_ALPHA
 FOG_M = 600.0  # m: the ground fades into the horizon colour over this distance

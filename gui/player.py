@@ -15,12 +15,14 @@ from skyswarm.gui.panel import PANEL_W, AgentRow, estimate_lines
 from skyswarm.gui.replay import ReplaySource
 from skyswarm.gui.scene import Frame
 from skyswarm.gui.text import PAD_PX
+from skyswarm.gui.trails import recorded_trail
 from skyswarm.gui.views import (
     HELP_ACTION,
     RESET_ACTION,
     VIEW_ACTIONS,
     Action,
     ViewerBase,
+    ViewOptions,
     selected_line,
 )
 from skyswarm.gui.windows import key
@@ -47,16 +49,31 @@ class ReplayApp(ViewerBase):
     actions = ACTIONS
 
     def __init__(
-        self, source: ReplaySource, speed: float = 1.0, size: tuple[int, int] = (1280, 720)
+        self,
+        source: ReplaySource,
+        speed: float = 1.0,
+        size: tuple[int, int] = (1280, 720),
+        options: ViewOptions | None = None,
     ) -> None:
         self.source = source
         self.time_s = 0.0
         self.speed = speed
         self.paused = False
-        super().__init__("skyswarm replay", size)
+        super().__init__("skyswarm replay", size, options)
 
     def frame(self) -> Frame:
         return self.source.frame_at(self.time_s)
+
+    def trail_points(self, frame: Frame) -> np.ndarray:
+        """The recorded agents' trails (the live view's TRAIL_EVERY_S points); base stations,
+        which do not move, get their position only."""
+        src = self.source
+        rec = recorded_trail(src.times, src.positions, frame.time_s, self.trail_s)
+        fixed = np.repeat(src.station_positions[:, None], rec.shape[1], axis=1)
+        return np.concatenate([rec, fixed], axis=0)
+
+    def screenshot_dir(self) -> Path:
+        return self.source.dir
 
     # -- playback -------------------------------------------------------------------------
     def update(self, dt: float) -> None:
@@ -156,12 +173,17 @@ class ReplayApp(ViewerBase):
         return img
 
 
-def replay_window(results_dir: Path, speed: float = 1.0) -> int:
+def replay_window(
+    results_dir: Path,
+    speed: float = 1.0,
+    size: tuple[int, int] = (1280, 720),
+    options: ViewOptions | None = None,
+) -> int:
     """Open the replay player on a results directory; returns 0 when its window is closed, 130
     on Ctrl-C."""
     from skyswarm.gui.windows import run_event_loop
 
-    app = ReplayApp(ReplaySource(results_dir), speed)
+    app = ReplayApp(ReplaySource(results_dir), speed, size, options)
     try:
         interrupted = run_event_loop(app.update)
     finally:

@@ -33,6 +33,7 @@ from skyswarm.gui.palette import (  # re-exported: the views and tests name them
     HORIZON,
     LEADER,
     LOD_PX,
+    MARKER_DIAM_PX,
     MARKER_PX,
     MARKER_SIZE_PX,
     OBSTACLE,
@@ -51,6 +52,7 @@ from skyswarm.gui.shaders import (
     GROUND_VS,
     IMAGE_FS,
     IMAGE_VS,
+    MARKER_FS,
     MESH_FS,
     MESH_VS,
     SKY_FS,
@@ -96,8 +98,11 @@ class Renderer:
         self.sky_prog["u_horizon"].value = HORIZON
         self._static_flat = self._static_geometry(scenery, center, half_extent_m)
         self._obstacles = self._obstacle_meshes(scenery)
+        self.marker_prog = ctx.program(vertex_shader=FLAT_VS, fragment_shader=MARKER_FS)
         self.flat = FlatBatches(ctx, self.flat_prog)
-        self.drones = DronePass(ctx, self.mesh_prog, self.flat, agent_scale)
+        self.drones = DronePass(ctx, self.mesh_prog, self.flat, agent_scale, self.marker_prog)
+        self.markers = True  # drones far away drawn as markers (drones.py); False: meshes only
+        self.occluders: list[tuple[int, int, int, int]] = []  # 2D images drawn since render()
         uv = np.array([0, 0, 1, 0, 0, 1, 1, 1], dtype=np.float32)
         uv_buf = ctx.buffer(uv)
         self._quad_vao = ctx.vertex_array(self.image_prog, [(uv_buf, "2f", "in_uv")])
@@ -161,19 +166,17 @@ class Renderer:
         camera: Camera,
         viewport: tuple[int, int, int, int],
         selected: int | None = None,
-        trails: Sequence[np.ndarray] = (),
+        trails: Sequence[np.ndarray] | np.ndarray = (),
+        marker_px: float = MARKER_DIAM_PX,
+        extra: Sequence[np.ndarray] = (),
     ) -> None:
-        """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it."""
+        """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it;
+        far drones as markers `marker_px` across (with `self.markers`); `extra` lines (vertex
+        rows position + RGBA, two per line: e.g. gui/links.py) over the agents."""
         ctx = self.ctx
-        ctx.viewport = viewport
-        ctx.scissor = viewport
-        ctx.clear(*HORIZON, 1.0, depth=1.0)
-        ctx.scissor = None
-        camera.aspect = viewport[2] / max(1, viewport[3])
-        camera = camera.fixed()
+        self.occluders = []
+        camera = self._begin(camera, viewport, HORIZON)
         vp = _gl(camera.matrix)
-        self.flat_prog["u_vp"].write(vp)
-        self.mesh_prog["u_vp"].write(vp)
         ctx.disable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND)  # sky and ground are opaque: blending would read each pixel
         perspective = float(np.asarray(camera.projection)[3, 3]) == 0.0
@@ -197,22 +200,70 @@ class Renderer:
         ctx.enable(moderngl.DEPTH_TEST)
         for inst in self._obstacles:
             inst.draw()
-        self.drones.draw_agents(frame, selected, camera)
+        self.drones.draw_agents(frame, selected, camera, self.markers, marker_px=marker_px)
         self._draw_overlays(frame.overlays, ground=False)
-        self._draw_lines(frame, selected, trails)
+        self._draw_lines(frame, selected, trails, extra)
         ctx.disable(moderngl.DEPTH_TEST)
 
-    def _draw_lines(self, frame: Frame, selected: int | None, trails: Sequence[np.ndarray]) -> None:
-        """The crosses of the dead, trails, base-station drops and the selection's drop."""
-        lines: list[np.ndarray] = []
+    def _begin(
+        self, camera: Camera, viewport: tuple[int, int, int, int], clear: Sequence[float]
+    ) -> Camera:
+        """Clear `viewport` to `clear` (RGB); the camera fixed for it, its matrix uploaded."""
+        ctx = self.ctx
+        ctx.viewport = viewport
+        ctx.scissor = viewport
+        ctx.clear(*clear, 1.0, depth=1.0)
+        ctx.scissor = None
+        camera.aspect = viewport[2] / max(1, viewport[3])
+        fixed = camera.fixed()
+        vp = _gl(fixed.matrix)
+        for prog in (self.flat_prog, self.mesh_prog, self.marker_prog):
+            prog["u_vp"].write(vp)
+        return fixed
+
+    def render_ids(self, frame: Frame, camera: Camera, viewport: tuple[int, int, int, int]) -> None:
+        """The ID buffer of what `render` draws with the same arguments: each agent's pixels in
+        its `drones.id_colors` colour, exactly the geometry drawn (mesh, box or marker, depth
+        tested against each other and the obstacles), 0 elsewhere (gui/picking.py reads it)."""
+        ctx = self.ctx
+        camera = self._begin(camera, viewport, (0.0, 0.0, 0.0))
+        ctx.disable(moderngl.BLEND)
+        ctx.enable(moderngl.DEPTH_TEST)
+        fbo = ctx.fbo
+        fbo.color_mask = (False, False, False, False)  # obstacles hide agents, in no colour
+        for inst in self._obstacles:
+            inst.draw()
+        fbo.color_mask = (True, True, True, True)
+        self.drones.draw_agents(frame, None, camera, self.markers, ids=True)
+        ctx.disable(moderngl.DEPTH_TEST)
+
+    def render_inset(
+        self, frame: Frame, camera: Camera, rect: tuple[int, int, int, int], target: tuple[int, int]
+    ) -> None:
+        """A second view (the inset map: gui/layout.py) in `rect` (x, y, w, h from the top-left
+        of the `target` (width, height) framebuffer), small markers, and a frame around it; it
+        counts as an occluder of the main view (`occluders`)."""
+        x, y, w, h = rect
+        kept = self.occluders
+        self.render(frame, camera, (x, target[1] - y - h, w, h), marker_px=INSET_MARKER_PX)
+        self.occluders = kept
+        self.draw_image(_border(w, h), x, y, target)
+
+    def _draw_lines(
+        self,
+        frame: Frame,
+        selected: int | None,
+        trails: Sequence[np.ndarray] | np.ndarray,
+        extra: Sequence[np.ndarray] = (),
+    ) -> None:
+        """The crosses of the dead, trails, base-station drops, the selection's drop and the
+        `extra` lines."""
+        lines: list[np.ndarray] = list(extra)
         dead = ~frame.alive & np.all(np.isfinite(frame.positions), axis=1)
         if dead.any():
             cross = ground_cross(frame.positions[dead, :2], DEAD_CROSS_M)
             lines.append(colored(cross.reshape(-1, 3), DEAD_CROSS))
-        for trail in trails:
-            if len(trail) > 1:
-                seg = np.stack([trail[:-1], trail[1:]], axis=1).reshape(-1, 3)
-                lines.append(colored(seg, TRAIL))
+        lines += trail_lines(trails)
         lines += self._station_drops(frame)
         pose = frame.pose_of(selected)
         if pose is not None and np.all(np.isfinite(pose[0])):
@@ -278,6 +329,7 @@ class Renderer:
             self._uploaded[(w, h)] = (slot, rgba)
         tex = pair[slot]
         tw, th = target
+        self.occluders.append((x, y, w, h))
         self.ctx.viewport = (0, 0, tw, th)
         rect = (2 * x / tw - 1, 1 - 2 * (y + h) / th, 2 * (x + w) / tw - 1, 1 - 2 * y / th)
         self.image_prog["u_rect"].value = rect
@@ -285,6 +337,49 @@ class Renderer:
         self.ctx.disable(moderngl.DEPTH_TEST)
         tex.use(0)
         self._quad_vao.render(moderngl.TRIANGLE_STRIP)
+
+
+INSET_MARKER_PX = 6.0  # px across: drones on the inset map
+INSET_BORDER = (20, 24, 32, 230)  # RGBA of the inset map's frame
+
+
+MAX_TRAIL_SEGMENTS = 20_000  # beyond, trails keep every k-th point (llvmpipe: ~0.5 ms / 1,000)
+
+
+def trail_lines(trails: Sequence[np.ndarray] | np.ndarray) -> list[np.ndarray]:
+    """Line vertices (position + RGBA rows) of trails: an (N, T, 3) array (one call for every
+    agent) or a sequence of (T, 3) arrays, m, oldest point first; each fades in from
+    transparent at its oldest point to TRAIL's alpha at the agent. Over MAX_TRAIL_SEGMENTS
+    segments (1,000 drones' 12 s trails: 60,000), every k-th point only."""
+    if isinstance(trails, np.ndarray):
+        groups = [trails] if trails.ndim == 3 else []
+    else:
+        groups = [t[None] for t in trails]
+    out = []
+    for tr in groups:
+        n, t = tr.shape[:2]
+        stride = -(-n * (t - 1) // MAX_TRAIL_SEGMENTS)  # ceil: every k-th point past the cap
+        if stride > 1:
+            tr = tr[:, ::-stride][:, ::-1]  # keeps the newest point (the agent)
+            n, t = tr.shape[:2]
+        if n == 0 or t < 2:
+            continue
+        v = np.empty((n, t - 1, 2, 7), dtype=np.float32)  # built in place: ~3x less copying
+        v[:, :, 0, :3], v[:, :, 1, :3] = tr[:, :-1], tr[:, 1:]
+        v[..., 3:6] = TRAIL[:3]
+        alpha = np.linspace(0.0, TRAIL[3], t, dtype=np.float32)
+        v[:, :, 0, 6], v[:, :, 1, 6] = alpha[:-1], alpha[1:]
+        if not np.isfinite(tr).all():
+            v = v[np.isfinite(v[..., :3]).all(axis=(2, 3))]
+        out.append(v.reshape(-1, 7))
+    return out
+
+
+def _border(w: int, h: int, px: int = 2) -> np.ndarray:
+    """(h, w, 4) uint8: a frame `px` wide, transparent inside."""
+    img = np.zeros((h, w, 4), dtype=np.uint8)
+    img[:px], img[-px:], img[:, :px], img[:, -px:] = (INSET_BORDER,) * 4
+    return img
 
 
 def legend_entries(frame: Frame) -> list[tuple[str, tuple[float, float, float]]]:

@@ -22,7 +22,8 @@ from skyswarm.core.config import WorldConfig, read_toml
 from skyswarm.core.recorder import read_trajectory
 from skyswarm.core.schema import build
 from skyswarm.core.timeline import read_timeline
-from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
+from skyswarm.gui.director import CameraSpec
+from skyswarm.gui.framing import scene_extent, shown_points
 from skyswarm.gui.overlays import Overlay, as_overlays
 from skyswarm.gui.scene import Frame, Scenery, upright
 
@@ -176,21 +177,20 @@ def export_video(
     frames: Path | None,
     fps: float = 30.0,
     size: tuple[int, int] = (1280, 720),
-    camera: str = "orbit",
+    camera: str | CameraSpec = "swarm",
+    hud: bool = True,
+    inset: bool = True,
+    markers: bool = True,
 ) -> int:
     """Render the whole recording offscreen at `fps`; returns the number of frames written.
 
     Frame k (k = 1, 2, ...) shows time k / fps, like a `run --video` of the same run, with the
-    same HUD overlay (time, alive, the mission's recorded lines).
+    same camera, HUD and inset map (the cameras are functions of the frame: gui/director.py).
     """
-    from skyswarm.gui.offscreen import FrameWriter, OffscreenCanvas, VideoWriter, draw_hud
+    from skyswarm.gui.offscreen import FrameWriter, VideoWriter
 
     source = ReplaySource(results_dir)
-    shown = shown_points(source.frame_at(0.0))
-    center, half = scene_extent(shown)
-    canvas = OffscreenCanvas(source.scenery, size, tuple(center), half)
-    cam = default_camera(camera, shown)
-    follower = SwarmFollower(cam, size[0] / size[1])
+    view = ReplayStill(source, size, camera, hud, inset, markers)
     sinks: list[Any] = []
     if video is not None:
         sinks.append(VideoWriter(Path(video), size, fps))
@@ -198,12 +198,51 @@ def export_video(
         sinks.append(FrameWriter(Path(frames)))
     n = int(np.floor(source.duration_s * fps + 1e-6))
     for k in range(1, n + 1):
-        frame = source.frame_at(k / fps)
-        follower.update(frame, 1.0 / fps)
-        image = canvas.render(frame, cam, overlay=lambda r, sz, f=frame: draw_hud(r, sz, f))
+        image = view.render(k / fps)
         for sink in sinks:
             sink.write(image)
     for sink in sinks:
         sink.close()
-    canvas.release()
+    view.release()
     return n
+
+
+class ReplayStill:
+    """Offscreen pictures of a recording at any time, as the live view drew them: the same
+    camera (`CameraSpec`), HUD, inset map and markers.
+
+        still = ReplayStill(ReplaySource("results/run"), (1280, 720))
+        image = still.render(40.0)  # (720, 1280, 3) uint8
+    """
+
+    def __init__(
+        self,
+        source: ReplaySource,
+        size: tuple[int, int] = (1280, 720),
+        camera: str | CameraSpec = "swarm",
+        hud: bool = True,
+        inset: bool = True,
+        markers: bool = True,
+    ) -> None:
+        from skyswarm.gui.director import Director
+        from skyswarm.gui.layout import Layout
+        from skyswarm.gui.offscreen import OffscreenCanvas
+
+        self.source, self.hud, self.inset = source, hud, inset
+        first = source.frame_at(0.0)
+        center, half = scene_extent(shown_points(first))
+        self.canvas = OffscreenCanvas(source.scenery, size, tuple(center), half)
+        self.canvas.renderer.markers = markers
+        spec = camera if isinstance(camera, CameraSpec) else CameraSpec(camera)
+        keep_out = Layout.of(first, size, hud, inset).keep_out()
+        self.director = Director(spec, size, keep_out, first)
+
+    def render(self, time_s: float, selected: int | None = None) -> np.ndarray:
+        """(H, W, 3) uint8 picture at `time_s` (valid until the next render)."""
+        frame = self.source.frame_at(time_s)
+        cam = self.director.update(frame)
+        self.canvas.compose(frame, cam, self.hud, self.inset, selected)
+        return self.canvas.read()
+
+    def release(self) -> None:
+        self.canvas.release()

@@ -17,15 +17,17 @@ void main() {
     v_color = in_color;
 }
 """
+# u_ids = 1: the colour unshaded (the ID buffer of gui/picking.py: colours encode agent ids).
 MESH_FS = """
 #version 330
+uniform float u_ids;
 in vec3 v_normal;
 in vec4 v_color;
 out vec4 f_color;
 void main() {
     vec3 light = normalize(vec3(0.3, 0.2, 1.0));
     float shade = 0.45 + 0.55 * max(dot(normalize(v_normal), light), 0.0);
-    f_color = vec4(v_color.rgb * shade, v_color.a);
+    f_color = u_ids > 0.5 ? v_color : vec4(v_color.rgb * shade, v_color.a);
 }
 """
 FLAT_VS = """
@@ -41,6 +43,19 @@ FLAT_FS = """
 in vec4 v_color;
 out vec4 f_color;
 void main() { f_color = v_color; }
+"""
+# Drone markers: round point sprites (the point size is the marker's diameter in pixels) with a
+# dark rim, so a marker reads on the ground and in the sky alike; flat in the ID buffer.
+MARKER_FS = """
+#version 330
+uniform float u_ids;
+in vec4 v_color;
+out vec4 f_color;
+void main() {
+    float r = length(gl_PointCoord - vec2(0.5)) * 2.0;  // 0 at the centre, 1 at the rim
+    if (r > 1.0) discard;
+    f_color = (u_ids > 0.5 || r < 0.7) ? v_color : vec4(v_color.rgb * 0.35, 1.0);
+}
 """
 GROUND_VS = """
 #version 330

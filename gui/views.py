@@ -10,7 +10,8 @@ implements `frame()`, `rows()` and `hud_lines()`.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,10 +23,13 @@ from skyswarm.gui.camera import (  # noqa: I001
     OrbitCamera,
     TopCamera,
 )
+from skyswarm.gui.director import CameraSpec, Director, inset_camera
 from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
+from skyswarm.gui.layout import Layout
 from skyswarm.gui.panel import PANEL_W, AgentRow, Button, Panel, filter_rows
 from skyswarm.gui.renderer import Renderer, legend_entries
 from skyswarm.gui.scene import Frame
+from skyswarm.gui.trails import DEFAULT_TRAIL_S
 
 if TYPE_CHECKING:
     from skyswarm.core.agent import Agent
@@ -50,9 +54,15 @@ VIEW_ACTIONS = (
     Action(key.F, "F", "Follow", "toggle_follow", "3D and top views follow the selected agent"),
     Action(key.G, "G", "Frame", "frame_swarm", "frame the alive swarm (smoothly)"),
     Action(key.SLASH, "/", None, "edit_filter", "filter the agent list: id, role, mode, dead"),
+    Action(key.L, "L", None, "toggle_trails", "show / hide trails (--trails S)"),
+    Action(key.I, "I", None, "toggle_inset", "show / hide the inset map (--no-inset)"),
+    Action(key.M, "M", None, "toggle_markers", "far drones as markers / meshes (--no-markers)"),
+    Action(key.P, "P", "Shot", "save_screenshot", "save a PNG of the 3D view (results dir)"),
 )
 HELP_ACTION = Action(key.H, "H", "Help", "toggle_help", "show / hide this help")
-RESET_ACTION = Action(key.R, "R", None, "reset_camera", "reset the 3D camera (smoothly)")
+RESET_ACTION = Action(
+    key.R, "R", None, "reset_camera", "back to the --camera view (follows the swarm again)"
+)
 PANEL_REFRESH_S = 0.2  # s of wall time: the panel's text is redrawn at 5 Hz, or at once on input
 MOUSE_HELP = (
     "left drag: orbit (top view: pan)   right / shift drag: pan",
@@ -61,26 +71,51 @@ MOUSE_HELP = (
 FILTER_KEYS_DONE = (key.ENTER, key.RETURN, key.ESCAPE)
 
 
+@dataclass(frozen=True)
+class ViewOptions:
+    """A viewer's camera and layers as the command line sets them (app/gui_commands.py).
+
+    ViewOptions(CameraSpec("chase", target=3), trails_s=20.0)
+    """
+
+    camera: CameraSpec = field(default_factory=CameraSpec)
+    inset: bool = True  # the inset map of the whole area, top right of the 3D view
+    markers: bool = True  # far drones as screen-space markers (gui/drones.py)
+    trails_s: float | None = None  # trail length, s; None: off (L shows DEFAULT_TRAIL_S)
+    links: bool = False  # radio links of the last gui/links.py LINK_WINDOW_S (live view only)
+
+
 class ViewerBase:
     """Owns the windows and the selection; the windows call back into it (windows.Host)."""
 
     actions: tuple[Action, ...] = (*VIEW_ACTIONS, HELP_ACTION, RESET_ACTION)
     source: Any  # set by the subclass: has `.scenery`
 
-    def __init__(self, name: str, size: tuple[int, int]) -> None:
+    def __init__(
+        self, name: str, size: tuple[int, int], options: ViewOptions | None = None
+    ) -> None:
         self.name = name  # window titles: "NAME - 3D view", "NAME - top view", ...
+        self.options = opts = options or ViewOptions()
+        self.show_trails = opts.trails_s is not None
+        self.trail_s = opts.trails_s if opts.trails_s is not None else DEFAULT_TRAIL_S
+        self.show_inset, self.markers = opts.inset, opts.markers
+        self.note = ""  # the last screenshot written (or why not), under the HUD
         self.selected: int | None = None
         self.show_help = False
         self.following = False  # the 3D and top cameras follow the selected agent
         self.filter_text = ""
         self.typing = False  # the filter is being edited: keys go to it (Esc included)
         self._skip_slash = False
-        shown = shown_points(self.frame())
+        first = self.frame()
+        shown = shown_points(first)
         self.center, self.half_extent = scene_extent(shown)
         self._renderers: dict[int, Renderer] = {}
         self.panel = Panel([Button(a.button, a.method) for a in self.actions if a.button])
+        scene = (max(1, size[0] - PANEL_W), size[1])
+        self.director = Director(opts.camera, scene, self.layout(first, scene).keep_out(), first)
+        self.director.update(first)
         self.main = ViewWindow(
-            self, default_camera("orbit", shown), f"{name} - 3D view", size,
+            self, self.director.camera, f"{name} - 3D view", size,
             side_px=PANEL_W, overlay=self._draw_main_overlay, side_input=self._panel_input,
         )  # fmt: skip
         self.windows: list[ViewWindow] = [self.main]
@@ -103,6 +138,20 @@ class ViewerBase:
         """Lines about the selected agent under the HUD (the live viewer's inspector)."""
         return []
 
+    def trail_points(self, frame: Frame) -> np.ndarray:
+        """(N, T, 3) m: the last `trail_s` seconds of each agent of `frame`, oldest first."""
+        raise NotImplementedError
+
+    def screenshot_dir(self) -> Path:
+        """Where the screenshot key writes (the results directory)."""
+        raise NotImplementedError
+
+    # -- layout and camera ----------------------------------------------------------------
+    def layout(self, frame: Frame, scene: tuple[int, int]) -> Layout:
+        """The 2D parts over the 3D view's `scene` (w, h) pixels: the legend (bottom left) and
+        the inset map (top right); the HUD is in the panel."""
+        return replace(Layout.of(frame, scene, hud=True, inset=self.show_inset), hud=None)
+
     # -- Host protocol --------------------------------------------------------------------
     def renderer_for(self, window: ViewWindow) -> Renderer:
         r = self._renderers.get(id(window))
@@ -110,7 +159,32 @@ class ViewerBase:
             r = self._renderers[id(window)] = Renderer(
                 window.ctx, self.source.scenery, self.center, self.half_extent
             )
+        r.markers = self.markers
         return r
+
+    def prepare(self, window: ViewWindow) -> None:
+        """The 3D view's camera moves with the frame (gui/director.py) until the user moves it
+        (a camera put in the window by hand is left alone)."""
+        if window is not self.main or window.camera is not self.director.camera:
+            return
+        frame = self.frame()
+        _, _, w, h = window.scene_viewport
+        self.director.resize((w, h), self.layout(frame, (w, h)).keep_out())
+        self.director.update(frame)
+
+    def camera_moved(self, window: ViewWindow) -> None:
+        if window is self.main:
+            self.director.hold()
+
+    def extra_lines(self) -> list[np.ndarray]:
+        """None here: the live viewer adds the radio links."""
+        return []
+
+    def trails(self) -> np.ndarray:
+        frame = self.frame()
+        if not self.show_trails:
+            return np.zeros((len(frame.ids), 0, 3))
+        return self.trail_points(frame)
 
     def on_key(self, symbol: int, modifiers: int) -> bool:
         self.invalidate_panel()
@@ -180,15 +254,54 @@ class ViewerBase:
         self.show_help = not self.show_help
 
     def reset_camera(self) -> None:
-        """Glide the 3D camera back to the initial framing (direction included)."""
-        home = default_camera("orbit", shown_points(self.frame()))
+        """Back to the `--camera` view: the framing follows the swarm again, from the spec's
+        direction; a free camera glides back to the initial framing of the whole scene."""
         cam = self.main.camera
-        if not isinstance(cam, OrbitCamera) or not isinstance(home, OrbitCamera):
-            return
-        names = ("target", "distance", "azimuth_deg", "elevation_deg")
-        cam.glide = Glide(cam, {n: getattr(home, n) for n in names})
-        cam.follow = None
         self.following = False
+        if isinstance(cam, OrbitCamera | TopCamera):
+            cam.follow = cam.glide = None
+        if self.director.framing is not None:
+            fresh = Director(self.options.camera, self.director.size, self.director.keep_out)
+            if isinstance(cam, OrbitCamera) and isinstance(fresh.camera, OrbitCamera):
+                cam.azimuth_deg = fresh.camera.azimuth_deg
+                cam.elevation_deg = fresh.camera.elevation_deg
+            self.director.resume()
+            return
+        home = default_camera("orbit", shown_points(self.frame()))
+        if isinstance(cam, OrbitCamera) and isinstance(home, OrbitCamera):
+            names = ("target", "distance", "azimuth_deg", "elevation_deg")
+            cam.glide = Glide(cam, {n: getattr(home, n) for n in names})
+
+    def toggle_trails(self) -> None:
+        self.show_trails = not self.show_trails
+
+    def toggle_inset(self) -> None:
+        self.show_inset = not self.show_inset
+
+    def toggle_markers(self) -> None:
+        self.markers = not self.markers
+
+    def save_screenshot(self) -> Path | None:
+        """Write the 3D view (scene, inset, legend and panel, as shown) to a PNG in the
+        results directory: screenshot_T.png (T the simulated time, s), -2, -3 ... if taken."""
+        from PIL import Image
+
+        image = self.main.screenshot()
+        folder = self.screenshot_dir()
+        stem = f"screenshot_{self.frame().time_s:08.2f}s"
+        path, k = folder / f"{stem}.png", 1
+        while path.exists():
+            k += 1
+            path = folder / f"{stem}-{k}.png"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(image).save(path)
+        except OSError as exc:
+            self.note = f"screenshot failed: {exc.strerror or exc}"
+            return None
+        self.note = f"wrote {path}"
+        print(self.note, flush=True)
+        return path
 
     def edit_filter(self) -> None:
         self.typing, self._skip_slash = True, True
@@ -207,6 +320,10 @@ class ViewerBase:
         self.following = getattr(self.main.camera, "follow", None) is None
         if self.following and self.selected is None:
             self.select_next()
+        if self.following:
+            self.director.hold()
+        else:
+            self.director.resume()
         for w in (self.main, self.top):
             cam = w.camera if w is not None else None
             if isinstance(cam, OrbitCamera | TopCamera):
@@ -221,6 +338,7 @@ class ViewerBase:
         if len(pts) == 0:
             return
         self.following = False
+        self.director.hold()
         for w in (self.main, self.top):
             if w is None:
                 continue
@@ -299,8 +417,9 @@ class ViewerBase:
         rows = self.rows()
         shown = filter_rows(rows, self.filter_text)
         labels = [self.button_label(b.action, b.label) for b in self.panel.buttons]
+        hud = self.hud_lines() + ([self.note] if self.note else [])
         return self.panel.render(
-            height, self.hud_lines(), shown, self.selected, self.inspector_lines(),
+            height, hud, shown, self.selected, self.inspector_lines(),
             self.filter_text, self.typing, len(rows), labels,
         )  # fmt: skip
 
@@ -318,8 +437,12 @@ class ViewerBase:
             # Text rendering and the texture upload cost more than the 3D scene under llvmpipe:
             # the same image object is not uploaded again (Renderer.draw_image).
             cache = self._panel_cache = (now, h, self.panel_image(h))
+        frame = self.frame()
+        inset = self.layout(frame, window.scene_viewport[2:]).inset
+        if inset is not None:
+            renderer.render_inset(frame, inset_camera(frame), inset, (w, h))
         renderer.draw_image(cache[2], w - PANEL_W, 0, (w, h))
-        legend = legend_entries(self.frame())
+        legend = legend_entries(frame)
         if self._legend is None or self._legend[0] != legend:
             self._legend = (legend, legend_image(legend))
         renderer.draw_image(self._legend[1], 8, h - self._legend[1].shape[0] - 8, (w, h))

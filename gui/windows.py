@@ -18,7 +18,7 @@ import moderngl  # noqa: E402
 import pyglet.window  # noqa: E402
 from pyglet.window import key, mouse  # noqa: E402
 
-from skyswarm.gui.camera import Camera  # noqa: E402
+from skyswarm.gui.camera import Camera, TopCamera  # noqa: E402
 from skyswarm.gui.renderer import Renderer  # noqa: E402
 from skyswarm.gui.scene import Frame, pick  # noqa: E402
 
@@ -29,8 +29,27 @@ class Host(Protocol):
     """What a window needs from the application that owns it."""
 
     selected: int | None
+    typing: bool  # a text field has the keyboard: Esc goes to it
 
     def frame(self) -> Frame: ...
+
+    def prepare(self, window: ViewWindow) -> None:
+        """Before `window` draws: move its camera for the frame drawn (gui/director.py)."""
+        ...
+
+    def camera_moved(self, window: ViewWindow) -> None:
+        """The user dragged or zoomed `window`'s camera: it stays where they put it."""
+        ...
+
+    def trails(self) -> np.ndarray:
+        """(N, T, 3) m trail points of the frame's agents (T = 0: no trails)."""
+        ...
+
+    def extra_lines(self) -> list[np.ndarray]:
+        """More lines to draw (vertex rows position + RGBA, two per line): radio links."""
+        ...
+
+    def on_text(self, text: str) -> None: ...
 
     def renderer_for(self, window: ViewWindow) -> Renderer: ...
 
@@ -85,26 +104,43 @@ class ViewWindow(pyglet.window.Window):
     def on_draw(self) -> None:
         self.switch_to()
         self.ctx.screen.use()
+        self._draw()
+
+    def _draw(self) -> None:
+        """Draw the view into the bound framebuffer: the scene, then the overlay."""
+        self.host.prepare(self)
         renderer = self.host.renderer_for(self)
-        if hasattr(self.camera, "viewport_height"):
-            self.camera.viewport_height = self.scene_viewport[3]  # type: ignore[attr-defined]
+        if isinstance(self.camera, TopCamera):
+            self.camera.viewport_height = self.scene_viewport[3]
         renderer.render(
             self.host.frame(), self.camera, self.scene_viewport, self.host.selected,
-            getattr(self.host, "trails", lambda: ())(),
+            self.host.trails(), extra=self.host.extra_lines(),
         )  # fmt: skip
         if self.overlay is not None:
             self.overlay(self, renderer)
 
     def render_now(self) -> None:
-        """Draw into the back buffer without flipping (tests, screenshots: no event loop)."""
+        """Draw into the back buffer without flipping (tests: no event loop)."""
         self.on_draw()
 
     def screenshot(self) -> np.ndarray:
-        """(height, width, 3) uint8 of the back buffer just drawn, top row first."""
+        """(height, width, 3) uint8, top row first: the view drawn now into an offscreen
+        framebuffer of the window's size (reading the window's own framebuffer under pyglet
+        leaves GL_INVALID_OPERATION pending, which pyglet raises at its next GL call)."""
         self.switch_to()
         w, h = self.fb_size
-        raw = self.ctx.screen.read(viewport=(0, 0, w, h), components=3, alignment=1)
-        _ = self.ctx.error  # reading the default framebuffer leaves an error pyglet would raise
+        fbo = self.ctx.framebuffer(
+            color_attachments=[self.ctx.renderbuffer((w, h), 4)],
+            depth_attachment=self.ctx.depth_renderbuffer((w, h)),
+        )
+        try:
+            fbo.use()
+            self._draw()
+            raw = fbo.read(viewport=(0, 0, w, h), components=3, alignment=1)
+        finally:
+            self.ctx.screen.use()
+            for part in (*fbo.color_attachments, fbo.depth_attachment, fbo):
+                part.release()
         return np.frombuffer(raw, dtype=np.uint8).reshape(h, w, 3)[::-1].copy()
 
     # -- input ----------------------------------------------------------------------------
@@ -112,16 +148,14 @@ class ViewWindow(pyglet.window.Window):
         return x < self.scene_viewport[2]
 
     def on_key_press(self, symbol: int, modifiers: int) -> bool:
-        if symbol == key.ESCAPE and not getattr(self.host, "typing", False):
+        if symbol == key.ESCAPE and not self.host.typing:
             self.request_close()
             return True
         return bool(self.host.on_key(symbol, modifiers))
 
     def on_text(self, text: str) -> None:
         """Typed characters (the panel's agent filter while it is being edited)."""
-        on_text = getattr(self.host, "on_text", None)
-        if on_text is not None:
-            on_text(text)
+        self.host.on_text(text)
 
     def on_mouse_press(self, x: int, y: int, button: int, modifiers: int) -> None:
         self._press = (x, y)
@@ -135,6 +169,7 @@ class ViewWindow(pyglet.window.Window):
         if self._press is not None and self.in_scene(*self._press):
             pan = bool(buttons & (mouse.RIGHT | mouse.MIDDLE)) or bool(mods & key.MOD_SHIFT)
             self.camera.drag(dx, dy, pan=pan)
+            self.host.camera_moved(self)
         else:
             self._side("drag", x, y, 0.0)
 
@@ -160,6 +195,7 @@ class ViewWindow(pyglet.window.Window):
         if self.in_scene(x, y):
             _, _, w, h = self.scene_viewport
             self.camera.zoom_at(scroll_y, x, h - y, w, h)
+            self.host.camera_moved(self)
         self._side("scroll", x, y, scroll_y)
 
     def on_close(self) -> None:

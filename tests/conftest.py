@@ -1,4 +1,8 @@
-"""Shared fixtures. Tests run from any working directory; paths are relative to the repo root."""
+"""Shared fixtures. Tests run from any working directory; paths are relative to the repo root.
+
+A run that several test files assert on is flown once per session here. The tests that use one
+are marked `xdist_group` with the fixture's name, so that under `pytest -n auto --dist
+loadgroup` (.ci/run) they land on one worker and the run is flown once in all."""
 
 from __future__ import annotations
 
@@ -12,3 +16,24 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def repo_root() -> Path:
     return ROOT
+
+
+# configs/flocking_split.toml with 30 UAVs and a 60 m radio (seed 1, split_lanes = "shared")
+SPLIT_30 = ["agents.count=30", "comms.channels.radio.range_m=60.0"]
+
+
+@pytest.fixture(scope="session")
+def flocking_split_30() -> dict:
+    """The summary of the 30-UAV split flock flown to its end (99 % at 168.1 s with
+    the safety defaults): its own test in
+    tests/missions/test_flocking_split.py, and the shared-lanes baseline that the partitioned
+    lanes beat in tests/missions/test_flocking_split_lanes.py. Same config and seed, same run."""
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+
+    sim = Simulator.from_scenario(load_scenario(ROOT / "configs" / "flocking_split.toml", SPLIT_30))
+    try:
+        sim.run()
+        return sim.finish()
+    finally:
+        sim.close()

@@ -1,12 +1,13 @@
-"""The bad-input catalogue: every case through the real CLI (`python -m skyswarm.app.cli`, one
-subprocess each) must exit 2 with exactly one stderr line naming the key or file, and write no
-results directory.
+"""The bad-input catalogue: every case must exit 2 with exactly one stderr line naming the key
+or file, and write no results directory.
 
 The cases are hand-written (files, mission names, geometry, memory, output options, replayed
 inputs, readers, the command line itself) plus generated ones: every scalar number and integer
 key of the shipped hover and flocking-coverage scenarios set to a non-finite number or a value
-of the wrong type. The subprocesses run in a small pool once per session (about 1 s each); each
-case is then asserted on its own.
+of the wrong type. Every case runs in-process through `main()` (its own working directory,
+stdout and stderr captured at the file descriptors, so a C library's banner would show); a
+sample of them, one or more per kind, also runs through the real CLI
+(`python -m skyswarm.app.cli`, one subprocess each), which adds the process's own exit path.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import warnings
 from pathlib import Path
 
+import pybullet  # noqa: F401  (its banner at the first import: before any case captures)
 import pytest
 
 from skyswarm.app.api import load_scenario
@@ -433,37 +435,67 @@ def _write_assets(where: Path) -> None:
     (where / SCN).write_text((CONFIGS / "hover.toml").read_text(encoding="utf-8"))
 
 
-def _run_case(base: Path, index: int, argv: list[str]) -> tuple[int, str, bool, list[str]]:
-    cwd = base / f"case{index:03d}"
-    cwd.mkdir()
-    _write_assets(cwd)
-    before = sorted(p.name for p in cwd.iterdir())
+def _case_argv(cwd: Path, argv: list[str]) -> list[str]:
     argv = [str(cwd / "OUT") if a == "OUT" else a for a in argv]
     if argv[:1] == ["run"] and "--duration" not in argv:
         i = argv.index("--out") + 2 if "--out" in argv else 1
         argv = argv[: i + 1] + SHORT + argv[i + 1 :]  # after CONFIG: a wrongly passed run is short
+    return argv
+
+
+def _new_files(cwd: Path, before: list[str]) -> list[str]:
+    after = sorted(p.name for p in cwd.iterdir() if p.name != "__pycache__")
+    return sorted(set(after) - set(before))
+
+
+def _run_case(base: Path, index: int, argv: list[str]) -> tuple[int, str, bool, list[str]]:
+    """The case through the real CLI, in a subprocess."""
+    cwd = base / f"case{index:03d}"
+    cwd.mkdir()
+    _write_assets(cwd)
+    before = sorted(p.name for p in cwd.iterdir())
     env = dict(os.environ, PYTHONPATH=str(cwd), PYTHONWARNINGS="ignore")
     proc = subprocess.run(
-        [sys.executable, "-m", "skyswarm.app.cli", *argv],
+        [sys.executable, "-m", "skyswarm.app.cli", *_case_argv(cwd, argv)],
         cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    after = sorted(p.name for p in cwd.iterdir() if p.name != "__pycache__")
-    return proc.returncode, proc.stderr, (cwd / "OUT").exists(), sorted(set(after) - set(before))
+    return proc.returncode, proc.stderr, (cwd / "OUT").exists(), _new_files(cwd, before)
 
 
-@pytest.fixture(scope="session")
-def outcomes(tmp_path_factory) -> dict[str, tuple[int, str, bool, list[str]]]:
-    base = tmp_path_factory.mktemp("bad_inputs")
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {
-            case_id: pool.submit(_run_case, base, i, argv)
-            for i, (case_id, argv, _) in enumerate(CASES)
-        }
-        return {case_id: f.result() for case_id, f in futures.items()}
+def _run_in_process(cwd: Path, argv: list[str], monkeypatch, capfd) -> tuple[int, str, bool, list]:
+    """The case through `main()` in this process, as the subprocess would run it: its own
+    working directory and import path (its mission modules imported afresh), warnings off."""
+    from skyswarm.app.cli import main
+
+    cwd.mkdir()
+    _write_assets(cwd)
+    before = sorted(p.name for p in cwd.iterdir())
+    monkeypatch.chdir(cwd)
+    monkeypatch.syspath_prepend(str(cwd))
+    for name in [m for m in sys.modules if m.endswith("_mod")]:
+        monkeypatch.delitem(sys.modules, name)
+    capfd.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main(_case_argv(cwd, argv))
+    stderr = capfd.readouterr().err
+    return code, stderr, (cwd / "OUT").exists(), _new_files(cwd, before)
+
+
+def _assert_refused(outcome: tuple[int, str, bool, list[str]], needle: str) -> None:
+    code, stderr, out_written, new_files = outcome
+    lines = stderr.splitlines()
+    assert code == 2, f"exit {code}: {stderr[-2000:]}"
+    assert len(lines) == 1, stderr[-2000:]
+    assert lines[0].startswith("skyswarm: error: ") and "Traceback" not in stderr
+    assert needle in lines[0], lines[0]
+    assert not out_written  # no results directory
+    assert new_files == [], new_files  # nor anything else (the default results/ included)
+    assert "root:x:0:0" not in stderr  # never a raw line of a non-TOML file
 
 
 def test_the_catalogue_holds_at_least_150_distinct_cases():
@@ -474,16 +506,47 @@ def test_the_catalogue_holds_at_least_150_distinct_cases():
 
 
 @pytest.mark.parametrize("case_id,argv,needle", CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_one_line_exit_2_and_writes_nothing(outcomes, case_id, argv, needle):
-    code, stderr, out_written, new_files = outcomes[case_id]
-    lines = stderr.splitlines()
-    assert code == 2, f"exit {code}: {stderr[-2000:]}"
-    assert len(lines) == 1, stderr[-2000:]
-    assert lines[0].startswith("skyswarm: error: ") and "Traceback" not in stderr
-    assert needle in lines[0], lines[0]
-    assert not out_written  # no results directory
-    assert new_files == [], new_files  # nor anything else (the default results/ included)
-    assert "root:x:0:0" not in stderr  # never a raw line of a non-TOML file
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(
+    tmp_path, monkeypatch, capfd, case_id, argv, needle
+):
+    _assert_refused(_run_in_process(tmp_path / "case", argv, monkeypatch, capfd), needle)
+
+
+# Through the real CLI process too: the first case of each kind of the catalogue (the command
+# line, files, mission names, agents, world, airframes, mission sections, output, replayed
+# inputs, readers) and of the generated ones, and every case that reads a non-TOML file.
+CLI_SAMPLE = [
+    "no command",
+    "seed not int",
+    "set into a value",
+    "missing file",
+    "syntax error",
+    "binary file",
+    "latin-1 file",
+    "passwd as scenario",
+    "mission unknown",
+    "mission not a class",
+    "out not empty",
+    "out unwritable",
+    "inputs missing",
+    "inputs bad header",
+    "inputs binary",
+    "plot no dir",
+    "export torn header",
+    "export no records",
+    "replay no records",
+]
+CLI_SAMPLE += [CASES[i][0] for i in range(len(HAND), len(CASES), 25)]  # generated: every 25th
+CLI_CASES = [c for c in CASES if c[0] in CLI_SAMPLE]
+
+
+@pytest.mark.parametrize("case_id,argv,needle", CLI_CASES, ids=[c[0] for c in CLI_CASES])
+def test_the_cli_process_refuses_the_same_way(tmp_path, case_id, argv, needle):
+    _assert_refused(_run_case(tmp_path, 0, argv), needle)
+
+
+def test_the_cli_sample_names_real_cases():
+    assert len(CLI_CASES) == len(set(CLI_SAMPLE)) >= 20
 
 
 def test_inf_is_accepted_only_where_unlimited_is_meant():

@@ -16,13 +16,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("core", "uav", "missions", "gui", "app")
+LAYERS = ("core", "uav", "missions", "gui", "envs", "mavlink", "app")
 ALLOWED = {
     "core": {"core"},
     "uav": {"core", "uav"},
     "missions": {"core", "uav", "missions"},
     "gui": {"core", "uav", "gui"},
-    "app": {"core", "uav", "missions", "gui", "app"},
+    "mavlink": {"core", "uav", "mavlink"},
+    "app": {"core", "uav", "missions", "gui", "envs", "mavlink", "app"},
+    # RL environments; gui only for rendering, imported lazily (tests/envs checks that
+    # `import skyswarm.envs` loads no gui module)
+    "envs": {"core", "uav", "missions", "gui", "envs"},
+    # skyswarm.extend (extend.py beside the facade): the public extension API re-exports core
+    # and uav names only; missions, gui and app are users of it, never parts of it, and no
+    # module inside the package imports it (no layer lists "extend").
+    "extend": {"core", "uav"},
 }
 # Computed import_module names: the facade (its names are checked below), the mission loader,
 # which imports the plug-in module a scenario names (`package.module:Class`), and the backend
@@ -37,7 +45,7 @@ JUSTIFIED_CYCLES: set[frozenset[str]] = set()
 
 def modules() -> dict[str, Path]:
     """Every module of the package, subpackages included (core/backends, missions/wildfire…)."""
-    found = {"skyswarm": ROOT / "__init__.py"}
+    found = {"skyswarm": ROOT / "__init__.py", "skyswarm.extend": ROOT / "extend.py"}
     for layer in LAYERS:
         for path in sorted((ROOT / layer).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
@@ -138,7 +146,9 @@ def test_module_imports_respect_the_layers(name: str) -> None:
     bad = []
     for line, target in imports_of(path, name):
         top = target.split(".")[0]
-        if top in LAYERS:  # the old top-level names: only skyswarm.* is installed
+        if (
+            top in LAYERS or top == "extend"
+        ):  # the old top-level names: only skyswarm.* is installed
             bad.append(f"{path.name}:{line} imports {target!r} (not under skyswarm.)")
         elif target == "<computed>" and name not in COMPUTED_ALLOWED:
             bad.append(f"{path.name}:{line} imports a computed module name")
@@ -305,3 +315,63 @@ def test_every_subpackage_is_installed() -> None:
     )
     found = {n for n, p in modules().items() if p.name == "__init__.py"}
     assert found <= listed, f"not in pyproject's packages: {sorted(found - listed)}"
+
+
+# Imports under `if TYPE_CHECKING:` that close a cycle, each named with its reason. An
+# annotation-only import never runs, so these are not runtime cycles; the test below fails on
+# any other. Owners: a part annotates the object that owns it and imports it at run time.
+OWNER_ANNOTATIONS = {
+    "skyswarm.core.simulator": "the Simulator builds and is handed to every part it owns "
+    "(agents, comms, collisions, events, faults, hooks, mission, recorder, timeline)",
+    "skyswarm.uav.swarm": "the Swarm builds its parts (agents, avoidance, battery, bumpless "
+    "switching, commands, estimation, group behaviours), which annotate the swarm they serve",
+    "skyswarm.mavlink.vehicle": "a MAVLink vehicle owns its handlers, modes, offboard and "
+    "mission protocol state and telemetry, which annotate the vehicle they serve",
+    "skyswarm.mavlink.service": "the service builds the vehicles and is handed to them",
+    "skyswarm.core.config": "ScenarioConfig is built from the sections of the modules that "
+    "read it (checks, comms, events, mission, recorder)",
+}
+TYPING_EDGES = {
+    ("skyswarm.core.agent", "skyswarm.core.hooks"): "agents are FaultCapable (a hooks Protocol)",
+    ("skyswarm.core.simulator", "skyswarm.core.mission"): "the Simulator holds the Mission the "
+    "loader in mission.py builds for it",
+    ("skyswarm.core.hooks", "skyswarm.core.faults"): "DeathListener receives a faults.Death",
+    ("skyswarm.core.mission", "skyswarm.core.hooks"): "a mission's hooks are typed by Protocols",
+    ("skyswarm.core.timeline", "skyswarm.core.hooks"): "the timeline reads ViewSource data",
+    ("skyswarm.core.recorder", "skyswarm.core.faults"): "the recorder writes faults.Death rows",
+    ("skyswarm.core.comms.transceiver", "skyswarm.core.comms.dispatcher"): "a transceiver "
+    "annotates the dispatcher that owns the queues",
+    ("skyswarm.missions._boids_reference", "skyswarm.missions.boids"): "annotates the mission",
+    ("skyswarm.missions._boids_steering", "skyswarm.missions.boids"): "annotates the mission",
+    ("skyswarm.missions.flight_plan.paths", "skyswarm.missions.flight_plan.route"): "a path "
+    "annotates the route that owns it",
+    ("skyswarm.missions.flight_plan.records", "skyswarm.missions.flight_plan.executor"): "the "
+    "records annotate the executor that writes them",
+    (
+        "skyswarm.missions.flocking_coverage.partition",
+        "skyswarm.missions.flocking_coverage.leader",
+    ): ("partition annotates the leader's settings and plan snapshot"),
+}
+
+
+def test_no_cycle_through_type_checking_imports_but_the_named_ones() -> None:
+    mods = modules()
+    runtime = internal_edges()
+    typing: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        targets = {t for _, t in imports_of(path, name) if t in mods and t != name}
+        ancestors = {t for t in targets if name.startswith(t + ".")}
+        targets -= {t for t in ancestors if not _takes_names_from(path, name, t, mods)}
+        typing[name] = targets - runtime[name]
+    both = {n: runtime[n] | typing[n] for n in mods}
+    component = {m: i for i, c in enumerate(strongly_connected(both)) for m in c}
+    unnamed = [
+        f"{a} -> {b}"
+        for a in sorted(mods)
+        for b in sorted(typing[a])
+        if a in component
+        and component.get(b) == component[a]
+        and b not in OWNER_ANNOTATIONS
+        and (a, b) not in TYPING_EDGES
+    ]
+    assert not unnamed, "annotation-only imports closing a cycle, unnamed:\n" + "\n".join(unnamed)

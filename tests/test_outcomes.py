@@ -104,6 +104,43 @@ def test_a_stopped_run_says_so() -> None:
     assert (sim.stop_reason, sim.outcome()) == ("stopped", "stopped")
 
 
+def test_a_hand_stepped_run_reports_stepped_short_of_its_duration_and_time_limit_at_it() -> None:
+    # hover.toml's duration cut to 0.05 s = 20 ticks of 2.5 ms. Ten ticks by hand: nothing was
+    # asked of the run, so "stepped" (not "stopped": nobody stopped it). Twenty: the duration
+    # is reached and hover (a duration_is_target mission) lost no UAV, so "target reached".
+    sim = Simulator.from_scenario(
+        load_scenario(CONFIGS / "hover.toml", ["simulation.duration_s=0.05"])
+    )
+    for _ in range(10):
+        sim.step()
+    assert (sim.stop_reason, sim.outcome()) == ("", "stepped")
+    for _ in range(10):
+        sim.step()
+    assert sim.tick == 20 and sim.outcome() == "target reached"
+    sim.close()
+
+
+def test_a_hand_stepped_waypoint_run_at_its_duration_is_a_time_limit() -> None:
+    # 0.05 s is far too short for the course: the mission has no verdict, the time is up.
+    sim = Simulator.from_scenario(
+        load_scenario(CONFIGS / "waypoints.toml", ["simulation.duration_s=0.05"])
+    )
+    for _ in range(20):
+        sim.step()
+    assert sim.outcome() == "time limit"
+    sim.close()
+
+
+def test_a_verdict_given_with_the_stop_is_the_outcome() -> None:
+    sim = Simulator.from_scenario(load_scenario(CONFIGS / "waypoints.toml"))
+    sim.request_stop(outcome="target reached")
+    assert sim.run() == "stopped"
+    assert (sim.stop_reason, sim.outcome()) == ("stopped", "target reached")
+    with pytest.raises(ValueError, match="'arrived' is none of 'target reached'"):
+        sim.request_stop(outcome="arrived")
+    sim.close()
+
+
 @pytest.fixture(scope="module")
 def two_areas(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict]:
     tmp = tmp_path_factory.mktemp("two_areas")

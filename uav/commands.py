@@ -43,15 +43,37 @@ ArrayLike = Sequence[float] | Sequence[Sequence[float]] | np.ndarray
 
 
 class CommandError(ValueError):
-    """A command the swarm cannot take: a wrong shape, NaN or inf, an unknown agent."""
+    """A command the swarm cannot take: a wrong shape, NaN or inf, an unknown agent. The message
+    is one line naming the level, the field and the agent.
+
+        try:
+            swarm.command.velocity([0], [[1.0, float("nan"), 0.0]])
+        except CommandError as exc:
+            print(exc)  # command velocity: v of agent 0 (id 1) is [1.0, nan, 0.0]: expected ...
+    """
 
 
 class CommandInterface:
-    """Vectorised commands for one swarm (its `command` attribute); see the module docstring."""
+    """Vectorised commands for one swarm (its `command` attribute): each method takes the agents
+    (swarm indices, a boolean mask (N,), or None for all) and one array row per agent, and the
+    level holds until the next command. Limits saturate as each method documents.
+
+        cmd = swarm.command
+        cmd.position(None, [[0, 0, 10]] * swarm.n)                # m, world ENU (+ yaw rad)
+        cmd.velocity([0, 1], [[1, 0, 0], [0, 1, 0.5]])            # m/s (+ yaw rate rad/s)
+        cmd.attitude([2], roll=[0.1], pitch=[0.0], thrust=[12.0])  # rad, N collective
+        cmd.body_rates([3], rates=[[0.5, 0, 0]], thrust=[11.8])   # rad/s body FLU, N
+        cmd.motors([4], normalised=[[0.5, 0.5, 0.5, 0.5]])        # of max_thrust_n
+        cmd.hold([0, 1])                                          # hold where they are
+    """
 
     def __init__(self, swarm: Swarm) -> None:
         self.swarm = swarm
-        cfg, af = swarm.config.control, swarm.config.airframe
+        self.read_limits()
+
+    def read_limits(self) -> None:
+        """The limits below, from the swarm's [control] and airframe (again after a retune)."""
+        cfg, af = self.swarm.config.control, self.swarm.config.airframe
         self.max_tilt = math.radians(af.max_tilt_deg)  # rad, roll and pitch commands
         self.max_body_rate = math.radians(cfg.max_body_rate_deg_s)  # rad/s, p and q
         self.max_yaw_rate = math.radians(cfg.max_yaw_rate_deg_s)  # rad/s, r
@@ -257,7 +279,12 @@ class SwarmState:
     world frame ENU unless named: `position` (n, 3) m, `velocity` (n, 3) m/s, `quaternion`
     (n, 4) body-to-world (x, y, z, w), `euler` (n, 3) roll, pitch, yaw rad, `body_rates` (n, 3)
     p, q, r rad/s in the body frame (FLU); `thrust` (n, 4) N the motors give now; `index` (n,)
-    swarm indices (pass them to the `CommandInterface`), `ids` (n,) agent ids.
+    swarm indices (pass them to the `CommandInterface`), `ids` (n,) agent ids; `tick`,
+    `time_s` (s) and `dt` (s, the controller's period).
+
+        def level_out(state: SwarmState, command: CommandInterface) -> None:
+            rates = -4.0 * state.euler * [1.0, 1.0, 0.0]  # rad/s back to level, no yaw rate
+            command.body_rates(state.index, rates, np.full(state.n, 11.8))
     """
 
     tick: int

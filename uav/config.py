@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skyswarm.core.config import read_toml
-from skyswarm.core.resources import CONFIGS_DIR, named_or_path, shipped
+from skyswarm.core.resources import CONFIGS_DIR, is_file, named_or_path, shipped
 from skyswarm.core.schema import ConfigError, build, did_you_mean, param
 from skyswarm.uav.battery import BatteryConfig
 from skyswarm.uav.control import ControlConfig
@@ -55,7 +55,7 @@ def load_uav_config(path: str | Path = DEFAULT_AIRFRAME) -> UavConfig:
             f"at most the airframe's max_tilt_deg ({airframe.max_tilt_deg})",
         )
     mesh = resolve_mesh(airframe, Path(path))
-    if not mesh.is_file():
+    if not is_file(mesh):
         raise ConfigError(file, "airframe.mesh", airframe.mesh, f"an existing OBJ file ({mesh})")
     airframe = dataclasses.replace(airframe, mesh=str(mesh))
     return UavConfig(airframe, control, file)
@@ -64,7 +64,12 @@ def load_uav_config(path: str | Path = DEFAULT_AIRFRAME) -> UavConfig:
 @dataclass(frozen=True)
 class UavSection:
     """The [uav] section of a scenario: the airframe the mission's UAVs use, their random fault
-    rates ([uav.fault_rates]) and their battery ([uav.battery])."""
+    rates ([uav.fault_rates]), their battery ([uav.battery]) and sensors ([uav.sensors]). A
+    mission flying UAVs declares it among its sections; `Swarm.from_scenario` reads it:
+
+        class Survey(Mission):
+            sections = {"uav": UavSection, "survey": SurveyConfig}
+    """
 
     airframe: str = param(
         "",
@@ -78,7 +83,7 @@ class UavSection:
     def validate(self, path: str, file: str) -> None:
         if self.airframe:
             where = self._path(Path(file).resolve().parent if file else Path.cwd())
-            if not where.is_file():
+            if not is_file(where):
                 names = ", ".join(shipped("airframes"))
                 raise ConfigError(
                     file,

@@ -214,11 +214,25 @@ class Cascade:
         self, airframe: Airframe, cfg: ControlConfig, n: int, dt: float, g: float = 9.81
     ) -> None:
         """`g` m/s^2: the world's gravity (the speed loops feed forward m g / cos tilt)."""
-        self.cfg, self.dt, self.g = cfg, dt, g  # s, m/s^2
+        self.dt, self.g = dt, g  # s, m/s^2
         self.mass = airframe.mass_kg
         self.inertia = np.asarray(airframe.inertia_kg_m2, dtype=float)  # (3,) kg m^2
         self.memory = np.zeros(n, MEMORY)
         m = self.memory
+        self.retune(cfg, airframe)
+        self.manual_scale = np.array([4 * airframe.max_thrust_n, *cfg.manual_torque_nm])  # (4,)
+        self.prev_speed = m["prev_speed"]  # (N, 3) m/s
+        self.prev_r = m["prev_r"]  # (N,) rad/s
+        self.velocity_target = m["velocity_target"]  # (N, 3) m/s
+        self.attitude_target = m["attitude_target"]  # (N, 3)
+        self.demand = m["demand"]  # (N, 4)
+        self.yaw_rate_command = m["yaw_rate_command"]  # (N,) rad/s
+        self.prev_pq = m["prev_pq"]  # (N, 2) rad/s
+
+    def retune(self, cfg: ControlConfig, airframe: Airframe) -> None:
+        """Gains and limits from `cfg` (the loops' integrals are kept). The compiled kernel
+        reads them from its packed constants: `Swarm.retune` re-packs them."""
+        self.cfg, dt, m = cfg, self.dt, self.memory
         self.outer = Pid([cfg.position, cfg.position, cfg.altitude, cfg.heading], m["outer_i"], dt)
         self.speed = Pid([cfg.ground_speed] * 2 + [cfg.vertical_speed], m["speed_i"], dt)
         self.attitude = Pid([cfg.attitude] * 2 + [cfg.yaw_rate], m["attitude_i"], dt)
@@ -230,11 +244,3 @@ class Cascade:
         self.outer_lo = np.array([-np.inf, -np.inf, -cfg.max_descent_m_s, -yaw_rate])
         self.tan_tilt = math.tan(math.radians(cfg.max_tilt_deg))
         self.min_up = math.cos(math.radians(airframe.max_tilt_deg))
-        self.manual_scale = np.array([4 * airframe.max_thrust_n, *cfg.manual_torque_nm])  # (4,)
-        self.prev_speed = m["prev_speed"]  # (N, 3) m/s
-        self.prev_r = m["prev_r"]  # (N,) rad/s
-        self.velocity_target = m["velocity_target"]  # (N, 3) m/s
-        self.attitude_target = m["attitude_target"]  # (N, 3)
-        self.demand = m["demand"]  # (N, 4)
-        self.yaw_rate_command = m["yaw_rate_command"]  # (N,) rad/s
-        self.prev_pq = m["prev_pq"]  # (N, 2) rad/s

@@ -95,7 +95,11 @@ class SensorSuite:
         self._last_velocity = np.zeros((n, 3))
         truth = self._truth()
         self._last_velocity = truth.velocity.copy()
-        setting = Setting(n, dt, swarm.g, _boxes_of(swarm), self.rng)
+        boxes, yaws = _boxes_of(swarm)
+        setting = Setting(
+            n, dt, swarm.g, boxes, self.rng, swarm.sim.world, np.asarray(swarm.slots),
+            swarm.ids, yaws,
+        )  # fmt: skip
         built = {}  # built (and their start states drawn) in registration order
         for name in config.enabled():
             built[name] = registered_sensors()[name](config.resolved(name), setting, truth)
@@ -137,6 +141,18 @@ class SensorSuite:
             orientation=euler_to_quat(self.euler),
             angular_velocity=np.zeros((n, 3)),
         )
+        self._sync_control()
+
+    def restart(self, rows: np.ndarray) -> None:
+        """The estimate of agents `rows` (k,) set to their true state now plus the position
+        input's current error (after a teleport: an RL environment's reset). The sensors' own
+        processes (GPS random walk, biases) go on; the next update corrects from there."""
+        truth = self._truth()
+        self._last_velocity[rows] = truth.velocity[rows]
+        self.position[rows] = truth.position[rows] + self.gps_error[rows]
+        self.velocity[rows] = truth.velocity[rows]
+        self.euler[rows] = truth.euler[rows]
+        self.body_rate[rows] = truth.body_rate[rows]
         self._sync_control()
 
     def sensor(self, name: str) -> Sensor | None:
@@ -279,7 +295,9 @@ class SensorSuite:
             ]
         )
         with open(self._csv, "a", encoding="utf-8") as f:
-            np.savetxt(f, rows, fmt="%.6g", delimiter=",")
+            # time to 10 digits and whole ids: rows join the trajectory's ticks and agent ids
+            fmt = ["%.10g", "%d", *["%.6g"] * (rows.shape[1] - 2)]
+            np.savetxt(f, rows, fmt=fmt, delimiter=",")
 
 
 def registered_in_order(sensors: dict[str, Sensor]) -> list[tuple[str, Sensor]]:
@@ -287,10 +305,11 @@ def registered_in_order(sensors: dict[str, Sensor]) -> list[tuple[str, Sensor]]:
     return [(name, sensors[name]) for name in registered_sensors() if name in sensors]
 
 
-def _boxes_of(swarm: Swarm) -> np.ndarray:
-    """(B, 6) centre and half size of the scenario's static boxes (their yaw is ignored)."""
+def _boxes_of(swarm: Swarm) -> tuple[np.ndarray, np.ndarray]:
+    """(B, 6) centre and half size of the scenario's static boxes, and their (B,) yaw rad."""
     scenario = swarm.sim.scenario
     world = getattr(scenario, "world", None) if scenario is not None else None
-    objects = getattr(world, "obstacles", ()) or ()
-    boxes = [(*o.center, *(s / 2 for s in o.size)) for o in objects if o.type == "box"]
-    return np.array(boxes, dtype=float).reshape(-1, 6)
+    objects = [o for o in getattr(world, "obstacles", ()) or () if o.type == "box"]
+    boxes = [(*o.center, *(s / 2 for s in o.size)) for o in objects]
+    yaws = np.radians([o.yaw_deg for o in objects]) if objects else np.zeros(0)
+    return np.array(boxes, dtype=float).reshape(-1, 6), yaws

@@ -12,6 +12,7 @@ are thin handles that read and write these arrays by index.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +30,16 @@ from skyswarm.uav.avoidance import Avoidance
 from skyswarm.uav.battery import Battery
 from skyswarm.uav.commands import CommandInterface, ControllerFn, UserController
 from skyswarm.uav.config import UavConfig
-from skyswarm.uav.control import MODES, POSITION, Cascade, ControlMode, Measured, Setpoints
+from skyswarm.uav.control import (
+    MEMORY,
+    MODES,
+    POSITION,
+    Cascade,
+    ControlConfig,
+    ControlMode,
+    Measured,
+    Setpoints,
+)
 from skyswarm.uav.estimation import SensorSuite
 from skyswarm.uav.flight_kernel import FlightKernel
 from skyswarm.uav.mixer import Mixer
@@ -51,7 +61,18 @@ if TYPE_CHECKING:
 
 class Swarm:
     """N quadrotors of one airframe: bodies, setpoints, controller and motor state. It is the
-    `core.hooks.EstimateSource` of its UAVs (their state estimate when sensors are on)."""
+    `core.hooks.EstimateSource` of its UAVs (their state estimate when sensors are on).
+
+    Build it in a mission's `setup()` from the scenario's agents and `[uav]` section, then
+    command it (`command`, a `CommandInterface`) or give it a controller (`control`):
+
+        self.swarm = Swarm.from_scenario(self.sim, self.config, hovering=True)
+        self.swarm.command.position(None, self.swarm.start_positions + [0.0, 0.0, 2.0])
+        self.swarm.control(0.01, my_controller)  # my_controller(state, command), 100 Hz
+
+    Arrays over the swarm (N rows, swarm index order): `ids`, `alive`, `start_positions`
+    (N, 3) m; `n` is N.
+    """
 
     def __init__(
         self,
@@ -106,6 +127,7 @@ class Swarm:
             wind = scenario.wind if scenario is not None else WindConfig()
         if wind.enabled:
             self._install_wind(wind)
+        self.ids = np.array(list(ids), dtype=np.int64).reshape(n)  # (N,) agent ids
         # None (preset ideal): act on the truth; else the sensors and the estimate (phase 6)
         self.sensors = SensorSuite.create(self, config.sensors)
         self._estimate_kernel = None
@@ -114,7 +136,6 @@ class Swarm:
                 self.cascade, self.mixer, self.motors, self.wrench, np.arange(n)
             )
         cls = agent_class or AutonomousUavAgent
-        self.ids = np.array(list(ids), dtype=np.int64).reshape(n)  # (N,) agent ids
         self.agents = [
             cls(sim, int(i), int(s), self, k) for k, (i, s) in enumerate(zip(ids, slots))
         ]
@@ -246,6 +267,35 @@ class Swarm:
         self._alive_rows = np.flatnonzero(self.alive)
         self._live_slots = self.slots[self._alive_rows]
 
+    def restart(
+        self,
+        index: np.ndarray,
+        position: np.ndarray,
+        quaternion: np.ndarray,
+        velocity: np.ndarray,
+    ) -> None:
+        """Teleport agents `index` (k,) (swarm indices, alive) to (k, 3) positions m with (k, 4)
+        quaternions (x, y, z, w) and (k, 3) world velocities m/s, at rest in rotation, with the
+        controller's memory cleared (integrals, last signals), the motors at hover thrust and
+        the estimate restarted from the new truth. Their control mode and setpoints stay. What
+        an RL environment's per-episode reset does instead of rebuilding the simulator.
+
+            swarm.restart(np.array([0]), np.array([[0, 0, 10.0]]), np.array([[0, 0, 0, 1.0]]),
+                          np.zeros((1, 3)))
+        """
+        idx = np.asarray(index, dtype=np.intp)
+        self.sim.world.reset_bodies(
+            self.slots[idx], position, quaternion, velocity, np.zeros((len(idx), 3))
+        )
+        weight = self.config.airframe.mass_kg * self.g  # N
+        self.cascade.memory[idx] = np.zeros(1, MEMORY)
+        self.cascade.demand[idx, 0] = weight
+        self.motors.thrust[idx] = weight / 4
+        self.force[idx] = 0.0
+        self.torque[idx] = 0.0
+        if self.sensors is not None:
+            self.sensors.restart(idx)
+
     def fail_motors(self, index: int, motors: Sequence[int]) -> None:
         """Motors of agent `index` stop producing thrust at once and for good."""
         for k in motors:
@@ -325,6 +375,20 @@ class Swarm:
         controller = UserController(self, fn, period_s, rows)
         self.sim.every(period_s, controller, phase_s, owner=controller, name=name)
         return controller
+
+    def retune(self, control: ControlConfig) -> None:
+        """Fly from the next tick on with the gains and limits of `control` (a [control]
+        section, e.g. `dataclasses.replace(swarm.config.control, max_speed_m_s=3.0)`); the
+        loops' integrals and every agent's mode and setpoints are kept."""
+        from skyswarm.uav.flight_kernel import pack_constants
+
+        self.config = dataclasses.replace(self.config, control=control)
+        self.cascade.retune(control, self.config.airframe)
+        packed = pack_constants(self.cascade, self.mixer, self.motors, self.wrench)
+        for kernel in (self.kernel, self._estimate_kernel):
+            if kernel is not None:
+                kernel.constants = packed.copy()
+        self.command.read_limits()
 
     def mode_of(self, index: int) -> ControlMode:
         return MODES[self.setpoints.mode[index]]

@@ -106,6 +106,7 @@ class Capabilities:
     max_terrains: int | None = None  # terrains (mesh or grid) in one world; None: any number
     body_contacts: bool = True  # dynamic bodies collide with each other (and are reported)
     threads: bool = False  # runs on numba's threads from PARALLEL_MIN bodies (same results)
+    rays: bool = True  # batched ray casts against all it models (World.cast_rays)
 
     def scenery(self) -> str:
         """The scenery kinds modelled, for messages: 'ground, boxes, terrain'."""
@@ -152,9 +153,10 @@ class World(ABC):
 
     A backend written from scratch implements `add_bodies`, `add_ground`, `add_box`,
     `add_mesh`, `add_heightfield`, `apply_wrenches`, `apply_forces`, `step_physics`,
-    `read_state`, `contacts`, `tracked_slots` and `remove`; whatever scenery it cannot model it
-    leaves out of `capabilities` (its method then raises ValueError), and a scenario that asks
-    for it is refused with the key named. tests/core/test_backends_registry.py registers a
+    `read_state`, `contacts`, `tracked_slots`, `remove` and `cast_rays` (for lidars; without
+    it, declare `rays=False`); whatever scenery it cannot model it leaves out of
+    `capabilities` (its method then raises ValueError), and a scenario that asks for it is
+    refused with the key named. tests/core/test_backends_registry.py registers a
     test-only backend this way and flies a scenario with it.
     """
 
@@ -272,6 +274,51 @@ class World(ABC):
     def remove(self, slot: int) -> None:
         """Take a body out of the world; its slot keeps the last state and is not reused."""
 
+    def reset_bodies(
+        self,
+        slots: np.ndarray,
+        position: np.ndarray,
+        orientation: np.ndarray,
+        linear_velocity: np.ndarray,
+        angular_velocity: np.ndarray,
+    ) -> None:
+        """Teleport live bodies `slots` (n,): (n, 3) positions m, (n, 4) quaternions (x, y, z,
+        w), (n, 3) world-frame velocities m/s and rad/s; forces already applied this tick stay.
+        What an RL environment's per-episode reset does instead of rebuilding the world. By
+        default the state arrays are written (a backend that integrates them in place); a
+        backend with its own body store overrides it.
+
+            world.reset_bodies(slots, pos, np.tile([0, 0, 0, 1.0], (n, 1)), zeros, zeros)
+        """
+        st = self.state
+        st.position[slots] = position
+        st.orientation[slots] = orientation
+        st.linear_velocity[slots] = linear_velocity
+        st.angular_velocity[slots] = angular_velocity
+
+    @abstractmethod
+    def set_mass(self, slots: np.ndarray, mass: np.ndarray, inertia: np.ndarray) -> None:
+        """Give live bodies `slots` (n,) new (n,) masses kg and (n, 3) principal inertias
+        kg m^2 from the next step on (an RL environment's per-episode domain randomisation).
+
+            world.set_mass(slots, np.full(n, 1.1), np.tile([0.01, 0.01, 0.02], (n, 1)))
+        """
+
+    def cast_rays(
+        self, origins: np.ndarray, directions: np.ndarray, max_range_m: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every ray of a sensor tick in one call: (R, 3) origins m and (R, 3) unit directions,
+        world frame. Returns (R,) distances m to the nearest hit within `max_range_m` (inf: none)
+        and (R,) what was hit: a body slot (>= 0), a scenery id (< 0) or `rays.MISS`.
+
+        A ray that starts inside a solid (a box, a body) does not see that solid: a UAV's rays
+        start at its own centre. Declared by `capabilities.rays`; without it, NotImplementedError.
+
+            d, hit = world.cast_rays(np.array([[0, 0, 5.0]]), np.array([[0, 0, -1.0]]), 20.0)
+            # d == [5.0], hit == [GROUND] over an empty ground plane
+        """
+        raise NotImplementedError(f"physics backend {self.name!r} casts no rays")
+
     def close(self) -> None:
         """Release the backend's resources (none by default)."""
         self.has_ground = self.has_ground  # nothing to release
@@ -312,7 +359,14 @@ def register_backend(cls: type[World]) -> type[World]:
     """Register the World subclass `cls` under `cls.name` (a class decorator; returns `cls`).
 
     The name is lower-case letters, digits and `_`, starting with a letter; a name a shipped or
-    installed backend already has, or another registered class, is a ValueError."""
+    installed backend already has, or another registered class, is a ValueError.
+
+        @register_backend
+        class MyWorld(World):
+            name = "mine"  # [simulation] physics = "mine"
+            capabilities = Capabilities(mesh_obstacles=False)
+            ...
+    """
     if not (inspect.isclass(cls) and issubclass(cls, World)) or inspect.isabstract(cls):
         raise ValueError(f"{cls!r}: a backend is a concrete subclass of World")
     name = cls.__dict__.get("name")

@@ -19,6 +19,7 @@ import numpy as np
 from skyswarm.core._quiet import import_pybullet
 from skyswarm.core.backends import GROUND, BodyShape, Capabilities, ContactReport, World
 from skyswarm.core.backends.meshes import load_mesh
+from skyswarm.core.backends.rays import MISS
 
 if TYPE_CHECKING:
     from skyswarm.core.backends.terrain import Heightfield
@@ -187,6 +188,37 @@ class BulletWorld(World):
         pb.removeBody(body, **self._cid)
         self._id_of_body.pop(body, None)
 
+    def reset_bodies(
+        self,
+        slots: np.ndarray,
+        position: np.ndarray,
+        orientation: np.ndarray,
+        linear_velocity: np.ndarray,
+        angular_velocity: np.ndarray,
+    ) -> None:
+        """World.reset_bodies through pybullet (one reset call pair per body), then the state
+        arrays, so the next read agrees."""
+        for k, slot in enumerate(np.asarray(slots).tolist()):
+            body = int(self._body_of_slot[slot])
+            pb.resetBasePositionAndOrientation(
+                body, position[k].tolist(), orientation[k].tolist(), **self._cid
+            )
+            pb.resetBaseVelocity(
+                body, linear_velocity[k].tolist(), angular_velocity[k].tolist(), **self._cid
+            )
+        super().reset_bodies(slots, position, orientation, linear_velocity, angular_velocity)
+
+    def set_mass(self, slots: np.ndarray, mass: np.ndarray, inertia: np.ndarray) -> None:
+        for k, slot in enumerate(np.asarray(slots).tolist()):
+            body = int(self._body_of_slot[slot])
+            pb.changeDynamics(
+                body,
+                -1,
+                mass=float(mass[k]),
+                localInertiaDiagonal=list(map(float, inertia[k])),
+                **self._cid,
+            )
+
     @property
     def num_bodies(self) -> int:
         return pb.getNumBodies(**self._cid)
@@ -278,6 +310,30 @@ class BulletWorld(World):
         sid = self._new_scenery(what)
         self._id_of_body[body] = sid
         return sid
+
+    def cast_rays(
+        self, origins: np.ndarray, directions: np.ndarray, max_range_m: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """pybullet's rayTestBatch on one thread (deterministic), in batches of at most
+        MAX_RAY_INTERSECTION_BATCH_SIZE - 1 (16,383) rays: given the full 16,384, pybullet
+        5.13 returns one result fewer. A hit on a body that is no slot or scenery of this world
+        (none is made outside it) counts as a miss."""
+        origins = np.asarray(origins, dtype=float).reshape(-1, 3)
+        ends = origins + float(max_range_m) * np.asarray(directions, dtype=float).reshape(-1, 3)
+        step = pb.MAX_RAY_INTERSECTION_BATCH_SIZE - 1
+        results: list[tuple] = []
+        for k in range(0, len(origins), step):
+            results += pb.rayTestBatch(
+                origins[k : k + step].tolist(), ends[k : k + step].tolist(), **self._cid
+            )
+        if len(results) != len(origins):
+            raise RuntimeError(f"rayTestBatch returned {len(results)} of {len(origins)} rays")
+        body = np.array([r[0] for r in results], dtype=np.int64)
+        fraction = np.array([r[2] for r in results], dtype=float)
+        ids = self._id_of_body
+        hit = np.array([ids.get(b, MISS) for b in body.tolist()], dtype=np.int64)
+        distance = np.where(hit != MISS, fraction * float(max_range_m), np.inf)
+        return distance.reshape(-1), hit.reshape(-1)
 
     def close(self) -> None:
         if not self._closed:

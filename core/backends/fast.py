@@ -41,6 +41,7 @@ from skyswarm.core.backends import (
     Capabilities,
     ContactReport,
     World,
+    rays,
     spatial_hash,
     threaded,
 )
@@ -146,6 +147,13 @@ class FastWorld(World):
     @property
     def tracked_slots(self) -> np.ndarray:
         return self._live
+
+    def set_mass(self, slots: np.ndarray, mass: np.ndarray, inertia: np.ndarray) -> None:
+        mass = np.asarray(mass, dtype=float)
+        if not (mass > 0).all():
+            raise ValueError(f"body masses {mass!r} kg: expected every one > 0")
+        self._inv_m[slots] = 1.0 / mass
+        self._inertia[slots] = inertia
 
     def remove(self, slot: int) -> None:
         self._live = self._live[self._live != slot]
@@ -308,3 +316,22 @@ class FastWorld(World):
     @property
     def contacts(self) -> ContactReport:
         return self._report
+
+    def cast_rays(
+        self, origins: np.ndarray, directions: np.ndarray, max_range_m: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One compiled call (core/backends/rays.py): ground, boxes, the terrain grid, and
+        every live body as its collision box; threaded from PARALLEL_MIN rays."""
+        origins = np.ascontiguousarray(origins, dtype=float).reshape(-1, 3)
+        directions = np.ascontiguousarray(directions, dtype=float).reshape(-1, 3)
+        n = len(origins)
+        out_d, out_hit = np.empty(n), np.empty(n, dtype=np.int64)
+        st = self.state
+        cast = rays.cast_rays_parallel if threaded(n) else rays.cast_rays
+        terrain = np.array(self._terrain[:4], dtype=float)
+        cast(
+            origins, directions, float(max_range_m), self.has_ground, *self._boxes,
+            self._live, st.position, st.orientation, self._half, self._offset, self._radius,
+            self._hf, terrain, int(self._terrain[4]), out_d, out_hit,
+        )  # fmt: skip
+        return out_d, out_hit

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from skyswarm.core.schema import ConfigError, build, param, ticks_exact
+from skyswarm.core.schema import ConfigError, build, did_you_mean, param, ticks_exact
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,10 @@ class ChannelConfig:
         0.0, "extra delay, uniform over whole ticks 0..jitter_s, s (one draw per frame)", ge=0.0
     )
     loss: float = param(0.0, "loss probability (constant), or at 0 m (rayleigh)", ge=0.0, le=1.0)
-    loss_model: Literal["constant", "rayleigh"] = param(
-        "constant", "constant, or rayleigh (distance-dependent, see core/comms/channels.py)"
+    loss_model: str = param(
+        "constant",
+        "constant, rayleigh (distance-dependent, see core/comms/channels.py) or a model "
+        "registered with register_loss_model",
     )
     half_loss_distance_m: float = param(
         50.0, "rayleigh: distance at which half of the frames arrive, m", gt=0.0
@@ -59,6 +61,17 @@ class ChannelConfig:
     link: Literal["any", "base_station"] = param(
         "any", "any pair of agents, or base_station: one end must be a base station"
     )
+
+    def validate(self, path: str, file: str) -> None:
+        """`loss_model` names a registered model (LOSS_MODELS)."""
+        if self.loss_model not in LOSS_MODELS:
+            names = ", ".join(map(repr, LOSS_MODELS))
+            raise ConfigError(
+                file,
+                f"{path}.loss_model" if path else "loss_model",
+                self.loss_model,
+                f"one of {names}{did_you_mean(self.loss_model, LOSS_MODELS)}",
+            )
 
 
 @dataclass(frozen=True)
@@ -132,7 +145,20 @@ def resolve_channels(raw: Any, path: str, file: str) -> dict[str, ChannelConfig]
 
 # -- loss models ------------------------------------------------------------------------------
 class LossModel:
-    """Base of the loss models: the probability that one frame is lost at distance d."""
+    """Base of the loss models: the probability that one frame is lost at distance d. A model
+    reads its channel's keys from `self.cfg` (`ChannelConfig`); `register_loss_model` makes it
+    selectable by `loss_model = "<name>"`:
+
+        @register_loss_model
+        class Linear(LossModel):
+            name = "linear"  # p = d / range_m
+
+            def probability(self, distance_m):
+                return np.clip(np.asarray(distance_m) / self.cfg.range_m, 0.0, 1.0)
+
+            def probability_one(self, distance_m):
+                return min(max(distance_m / self.cfg.range_m, 0.0), 1.0)
+    """
 
     name: ClassVar[str] = ""
 
@@ -175,6 +201,34 @@ class RayleighLoss(LossModel):
 
 
 LOSS_MODELS: dict[str, type[LossModel]] = {m.name: m for m in (ConstantLoss, RayleighLoss)}
+
+
+def register_loss_model(cls: type[LossModel]) -> type[LossModel]:
+    """Class decorator: make `cls` a radio loss model that `[comms.channels.NAME] loss_model =
+    "<cls.name>"` selects. It reads the channel's keys from `self.cfg` (a `ChannelConfig`:
+    `loss`, `half_loss_distance_m`, `path_loss_exponent`, `range_m` ...); register it before
+    the scenario is loaded. Example, everything arrives up to half_loss_distance_m, nothing
+    beyond:
+
+        @register_loss_model
+        class Cliff(LossModel):
+            name = "cliff"
+
+            def probability(self, distance_m):
+                return np.where(np.asarray(distance_m) <= self.cfg.half_loss_distance_m, 0.0, 1.0)
+
+            def probability_one(self, distance_m):
+                return 0.0 if distance_m <= self.cfg.half_loss_distance_m else 1.0
+    """
+    name = cls.__dict__.get("name")
+    if not (isinstance(cls, type) and issubclass(cls, LossModel)):
+        raise TypeError(f"{cls!r}: a loss model is a subclass of LossModel")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"{cls.__name__}.name = {name!r}: declare an identifier")
+    if LOSS_MODELS.get(name, cls) is not cls:
+        raise ValueError(f"loss model {name!r} is already registered ({LOSS_MODELS[name]!r})")
+    LOSS_MODELS[name] = cls
+    return cls
 
 
 class Channel:

@@ -34,6 +34,7 @@ import numpy as np
 from skyswarm.core.agent import Agent, PhysicalAgent
 from skyswarm.core.comms.channels import Channel, ChannelConfig, CommsConfig, resolve_channels
 from skyswarm.core.comms.fates import (
+    ADDRESSED,
     DELIVERED,
     FATES,
     OVERFLOW,
@@ -44,6 +45,7 @@ from skyswarm.core.comms.fates import (
     Message,
     resolve,
 )
+from skyswarm.core.comms.links import LinkWindow, RadioLinks
 from skyswarm.core.comms.transceiver import BaseStation, MessageTransceiver
 from skyswarm.core.faults import software_fault
 from skyswarm.core.schema import ConfigError
@@ -99,6 +101,7 @@ class MessageDispatcher:
         self.base_stations: list[BaseStation] = []
         self.down: set[int] = set()  # rows of agents cut off the air (core/events.py), alive
         self.beacon_nets: list[Any] = []  # core.beacons.BeaconNet, delivered in phase 1 too
+        self._links: LinkWindow | None = None  # watch_links(): the copies of the last ticks
 
     # -- membership -------------------------------------------------------------------------
     def channel_index(self, name: str) -> int:
@@ -266,6 +269,7 @@ class MessageDispatcher:
         np.add.at(self._tx.reshape(-1), (channel * n + sender) * nf + fate, 1)  # 1-D: fast path
         if receiver is not None:
             np.add.at(self._rx.reshape(-1), (channel * n + receiver) * nf + fate, 1)
+            self._keep_links(channel, sender, receiver, fate)
 
     def count_rows(
         self, channel: int, sender: np.ndarray, receiver: np.ndarray | None, fate: int
@@ -276,6 +280,29 @@ class MessageDispatcher:
         self._tx[channel, :, fate] += np.bincount(sender, minlength=n)
         if receiver is not None:
             self._rx[channel, :, fate] += np.bincount(receiver, minlength=n)
+            self._keep_links(channel, sender, receiver, fate)
+
+    def watch_links(self, ticks: int) -> None:
+        """From now on keep every copy decided with its receiver known for `ticks` ticks, for
+        `recent_links` (core/comms/links.py; off until called: a run pays nothing)."""
+        self._links = LinkWindow(ticks)
+
+    def recent_links(self) -> RadioLinks:
+        """The copies of the watched window up to this tick (empty unless `watch_links`)."""
+        if self._links is None:
+            return RadioLinks.empty()
+        return self._links.recent(self.sim.world.tick)
+
+    def _keep_links(
+        self, channel: Any, sender: np.ndarray, receiver: np.ndarray, fate: Any
+    ) -> None:
+        if self._links is None or (np.ndim(fate) == 0 and int(fate) == ADDRESSED):
+            return
+        keep = slice(None) if np.ndim(fate) == 0 else np.asarray(fate) != ADDRESSED
+        ch = channel if np.ndim(channel) == 0 else np.asarray(channel)[keep]
+        f = fate if np.ndim(fate) == 0 else np.asarray(fate)[keep]
+        ids = self.ids
+        self._links.add(self.sim.world.tick, ids[sender[keep]], ids[receiver[keep]], ch, f)
 
     def add_in_flight(self, channel: int, copies: int) -> None:
         """`copies` more (negative: fewer) copies on the air on `channel`, for `summary()`; a

@@ -26,7 +26,7 @@ import numpy as np
 from skyswarm.missions.flight_plan import geometry as geo
 from skyswarm.missions.flight_plan import program as pg
 from skyswarm.missions.flight_plan.plan import HOLDS, Leg, Plan
-from skyswarm.missions.flight_plan.records import LegRecord
+from skyswarm.missions.flight_plan.records import MAX_LOGGED, LegRecord, capped_append
 from skyswarm.missions.flight_plan.route import LegShapes, build_route
 from skyswarm.uav.agents import AutonomousUavAgent
 
@@ -68,7 +68,8 @@ class Executor:
     emergency: str = ""
     emergency_at: tuple[float, float] | None = None  # (time s, endurance s) when it switched
     heading_deg: float = 0.0
-    records: list[LegRecord] = field(default_factory=list)
+    records: list[LegRecord] = field(default_factory=list)  # the first MAX_LOGGED legs
+    folded: LegRecord = field(default_factory=lambda: LegRecord("", "", "", 0.0, legs=0))
     stage_s: dict[str, float] = field(default_factory=dict)
     waypoints_passed: int = 0
     crossings: list[tuple[float, float, float]] = field(default_factory=list)  # fly-over misses
@@ -266,15 +267,15 @@ class Executor:
             self._descend()
             return
         self._close_record()
-        self.leg_ends.append((self.clock(), leg.id, leg.kind, p.copy()))
+        capped_append(self.leg_ends, (self.clock(), leg.id, leg.kind, p.copy()))
         own = [seg for seg in self.path if seg.leg == 0]
-        if own:
+        if own and len(self.flown) < MAX_LOGGED:
             self.flown.append((leg.id, leg.kind, geo.polyline(own, 2.0)))
         if leg.to and leg.kind not in HOLDS or leg.kind == "HF":
             self.waypoints_passed += 1
         if leg.fly_over and leg.to:
             fix = self.shapes.fix(leg)
-            self.crossings.append((self.clock(), *self._miss(fix)))
+            capped_append(self.crossings, (self.clock(), *self._miss(fix)))
         if self.on_leg_end is not None and not interrupted:
             self.on_leg_end(self, leg)
         if self.state == "landing":
@@ -337,6 +338,8 @@ class Executor:
         if ins.stage != self._stage:
             self._close_stage()
             self._stage, self._stage_t0 = ins.stage, self.clock()
+        if len(self.records) >= MAX_LOGGED:  # the last kept record's leg has ended: fold it
+            self.folded.absorb(self.records.pop())
         self.records.append(LegRecord(leg.id, leg.kind, ins.stage, self.clock()))
         if leg.kind == "takeoff":
             self.state = "takeoff"

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.geo import wgs84_to_enu
+from skyswarm.core.resources import is_file
 from skyswarm.core.schema import ConfigError, param
 from skyswarm.missions.flight_plan import geometry as geo
+from skyswarm.missions.flight_plan.cycles import check_cycles
 from skyswarm.missions.flight_plan.plan import Leg, Plan, parse_plan, read_plan, walk
 
 if TYPE_CHECKING:
@@ -77,15 +79,17 @@ def load_plans(scenario: ScenarioConfig, n_agents: int) -> list[tuple[Plan, str]
             )
         one = []
         for i, name in enumerate(names):
-            path = (base / name).resolve()
-            if not path.is_file():
+            path = base / name
+            if not is_file(path):  # before resolve(): a NUL in the name raises there
                 key = "flight_plan.plan" if cfg.plan else f"flight_plan.plans[{i}]"
                 raise ConfigError(scenario.file, key, name, f"an existing plan file ({path})")
+            path = path.resolve()
             one.append((read_plan(path), str(path)))
     uav = scenario.section("uav").load(base)
     out = []
     for plan, file in one:
         key = "flight_plan.inline" if cfg.inline is not None else ""
+        check_cycles(plan, key, file)  # no cycle of zero-length legs (the fixes as written)
         plan = localise(plan, tuple(scenario.geo.origin), key, file)
         rf_checks(plan, key, file)
         check_flight(plan, cfg, uav, scenario, key, file)

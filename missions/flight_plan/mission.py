@@ -25,7 +25,7 @@ from skyswarm.missions.flight_plan import program as pg
 from skyswarm.missions.flight_plan.executor import Executor, Tuning
 from skyswarm.missions.flight_plan.loader import FlightPlanConfig, load_plans
 from skyswarm.missions.flight_plan.plan import Leg, Plan
-from skyswarm.missions.flight_plan.records import summary
+from skyswarm.missions.flight_plan.records import MAX_LISTED, capped_append, summary
 from skyswarm.uav.config import UavSection
 from skyswarm.uav.swarm import Swarm
 
@@ -88,7 +88,8 @@ class FlightPlan(Mission):
         self.emergency = [
             sorted(p.emergency, key=lambda e: -e.below_endurance_s) for p in self.plans
         ]  # least severe first
-        self.condition_log: list[tuple[float, int, str, int, str]] = []
+        self.condition_log: list[tuple[float, int, str, int, str]] = []  # the first MAX_LOGGED
+        self.conditions_set = 0  # every condition set, logged or not
         self.executors: list[Executor] = []
         self._by_id = {}
         for k, (agent, plan) in enumerate(zip(self.swarm.agents, self.plans)):
@@ -123,7 +124,9 @@ class FlightPlan(Mission):
     # -- conditions, messages, events ---------------------------------------------------------
     def set_condition(self, ex: Executor, name: str, value: int, source: str) -> None:
         if ex.set_condition(name, value):
-            self.condition_log.append((self.sim.time_s, int(ex.agent.id), name, int(value), source))
+            entry = (self.sim.time_s, int(ex.agent.id), name, int(value), source)
+            capped_append(self.condition_log, entry)
+            self.conditions_set += 1
 
     def _leg_end(self, ex: Executor, leg: Leg) -> None:
         if not leg.set_condition:
@@ -188,9 +191,9 @@ class FlightPlan(Mission):
                 return
             ex.emergency_at = (self.sim.time_s, left)
             ex.switch_program(pg.compile_legs([("emergency", chosen.legs)]), chosen.name)
-            self.condition_log.append(
-                (self.sim.time_s, int(ex.agent.id), "emergency", 1, chosen.name)
-            )
+            entry = (self.sim.time_s, int(ex.agent.id), "emergency", 1, chosen.name)
+            capped_append(self.condition_log, entry)
+            self.conditions_set += 1
 
     def _severity(self, k: int, name: str) -> int:
         return [e.name for e in self.emergency[k]].index(name)
@@ -288,7 +291,7 @@ class FlightPlan(Mission):
         straight = [  # samples on the line segments of every leg
             (r.sum_sq_line, r.n_line, r.max_line)
             for ex in self.executors
-            for r in ex.records
+            for r in (*ex.records, ex.folded)
             if r.n_line
         ]
         n = sum(s[1] for s in straight)
@@ -299,5 +302,6 @@ class FlightPlan(Mission):
             "emergencies": sum(1 for ex in self.executors if ex.emergency),
             "xte_rms_straight_m": (sum(s[0] for s in straight) / n) ** 0.5 if n else None,
             "xte_max_straight_m": max((s[2] for s in straight), default=None),
-            "conditions_set": [list(c) for c in self.condition_log],
+            "conditions_set": [list(c) for c in self.condition_log[:MAX_LISTED]],
+            "conditions_set_count": self.conditions_set,
         }

@@ -19,8 +19,9 @@ list of legs. A leg's kind says how it ends:
 Fixes are `[x, y]` or `[x, y, alt]` m in the scenario's frame, or `[lat, lon]` /
 `[lat, lon, alt]` degrees with `geo = true` (the scenario needs `[geo] origin`). Any leg may end
 by setting a condition (`set_condition`, `set_value`), optionally broadcast to the other UAVs.
-Structure is checked here (`check_plan`) with one-line errors; the turn radii need the airframe
-and are checked by `check_turns` in geometry.
+Structure is checked here (`check_plan`) with one-line errors, cycles of zero-length legs by
+`check_cycles` (cycles.py, called by the loader); the turn radii need the airframe and are
+checked by `check_turns` in geometry.
 """
 
 from __future__ import annotations

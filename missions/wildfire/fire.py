@@ -37,7 +37,7 @@ from typing import Literal
 import numpy as np
 
 from skyswarm.core.config import WorldConfig
-from skyswarm.core.resources import ASSETS_DIR
+from skyswarm.core.resources import ASSETS_DIR, is_file
 from skyswarm.core.schema import ConfigError, param
 
 UNBURNT, BURNING, BURNT = 0, 1, 2
@@ -68,6 +68,9 @@ class Ignition:
     at_s: float = param(0.0, "time of ignition, s (rounded to the fire step after it)", ge=0.0)
 
 
+MAX_CELLS_PER_SIDE = 100_000  # 10^10 cells: memory refuses far earlier, counts stay finite
+
+
 @dataclass(frozen=True)
 class FireConfig:
     """The `[fire]` section: the grid, its fuel and terrain, the spread model and ignitions."""
@@ -93,6 +96,19 @@ class FireConfig:
     heightmap_scale_m: float = param(1.0, "multiplies the heightmap's values, m", gt=0.0)
     breaks: tuple[Rect, ...] = param((), "zero-fuel rectangles ([[fire.breaks]])")
     ignitions: tuple[Ignition, ...] = param((), "ignitions ([[fire.ignitions]])")
+
+    def validate(self, path: str, file: str) -> None:
+        """At most MAX_CELLS_PER_SIDE cells a side (a cell far smaller than the grid overflows
+        the cell count: found by tools/fuzz_inputs.py)."""
+        for side in self.size:
+            if not side / self.cell_m <= MAX_CELLS_PER_SIDE:
+                raise ConfigError(
+                    file,
+                    f"{path}.cell_m",
+                    self.cell_m,
+                    f"a cell of at least {side / MAX_CELLS_PER_SIDE:.6g} m "
+                    f"(at most {MAX_CELLS_PER_SIDE} cells a side of {side:g} m)",
+                )
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -122,8 +138,8 @@ def load_heightmap(
         return _terrain_heights(cfg, base_dir, file, world)
     path = Path(cfg.elevation)
     if not path.is_absolute():
-        path = base_dir / path if (base_dir / path).is_file() else ASSETS_DIR / path
-    if path.suffix not in (".npy", ".png") or not path.is_file():
+        path = base_dir / path if is_file(base_dir / path) else ASSETS_DIR / path
+    if path.suffix not in (".npy", ".png") or not is_file(path):
         raise ConfigError(file, "fire.elevation", cfg.elevation, "flat or an existing .npy/.png")
     if path.suffix == ".npy":
         raw = np.asarray(np.load(path), dtype=float)
@@ -143,6 +159,10 @@ def _terrain_heights(
 ) -> np.ndarray:
     from skyswarm.core.backends.terrain import load_height_grid, sample_mesh
 
+    for key in ("heightfield", "terrain"):  # read here before core's checks run: check it
+        name = getattr(world, key) if world is not None else ""
+        if name and not is_file(base_dir / name):
+            raise ConfigError(file, f"world.{key}", name, "an existing file (fire.elevation)")
     if world is not None and world.heightfield:
         hf = load_height_grid(
             base_dir / world.heightfield, world.heightfield_cell_m, world.heightfield_origin

@@ -1,5 +1,5 @@
-"""Results directories: `--out` must be new or empty (`--overwrite` empties it), and the readers
-take a run cut at any point (torn last record, torn last CSV row)."""
+"""Results directories: `--out` must be new or empty (`--overwrite` empties one skyswarm wrote),
+and the readers take a run cut at any point (torn last record, torn last CSV row)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ RUN = ["run", "drop_test", "--quiet", "--duration", "0.2"]  # boxes still fallin
 
 
 def test_a_non_empty_out_needs_overwrite_which_empties_it(tmp_path, capsys):
-    out = tmp_path / "run"
-    out.mkdir()
+    out = tmp_path / "run"  # a run skyswarm wrote (a folder it did not: tests/app/
+    assert main([*RUN, "--out", str(out)]) == EXIT_TIME_LIMIT  # test_results_safety.py)
     (out / "coverage.npz").write_bytes(b"an old run's layer")
     assert main([*RUN, "--out", str(out)]) == 2
     assert "--overwrite" in capsys.readouterr().err

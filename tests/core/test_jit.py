@@ -18,6 +18,7 @@ COMPILED = {
     "core/jit.py",
     "core/frames.py",
     "core/backends/fast_kernel.py",
+    "core/backends/rays.py",
     "core/backends/spatial_hash.py",
     "core/backends/terrain.py",
     "core/comms/beacon_kernels.py",

@@ -63,16 +63,20 @@ def test_video_camera_follows_the_flock_and_keeps_every_alive_agent_in_frame(
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
     from skyswarm.gui.capture import Capture
-    from skyswarm.gui.framing import FILL, SHRINK_TAU_S
+    from skyswarm.gui.framing import FILL
 
     size, fps, duration = (320, 180), 2.0, 20.0
     sim = Simulator.from_scenario(load_scenario(FLOCK, [f"simulation.duration_s={duration}"]))
     cap = Capture(sim, video=tmp_path / "v.mp4", fps=fps, size=size)
     cam = cap.camera
     start = cap.source.frame()
-    # The first view frames the agents, the base station and the 80 m x 100 m area's corners.
-    for x, y in cam.project(np.vstack([start.positions, *_corners(start)]), *size):
-        assert 0 <= x < size[0] and 0 <= y < size[1], (x, y)
+    # The inset map frames the agents, the base station and the 80 m x 100 m area's corners
+    # (the main view frames the UAVs).
+    from skyswarm.gui.director import inset_camera
+
+    inset = inset_camera(start)
+    for x, y in inset.project(np.vstack([start.positions, *_corners(start)]), 216, 216):
+        assert 0 <= x < 216 and 0 <= y < 216, (x, y)
 
     distances: list[float] = []
 
@@ -94,11 +98,14 @@ def test_video_camera_follows_the_flock_and_keeps_every_alive_agent_in_frame(
     px = cam.project(frame.positions[fly], *size)
     half = np.array(size) / 2
     assert np.all(np.abs(px - half) <= half * (FILL + 0.01)), px
-    # The target has eased onto the flock (2 s time constant): within 5 m of its centroid.
-    assert np.linalg.norm(cam.target - centroid) < 5.0
-    # Never an abrupt zoom-in: per frame the distance shrinks at most exp(-dt / 8 s), ~6 %.
+    # The swarm framing has no memory: the target is the flock's bounding-box centre.
+    pts = frame.positions[fly]
+    assert np.allclose(cam.target, (pts.min(axis=0) + pts.max(axis=0)) / 2)
+    # The distance follows the flock's extent: while it forms up (t ~ 2-5 s) by up to ~26 %
+    # per 0.5 s (measured 0.76-1.26), then steady within 1 % per frame once it flies as one.
     ratio = np.array(distances[1:]) / np.array(distances[:-1])
-    assert ratio.min() >= np.exp(-1 / fps / SHRINK_TAU_S) - 1e-9, ratio.min()
+    assert 0.7 < ratio.min() and ratio.max() < 1.35, (ratio.min(), ratio.max())
+    assert np.abs(ratio[-10:] - 1).max() < 0.01, ratio[-10:]
     reader = imageio_ffmpeg.read_frames(str(tmp_path / "v.mp4"))
     assert next(reader)["size"] == size and sum(1 for _ in reader) == 40
 

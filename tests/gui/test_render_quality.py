@@ -104,9 +104,15 @@ def test_far_drone_is_drawn_as_its_box_and_a_dot(canvas) -> None:
     from skyswarm.gui.camera import OrbitCamera
 
     cam = OrbitCamera((0.0, 0.0, 2.0), distance=150.0, azimuth_deg=0.0, elevation_deg=25.0)
-    canvas.render(_frame([[0.0, 0.0, 2.0]]), cam)
     r = canvas.renderer
-    assert r.agents["uav"].count == 0 and r.agents["uav#lod"].count == 1
+    r.markers = False  # meshes only: the far box (and a small dot)
+    try:
+        canvas.render(_frame([[0.0, 0.0, 2.0]]), cam)
+        assert r.agents["uav"].count == 0 and r.agents["uav#lod"].count == 1
+    finally:
+        r.markers = True
+    canvas.render(_frame([[0.0, 0.0, 2.0]]), cam)  # markers (the default): the marker alone
+    assert r.agents["uav"].count == 0 and r.agents["uav#lod"].count == 0
 
 
 def test_shadow_darkens_the_ground_under_a_hovering_drone(canvas) -> None:

@@ -65,6 +65,8 @@ def test_view_ends_cleanly_with_summary(xvfb: str, tmp_path: Path, action: str, 
             proc.kill()
             proc.wait()
     assert proc.returncode == code, err
+    if action == "sigint":  # the promised line, from the CLI's one interrupt path
+        assert err.strip().splitlines()[-1] == "skyswarm: interrupted", err
     assert "windows left 0" in rest  # the top view closed with the main window
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     expected = "interrupted" if action == "sigint" else "window closed"

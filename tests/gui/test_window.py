@@ -50,9 +50,20 @@ def test_window_shows_each_agent_at_its_projected_pixel_and_the_grid(viewer) -> 
             agent_id,
             img[int(y), int(x)],
         )
-    # The major grid line x = 0, between the boxes' shadows (at y = -2, 0, 2 m).
-    line = win.camera.project(np.array([[0.0, y, 0.0] for y in (-6, -3, 1, 3, 6)]), w, h)
-    assert all(near_color(img, x, y, GRID_MAJOR) for x, y in line)
+    # The default camera frames the drones (gui/framing.py): they fill the view. The major grid
+    # line x = 0 where it is in view, away from the drones and the inset map (top right).
+    line = win.camera.project(np.array([[0.0, y, 0.0] for y in range(-30, 31, 3)]), w, h)
+    xy = win.camera.project(frame.positions, w, h)
+    inset = app.layout(frame, (w, h)).inset
+    shown = [
+        (x, y) for x, y in line
+        if 5 <= x < w - 5 and 5 <= y < h - 60 and np.hypot(*(xy - (x, y)).T).min() > 30
+        and not (x > inset[0] - 5 and y < inset[1] + inset[3] + 5)
+    ]  # fmt: skip
+    assert len(shown) >= 3
+    assert all(near_color(img, x, y, GRID_MAJOR) for x, y in shown)
+    # ... and the drones fill the frame: their projections span over half its width.
+    assert np.ptp(xy[:, 0]) > w / 2
     # The panel lists all nine agents.
     assert len(app.rows()) == 9 and [r.agent_id for r in app.rows()] == list(range(1, 10))
 

@@ -25,7 +25,7 @@ def test_kml_has_the_track_and_each_planned_leg_on_the_earth(tmp_path: Path) -> 
     legs = json.loads((f.dir / "flight_plan.json").read_text())["1"]
     assert [leg["id"] for leg in legs] == ["a", "b"]  # the takeoff has no path geometry
     out = tmp_path / "run.kml"
-    assert cmd_export(argparse.Namespace(results=f.dir, csv=None, kml=out)) == 0
+    assert cmd_export(argparse.Namespace(results=f.dir, csv=None, kml=out, overwrite=False)) == 0
     doc = ET.parse(out).getroot()
     marks = {
         p.find(f"{KML}name").text: p.find(f".//{KML}coordinates").text

@@ -35,7 +35,7 @@ def make(physics: str, positions=((0.0, 0.0, 10.0),), yaws=None) -> tuple[Simula
 
 
 def _rates(quat: np.ndarray, omega: np.ndarray) -> np.ndarray:
-    from skyswarm.uav.frames import quat_to_matrix
+    from skyswarm.core.frames import quat_to_matrix
 
     return np.einsum("nji,nj->ni", quat_to_matrix(quat), omega)
 

@@ -159,8 +159,9 @@ def test_builtins_sample_in_the_estimators_input_order() -> None:
     # attitude, heading, position, altitude, then observers): both fixed, so every run draws
     # from the sensors stream in the same order as before the registry.
     names = list(registered_sensors())
-    assert names == ["gps", "baro", "imu", "attitude", "compass", "proximity"]
-    assert sampling_order(names) == ["imu", "attitude", "compass", "gps", "baro", "proximity"]
+    observers = ["proximity", "lidar", "rangefinder", "camera"]
+    assert names == ["gps", "baro", "imu", "attitude", "compass", *observers]
+    assert sampling_order(names) == ["imu", "attitude", "compass", "gps", "baro", *observers]
 
 
 def test_a_malformed_sensor_is_refused_at_registration() -> None:

@@ -163,7 +163,7 @@ def test_fault_rates_and_battery_are_keys_of_the_uav_section():
     assert sim.fault_injector.kinds == ["propeller failure", "software failure"]
     assert sim.mission.swarm.battery is None  # [uav.battery] is off by default
     sim.close()
-    with pytest.raises(ConfigError, match="faults.rates = .*no such key"):
+    with pytest.raises(ConfigError, match=r"faults.rates = .*moved to \[uav.fault_rates\]"):
         validate_scenario({**hover, "faults": {"rates": rates}}, "t")  # the old place
 
 

@@ -2,7 +2,8 @@
 
 Each model is one module registering one `Sensor` (base.py); the built-ins register on import,
 in this order (the order of the config reference and of the start-state draws): gps, baro,
-imu, attitude, compass, proximity. `SensorsConfig` (config.py) is the [uav.sensors] table.
+imu, attitude, compass, proximity, lidar, rangefinder, camera. `SensorsConfig` (config.py) is the
+[uav.sensors] table.
 """
 
 from skyswarm.uav.sensors.base import (
@@ -26,6 +27,8 @@ from skyswarm.uav.sensors.imu import ImuConfig
 from skyswarm.uav.sensors.attitude import AttitudeConfig
 from skyswarm.uav.sensors.compass import CompassConfig
 from skyswarm.uav.sensors.proximity import ProximityConfig, Scan, scan
+from skyswarm.uav.sensors.lidar import LidarConfig
+from skyswarm.uav.sensors.camera import CameraConfig
 
 # isort: on
 from skyswarm.uav.sensors.config import SensorsConfig
@@ -35,11 +38,13 @@ __all__ = [
     "FEEDS",
     "AttitudeConfig",
     "BaroConfig",
+    "CameraConfig",
     "CompassConfig",
     "GaussMarkov",
     "GpsConfig",
     "GpsModel",
     "ImuConfig",
+    "LidarConfig",
     "ProximityConfig",
     "RandomWalk",
     "Scan",

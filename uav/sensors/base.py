@@ -12,11 +12,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from skyswarm.core.schema import ConfigError, ticks_exact
+
+if TYPE_CHECKING:
+    from skyswarm.core.backends import World
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,11 @@ class Truth:
 
     position (N, 3) m, velocity (N, 3) m/s, accel (N, 3) m/s^2 (velocity difference over the
     tick), euler (N, 3) rad roll, pitch, ENU yaw, body_rate (N, 3) rad/s body frame, rotation
-    (N, 3, 3) body-to-world, alive (N,) bool."""
+    (N, 3, 3) body-to-world, alive (N,) bool. A sensor reads it in `sample`:
+
+        def sample(self, tick: int, truth: Truth) -> None:
+            self.height = truth.position[:, 2] + self.cfg.sigma_m * self.rng.standard_normal(self.n)
+    """
 
     position: np.ndarray
     velocity: np.ndarray
@@ -39,13 +46,26 @@ class Truth:
 @dataclass(frozen=True)
 class Setting:
     """What a sensor is built with: N agents, the tick dt_s (s), the world's gravity (m/s^2),
-    the scenario's static boxes (B, 6: centre, half size) and the run's `sensors` stream."""
+    the scenario's static boxes (B, 6: centre, half size) and the run's `sensors` stream; the
+    physics `world` and the agents' (N,) state `slots` in it, for sensors that cast rays
+    through the World seam (`World.cast_rays`; None where a sensor is built without one); the
+    agents' (N,) `ids` and the boxes' (B,) `box_yaw_rad` (for sensors that draw the scene). A
+    sensor's `__init__` sizes its state from it:
+
+        def __init__(self, cfg, setting: Setting, truth: Truth) -> None:
+            super().__init__(cfg, setting, truth)
+            self.bias = setting.rng.normal(0.0, cfg.bias_sigma_m, setting.n)  # (N,) m
+    """
 
     n: int
     dt_s: float
     gravity_m_s2: float
     boxes: np.ndarray
     rng: np.random.Generator
+    world: World | None = None
+    slots: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    box_yaw_rad: np.ndarray | None = None
 
 
 def ticks_of(seconds: float, tick_s: float, key: str, allow_zero: bool = False) -> int:
@@ -197,7 +217,14 @@ _REGISTRY: dict[str, type[Sensor]] = {}
 
 def register_sensor(cls: type[Sensor]) -> type[Sensor]:
     """Class decorator: make `cls` the sensor `[uav.sensors.<cls.name>]`. Checks the declaration
-    (a new name, a frozen Config with `enabled`, full `defaults`, a known `feeds`)."""
+    (a new name, a frozen Config with `enabled`, full `defaults`, a known `feeds`). Register
+    before the scenario is loaded (the `Sensor` docstring has a whole sensor):
+
+        @register_sensor
+        class Sonar(Sensor):
+            name = "sonar"
+            ...
+    """
     name = cls.name
     if name in _REGISTRY:
         raise ValueError(f"sensor {name!r} is registered already ({_REGISTRY[name].__name__})")

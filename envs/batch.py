@@ -1,0 +1,189 @@
+"""One simulator holding every RL episode as a slot: the engine under all the environments.
+
+`FlightBatch` flies n UAVs (one per sub-environment or agent) in one `Simulator` and one
+`Swarm`: a step writes the n actions as one command (uav/commands.py), runs the physics ticks
+of one control period (8 at 50 Hz control and 400 Hz physics) for all of them at once, and
+computes the n observations, rewards and ends over arrays. A slot restarts by teleporting its
+body and clearing its controller memory (`Swarm.restart`): nothing is rebuilt. Slots sit
+`spacing_m` apart on a grid; a slot ends long before it could reach another (`max_error_m`).
+
+    batch = FlightBatch(64, Hover(), FlightSettings(physics="fast"), seed=0)
+    obs = batch.restart(np.arange(64), rng)           # (64, 19) float32
+    out = batch.step(np.zeros((64, 4)))               # StepOut of arrays
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from skyswarm.core.config import SimulationConfig, WorldConfig
+from skyswarm.core.simulator import Simulator
+from skyswarm.envs.actions import ActionLevel, action_level
+from skyswarm.envs.observations import ObservationSpec, observe, read_kinematics
+from skyswarm.envs.randomize import Randomization
+from skyswarm.envs.tasks import Task
+from skyswarm.uav.config import UavConfig, load_uav_config
+from skyswarm.uav.estimation import euler_to_quat
+from skyswarm.uav.sensors.config import SensorsConfig
+from skyswarm.uav.swarm import Swarm
+
+
+@dataclass(frozen=True)
+class FlightSettings:
+    """How the environments fly: backend, rates, action level, observation, sensors."""
+
+    physics: str = "fast"  # "fast" (compiled arrays) or "bullet" (pybullet, fidelity checks)
+    control_hz: float = 50.0  # policy steps per simulated second
+    tick_s: float = 0.0025  # s, physics tick (400 Hz)
+    action: str = "body_rates"  # envs/actions.py LEVELS
+    rotation: str = "6d"  # "6d" or "quaternion"
+    observe: str = "truth"  # "truth" or "estimate"
+    sensors: str = "ideal"  # [uav.sensors] preset: "ideal" or "qrsim"
+    last_action: bool = True
+    max_episode_steps: int = 500  # truncation (10 s at 50 Hz)
+    spacing_m: float = 50.0  # m between slots
+    randomize: Randomization = Randomization()  # envs/randomize.py (a dict of its fields too)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.randomize, dict):
+            object.__setattr__(self, "randomize", Randomization(**self.randomize))
+
+    def ticks_per_step(self) -> int:
+        ticks = 1.0 / (self.control_hz * self.tick_s)
+        if not (ticks >= 1 and abs(ticks - round(ticks)) < 1e-9):
+            raise ValueError(
+                f"control_hz {self.control_hz!r}: expected a rate whose period is a whole "
+                f"number of {self.tick_s} s ticks (e.g. 50, 100, 200, 400)"
+            )
+        return round(ticks)
+
+    @property
+    def observation(self) -> ObservationSpec:
+        return ObservationSpec(self.rotation, self.observe, self.last_action)
+
+
+@dataclass(frozen=True)
+class StepOut:
+    """One step of n slots: obs (n, d) float32, reward (n,) float64, crashed, reached,
+    truncated (n,) bool, error (n,) m the distance to the target after the step."""
+
+    obs: np.ndarray
+    reward: np.ndarray
+    crashed: np.ndarray
+    reached: np.ndarray
+    truncated: np.ndarray
+    error: np.ndarray
+
+
+class FlightBatch:
+    """n UAV slots in one simulator (see the module docstring)."""
+
+    def __init__(
+        self,
+        n: int,
+        task: Task,
+        settings: FlightSettings,
+        seed: int = 0,
+        uav: UavConfig | None = None,
+        origin: np.ndarray | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> None:
+        """`origin` (n, 3) m: each slot's frame (its task's starts and targets are relative to
+        it); default a grid `spacing_m` apart. The swarm envs pass their group's layout.
+        `rng`: draws the build's randomised wind and sensor preset (settings.randomize)."""
+        if n < 1:
+            raise ValueError(f"num_envs {n!r}: expected at least 1")
+        self.n, self.task, self.settings = n, task, settings
+        self.level: ActionLevel = action_level(settings.action)
+        self.obs_spec = settings.observation
+        self.ticks = settings.ticks_per_step()
+        uav = uav or load_uav_config()
+        rand, wind, preset = settings.randomize, task.wind, settings.sensors
+        if rng is not None:
+            wind, preset = rand.wind(rng, wind), rand.sensor_preset(rng, preset)
+        if preset != uav.sensors.preset:
+            uav = replace(uav, sensors=SensorsConfig(preset=preset, record_hz=0.0))
+        if settings.observe == "estimate" and not uav.sensors.active:
+            raise ValueError("observe='estimate' needs sensors: set sensors='qrsim'")
+        sim_cfg = SimulationConfig(
+            tick_s=settings.tick_s, duration_s=1e9, seed=seed, physics=settings.physics
+        )
+        self.sim = Simulator(sim_cfg, world=WorldConfig())
+        if origin is None:
+            side = math.ceil(math.sqrt(n))
+            grid = np.indices((side, side)).reshape(2, -1).T[:n] * settings.spacing_m
+            origin = np.column_stack([grid, np.zeros(n)])
+        self.origin = np.array(origin, dtype=float).reshape(n, 3)  # (n, 3) m
+        home = self.origin + [0.0, 0.0, task.altitude_m]
+        self.swarm = Swarm(
+            self.sim, uav, range(1, n + 1), home, np.zeros(n), hovering=True, wind=wind
+        )
+        self.index = np.arange(n)
+        self.live = self.index  # (k,) the slots still flying (`retire` takes them out)
+        self.target = home.copy()  # (n, 3) m, world
+        self.action = np.zeros((n, self.level.k))  # the last normalised action
+        self.steps = np.zeros(n, dtype=np.int64)  # steps into each slot's episode
+        self.obs_size = self.obs_spec.size(self.level.k)
+        self.level.apply(self.swarm.command, self.index, self.hover_action(n))
+
+    def hover_action(self, k: int) -> np.ndarray:
+        """(k, level.k) the normalised action of a level hover at rest."""
+        a = np.zeros((k, self.level.k))
+        if self.level.name == "motors":
+            af = self.swarm.config.airframe
+            a[:] = 2.0 * af.mass_kg * self.swarm.g / 4 / af.max_thrust_n - 1.0
+        return a
+
+    def restart(self, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """New episodes for slots `index` (k,) drawn from `rng`; returns every slot's obs."""
+        k = len(index)
+        if k:
+            start = self.task.sample(rng, k)
+            origin = self.origin[index]
+            self.swarm.restart(
+                index, origin + start.offset, euler_to_quat(start.euler), start.velocity
+            )
+            self.target[index] = origin + start.target
+            masses = self.settings.randomize.masses(rng, k, self.swarm.config.airframe)
+            if masses is not None:
+                self.sim.world.set_mass(self.swarm.slots[index], *masses)
+            self.action[index] = self.hover_action(k)
+            self.steps[index] = 0
+        return self.observe()
+
+    def retire(self, index: np.ndarray, cause: str) -> None:
+        """Kill slots `index` for good (a multi-agent episode's deaths): the simulator records
+        the death, the body leaves the world, the radio falls silent; later steps skip them."""
+        for i in np.asarray(index, dtype=np.intp):
+            self.sim.kill(self.swarm.agents[i], cause)
+        self.live = np.flatnonzero(self.swarm.alive)
+
+    def observe(self) -> np.ndarray:
+        kin = read_kinematics(self.swarm, self.obs_spec.source)
+        return observe(self.obs_spec, kin, self.target, self.action)
+
+    def step(self, action: np.ndarray) -> StepOut:
+        """Fly every slot one control period on `action` (n, k), normalised and checked."""
+        live = self.live
+        self.level.apply(self.swarm.command, live, action[live] if len(live) < self.n else action)
+        sim = self.sim
+        for _ in range(self.ticks):
+            sim.step()
+        kin = read_kinematics(self.swarm, "truth")  # rewards and ends judge the truth
+        error = self.target - kin.position
+        up_z = 1.0 - 2.0 * (kin.quaternion[:, 0] ** 2 + kin.quaternion[:, 1] ** 2)
+        crashed, reached = self.task.ends(error, kin.velocity, up_z, kin.position[:, 2])
+        reward = self.task.reward(
+            error, kin.velocity, kin.body_rates, action, self.action, crashed, reached
+        )
+        self.action[:] = action
+        self.steps += 1
+        truncated = self.steps >= self.settings.max_episode_steps
+        if self.obs_spec.source == "truth":
+            obs = observe(self.obs_spec, kin, self.target, self.action)
+        else:
+            obs = self.observe()
+        return StepOut(obs, reward, crashed, reached, truncated, np.linalg.norm(error, axis=1))

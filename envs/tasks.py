@@ -1,0 +1,156 @@
+"""The tasks of the single-agent and vector environments: episode starts, rewards, ends.
+
+A task is a frozen dataclass of numbers; everything it computes is over (n, ...) arrays of n
+agents at once. Rewards (docs/rl.md states them with the same symbols), per control step:
+
+    r = 1 - min(|e|, R) / R - w_v |v| - w_w |w| - w_a |a - a_prev|^2      (alive)
+    r = -C                                                                (the step it crashes)
+    r += B                                                                (goal reached, Goal)
+
+e the position error m, v the velocity m/s, w the body rates rad/s, a the normalised action,
+R `max_error_m`, C `crash_penalty`, B `goal_bonus`. An agent *crashes* (terminated) when
+|e| > R, its tilt exceeds `max_tilt_deg`, or its altitude is below `min_altitude_m`.
+
+    task = Hover()
+    start = task.sample(rng, 64)        # EpisodeStart of 64 agents
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from skyswarm.core.wind import WindConfig
+
+
+@dataclass(frozen=True)
+class EpisodeStart:
+    """Where k agents start, relative to their slot's origin: offset (k, 3) m, velocity (k, 3)
+    m/s, euler (k, 3) roll, pitch, yaw rad; and their targets (k, 3) m."""
+
+    offset: np.ndarray
+    velocity: np.ndarray
+    euler: np.ndarray
+    target: np.ndarray
+
+
+@dataclass(frozen=True)
+class Task:
+    """Hold a spot: start within `start_radius_m` of it, at up to `start_speed_m_s` and tilted
+    up to `start_tilt_deg`, any heading; the target is `altitude_m` above the slot's origin."""
+
+    name: str = "hover"
+    altitude_m: float = 10.0  # m, target height above the ground
+    start_radius_m: float = 1.0  # m
+    start_speed_m_s: float = 0.5  # m/s, each axis
+    start_tilt_deg: float = 10.0  # deg, roll and pitch each
+    goal_min_m: float = 0.0  # m, goal distance from the start (Goal)
+    goal_max_m: float = 0.0
+    max_error_m: float = 3.0  # m, R
+    max_tilt_deg: float = 80.0  # deg
+    min_altitude_m: float = 0.3  # m
+    crash_penalty: float = 10.0  # C
+    goal_bonus: float = 0.0  # B (0: no goal test)
+    goal_radius_m: float = 0.2  # m
+    goal_speed_m_s: float = 0.5  # m/s
+    w_velocity: float = 0.05  # per m/s
+    w_rates: float = 0.02  # per rad/s
+    w_smooth: float = 0.05  # per unit^2 of action change
+    wind: WindConfig | None = None
+
+    def sample(self, rng: np.random.Generator, k: int) -> EpisodeStart:
+        """k episode starts drawn from `rng` (see the class docstring)."""
+        home = np.array([0.0, 0.0, self.altitude_m])
+        offset = _in_ball(rng, k, self.start_radius_m)
+        velocity = rng.uniform(-1.0, 1.0, (k, 3)) * self.start_speed_m_s
+        tilt = math.radians(self.start_tilt_deg)
+        euler = np.column_stack(
+            [rng.uniform(-tilt, tilt, (k, 2)), rng.uniform(-math.pi, math.pi, k)]
+        )
+        target = np.tile(home, (k, 1))
+        if self.goal_max_m > 0.0:
+            d = rng.uniform(self.goal_min_m, self.goal_max_m, k)
+            target = target + _unit(rng, k) * d[:, None]
+        return EpisodeStart(home + offset, velocity, euler, target)
+
+    def reward(
+        self,
+        error: np.ndarray,
+        velocity: np.ndarray,
+        rates: np.ndarray,
+        action: np.ndarray,
+        previous: np.ndarray,
+        crashed: np.ndarray,
+        reached: np.ndarray,
+    ) -> np.ndarray:
+        """(n,) rewards from (n, 3) errors m, velocities m/s, body rates rad/s, (n, k) actions
+        and the previous ones, (n,) crash and goal masks (the formula of the module)."""
+        dist = np.linalg.norm(error, axis=1)
+        r = (
+            1.0
+            - np.minimum(dist, self.max_error_m) / self.max_error_m
+            - self.w_velocity * np.linalg.norm(velocity, axis=1)
+            - self.w_rates * np.linalg.norm(rates, axis=1)
+            - self.w_smooth * np.square(action - previous).sum(axis=1)
+        )
+        r = np.where(crashed, -self.crash_penalty, r)
+        return r + self.goal_bonus * reached
+
+    def ends(
+        self, error: np.ndarray, velocity: np.ndarray, up_z: np.ndarray, altitude: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(crashed, reached) (n,) masks from errors (n, 3) m, velocities (n, 3) m/s, the body
+        z axis' world z (n,) (cos tilt) and altitudes (n,) m."""
+        dist = np.linalg.norm(error, axis=1)
+        crashed = (
+            (dist > self.max_error_m)
+            | (up_z < math.cos(math.radians(self.max_tilt_deg)))
+            | (altitude < self.min_altitude_m)
+        )
+        reached = np.zeros_like(crashed)
+        if self.goal_bonus > 0.0:
+            speed = np.linalg.norm(velocity, axis=1)
+            reached = ~crashed & (dist < self.goal_radius_m) & (speed < self.goal_speed_m_s)
+        return crashed, reached
+
+
+def Hover(**overrides: object) -> Task:  # noqa: N802 (a task factory reads as a class)
+    """Hold a spot from random starts within 1 m (the PPO example's task)."""
+    return Task(**{"name": "hover", **overrides})  # type: ignore[arg-type]
+
+
+def Goal(**overrides: object) -> Task:  # noqa: N802
+    """Fly from a hover to a goal 2-5 m away in a random direction and stop there: terminated
+    with the bonus once within 0.2 m at under 0.5 m/s."""
+    base = {
+        "name": "goal",
+        "start_radius_m": 0.2,
+        "start_speed_m_s": 0.1,
+        "start_tilt_deg": 2.0,
+        "goal_min_m": 2.0,
+        "goal_max_m": 5.0,
+        "max_error_m": 8.0,
+        "goal_bonus": 20.0,
+    }
+    return Task(**{**base, **overrides})  # type: ignore[arg-type]
+
+
+def WindHover(**overrides: object) -> Task:  # noqa: N802
+    """Hover in a 4 m/s west wind with Dryden turbulence (core/wind.py)."""
+    wind = WindConfig(enabled=True, speed_m_s=4.0, from_deg=270.0, turbulence=True)
+    return Task(**{"name": "wind", "wind": wind, **overrides})  # type: ignore[arg-type]
+
+
+TASKS = {"hover": Hover, "goal": Goal, "wind": WindHover}
+
+
+def _unit(rng: np.random.Generator, k: int) -> np.ndarray:
+    v = rng.normal(size=(k, 3))
+    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+
+
+def _in_ball(rng: np.random.Generator, k: int, radius: float) -> np.ndarray:
+    """k points uniform in a ball of `radius` m."""
+    return _unit(rng, k) * (radius * rng.uniform(0.0, 1.0, k) ** (1 / 3))[:, None]

@@ -1,0 +1,133 @@
+"""The native vector environment: N sub-environments as N slots of one simulator.
+
+`FlightVectorEnv` follows `gymnasium.vector.VectorEnv` with autoreset in the SAME_STEP mode
+(declared in `metadata["autoreset_mode"]`): when a sub-environment terminates or truncates,
+the observation returned for it is already the first of its next episode; the last one is in
+`infos["final_obs"]` (an object array, None for the others, mask `infos["_final_obs"]`) and
+its info in `infos["final_info"]` (with its masks). A step is one compiled physics pass per
+tick for every slot and numpy over arrays for the rest: no Python per sub-environment (the
+slots that ended are restarted together, by teleport).
+
+    envs = gymnasium.make_vec("skyswarm/Hover-v0", num_envs=1024,
+                              vectorization_mode="vector_entry_point")
+    obs, infos = envs.reset(seed=0)
+    obs, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from skyswarm.envs.actions import check_actions
+from skyswarm.envs.batch import FlightBatch, FlightSettings
+from skyswarm.envs.single import EpisodeEndedError, make_task, spaces
+from skyswarm.envs.tasks import Task
+
+
+class FlightVectorEnv(gym.vector.VectorEnv):
+    """`num_envs` UAVs of one task in one simulator (see the module docstring)."""
+
+    metadata = {
+        "render_modes": ["rgb_array"],
+        "render_fps": 50,
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+    }
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        task: str | Task = "hover",
+        render_mode: str | None = None,
+        task_overrides: dict[str, Any] | None = None,
+        **settings: Any,
+    ) -> None:
+        self.task = make_task(task, task_overrides)
+        self.settings = FlightSettings(**settings)
+        self.num_envs = int(num_envs)
+        self.render_mode = render_mode
+        self.name = f"skyswarm/{self.task.name} vector env"
+        self._batch = FlightBatch(self.num_envs, self.task, self.settings)
+        self.single_observation_space, self.single_action_space = spaces(self._batch)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._agents = [f"env {i}" for i in range(self.num_envs)]
+        self._rng = np.random.default_rng()
+        self._started = False
+        self._view: Any = None
+
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Every sub-environment anew. `seed` (an int; a list takes its first) rebuilds the
+        simulator from it: the same seed gives the same episodes bit for bit."""
+        if isinstance(seed, list | tuple):
+            seed = seed[0]
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+            self._batch = FlightBatch(
+                self.num_envs, self.task, self.settings, seed=seed, rng=self._rng
+            )
+            self._close_view()
+        obs = self._batch.restart(np.arange(self.num_envs), self._rng)
+        self._started = True
+        return obs, {}
+
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if not self._started:
+            raise EpisodeEndedError(f"{self.name}: step() before reset()")
+        shape = self.action_space.shape
+        a = check_actions(actions, shape, self.name, self._agents, self._batch.level)
+        out = self._batch.step(a)
+        terminated = out.crashed | out.reached
+        truncated = out.truncated & ~terminated
+        infos: dict[str, Any] = {
+            "position_error_m": out.error,
+            "_position_error_m": np.ones(self.num_envs, dtype=bool),
+        }
+        done = np.flatnonzero(terminated | truncated)
+        obs = out.obs
+        if len(done):
+            mask = np.zeros(self.num_envs, dtype=bool)
+            mask[done] = True
+            final = np.full(self.num_envs, None, dtype=object)
+            final[done] = list(out.obs[done])
+            infos["final_obs"], infos["_final_obs"] = final, mask
+            infos["final_info"] = {
+                "position_error_m": np.where(mask, out.error, 0.0),
+                "_position_error_m": mask,
+                "crashed": out.crashed & mask,
+                "_crashed": mask,
+            }
+            infos["_final_info"] = mask
+            obs = self._batch.restart(done, self._rng)
+        return obs, out.reward, terminated, truncated, infos
+
+    def render(self) -> np.ndarray | None:
+        """ "rgb_array": sub-environment 0 through the offscreen renderer (the `gui` extra)."""
+        if self.render_mode != "rgb_array":
+            return None
+        from skyswarm.envs.render import EnvView
+
+        if self._view is None:
+            self._view = EnvView(self._batch, window=False)
+        return self._view.draw(0)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._close_view()
+        self._batch.sim.close()
+
+    def _close_view(self) -> None:
+        if self._view is not None:
+            self._view.close()
+            self._view = None
+
+    @property
+    def batch(self) -> FlightBatch:
+        return self._batch

@@ -1,0 +1,211 @@
+"""The camera sensor ([uav.sensors.camera], uav/sensors/camera.py) rendered by the `egl` renderer
+(gui/sensor_camera.py) offscreen on llvmpipe: depth against analytic planes, segmentation
+against the agents placed in view, determinism, and one read-back per sample for all cameras."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import moderngl
+import numpy as np
+import pytest
+
+import skyswarm.gui.sensor_camera  # noqa: F401  (registers the "egl" renderer)
+from skyswarm.core.config import ObstacleConfig, SimulationConfig, WindConfig, WorldConfig
+from skyswarm.core.schema import ConfigError, Tables
+from skyswarm.core.simulator import Simulator
+from skyswarm.gui.palette import OBSTACLE as OBSTACLE_RGB
+from skyswarm.uav.config import load_uav_config
+from skyswarm.uav.sensors import SensorsConfig
+from skyswarm.uav.sensors.camera import GROUND, NOTHING, OBSTACLE, Camera, CameraConfig
+from skyswarm.uav.swarm import Swarm
+
+TICK_S = 0.0025
+
+
+def flying(
+    positions, ids=None, yaws=None, boxes=(), seed=0, **camera
+) -> tuple[Simulator, Swarm, Camera]:
+    """Hovering UAVs at (N, 3) `positions` over the ground, a camera on each (64 x 64, 90 deg,
+    a sample every tick unless `camera` says otherwise); `boxes` are ObstacleConfigs."""
+    pos = np.asarray(positions, dtype=float)
+    n = len(pos)
+    world = WorldConfig(obstacles=tuple(boxes))
+    sim = Simulator(SimulationConfig(physics="fast", seed=seed), world)
+    # the sensors read the boxes from the scenario (uav/estimation.py); a bare Simulator has none
+    sim.scenario = SimpleNamespace(world=world, wind=WindConfig())  # type: ignore[assignment]
+    cfg = CameraConfig(**{"enabled": True, "period_s": TICK_S, **camera})
+    sensors = SensorsConfig(
+        preset="ideal", control_on="truth", record_hz=0.0, tables=Tables(camera=cfg)
+    )
+    config = dataclasses.replace(load_uav_config(), sensors=sensors)
+    ids = list(range(1, n + 1)) if ids is None else ids
+    yaw = np.zeros(n) if yaws is None else np.asarray(yaws, dtype=float)
+    swarm = Swarm(sim, config, ids, pos, yaw, hovering=True)
+    cam = swarm.sensors.sensor("camera")
+    assert isinstance(cam, Camera)
+    return sim, swarm, cam
+
+
+def eye_rays(cam: Camera) -> np.ndarray:
+    """(H, W, 3) directions of the pixel centres in the camera frame (x right, y down,
+    z ahead), scaled to z = 1: the z-depth of a hit is its distance along this ray / |ray|."""
+    k_inv = np.linalg.inv(cam.K)
+    h, w = cam.depth.shape[1:]
+    u, v = np.meshgrid(np.arange(w) + 0.5, np.arange(h) + 0.5)
+    return np.stack([u, v, np.ones_like(u)], axis=-1) @ k_inv.T
+
+
+def test_depth_of_the_ground_seen_straight_down_is_the_height() -> None:
+    # Pinhole looking down from 3 m and 4.5 m: the ground is a plane perpendicular to the
+    # optical axis, so every pixel's z-depth is the height (issue 32: within 1 %).
+    sim, _, cam = flying([[0, 0, 3.0], [10, 0, 4.5]], mount_rpy_deg=(0.0, 90.0, 0.0))
+    sim.step()
+    z = sim.world.state.position[:2, 2]
+    assert np.all(np.abs(cam.depth[0] / z[0] - 1) < 0.01)
+    assert np.all(np.abs(cam.depth[1] / z[1] - 1) < 0.01)
+    assert np.all(cam.segmentation == GROUND)
+
+
+def test_depth_of_a_tilted_ground_matches_the_analytic_plane_in_every_pixel() -> None:
+    # Pitched 30 deg down at 3 m: each pixel's ray meets z = 0 at a different range, so this
+    # checks the whole projection (K, mount, linear depth), not one number.
+    sim, _, cam = flying([[0, 0, 3.0]], mount_rpy_deg=(0.0, 30.0, 0.0))
+    sim.step()
+    height = sim.world.state.position[0, 2]
+    rays = eye_rays(cam)  # camera frame: x right, y down, z ahead
+    p = np.radians(30.0)
+    # world z of a camera-frame ray: ahead tilts down by p, "down" (image y) tilts back
+    dz = -np.sin(p) * rays[..., 2] - np.cos(p) * rays[..., 1]
+    with np.errstate(divide="ignore"):
+        expected = np.where(dz < 0, height / -dz, np.inf)  # z-depth: rays have z = 1
+    expected[expected > cam.cfg.max_depth_m] = np.inf
+    ground = np.isfinite(expected) & (expected < 0.99 * cam.cfg.max_depth_m)
+    assert ground.sum() > 0.4 * ground.size  # the lower part of the image
+    assert np.all(np.abs(cam.depth[0][ground] / expected[ground] - 1) < 0.01)
+    sky = np.isinf(expected)
+    assert sky.sum() > 0.15 * sky.size  # above the horizon, 30 deg over the centre
+    assert np.all(np.isinf(cam.depth[0][sky])) and np.all(cam.segmentation[0][sky] == NOTHING)
+
+
+def test_depth_of_a_wall_ahead_and_its_class() -> None:
+    # A wall whose near face is the plane x = 5 m, 20 m wide and 8 m tall: every wall pixel
+    # of a level camera 3 m up at x = 0 has z-depth 5 m; rays steeper than atan(3/5) down
+    # meet the ground first (the rows below row 32 + 32 * 3/5 = 51.2).
+    wall = ObstacleConfig("box", (5.5, 0.0, 4.0), (1.0, 20.0, 8.0))
+    sim, _, cam = flying([[0, 0, 3.0]], boxes=[wall])
+    sim.step()
+    x, z = sim.world.state.position[0, [0, 2]]
+    seen = cam.segmentation[0] == OBSTACLE
+    rows = np.flatnonzero(seen.all(axis=1))
+    assert rows[0] == 0 and abs(rows[-1] + 0.5 - (32 + 32 * z / (5.0 - x))) < 1.0
+    assert np.all(np.abs(cam.depth[0][seen] / (5.0 - x) - 1) < 0.01)
+    rgb = cam.rgb[0][seen].astype(float) / 255
+    base = np.array(OBSTACLE_RGB[:3])
+    shade = rgb @ base / (base @ base)
+    assert 0.4 < shade.min() and shade.max() < 1.05  # the obstacle colour, lit
+    assert np.abs(rgb - shade[:, None] * base).max() < 0.01
+
+
+def ahead(distance_m: float, azimuth_deg: float, pitch_deg: float = 30.0) -> list[float]:
+    """The point `distance_m` from (0, 0, 3) along the azimuth (left +) of a camera frame
+    pitched `pitch_deg` down: on the optical axis for azimuth 0."""
+    a, p = np.radians(azimuth_deg), np.radians(pitch_deg)
+    d = np.array([np.cos(a), np.sin(a), 0.0])  # sensor frame
+    d = np.array([d[0] * np.cos(p), d[1], -d[0] * np.sin(p)])  # pitched down
+    return list(np.array([0.0, 0.0, 3.0]) + distance_m * d)
+
+
+def test_segmentation_names_the_agents_in_view_and_never_the_camera_itself() -> None:
+    # Agent 10 looks along +x, 30 deg down, 90 deg FOV. In view: 20 on the axis 2 m away,
+    # 30 20 deg to the left. Out of view: 40 behind, 50 60 deg to the left. Unless it is left
+    # out, the camera's own airframe fills ~40 % of its image (measured): it must not.
+    pos = [ahead(0, 0), ahead(2.0, 0), ahead(2.5, 20), [-2.0, 0, 2.0], ahead(2.0, 60)]
+    sim, _, cam = flying(pos, ids=[10, 20, 30, 40, 50], mount_rpy_deg=(0.0, 30.0, 0.0))
+    sim.step()
+    seg = cam.segmentation[0]
+    assert set(np.unique(seg[seg >= 0]).tolist()) == {20, 30}
+    assert seg[32, 32] == 20  # on the axis: the image centre
+    assert 1.7 < cam.depth[0][32, 32] < 2.0  # its top, within its 0.3 m of airframe
+    # 30 at 20 deg left on the horizontal of the sensor frame: column 32 - 32 tan 20 = 20.4
+    assert 30 in seg[29:36, 17:24]
+    # 40, looking the same way from behind, sees 20 on its axis but never itself
+    assert 40 not in cam.segmentation[3] and 20 in cam.segmentation[3]
+
+
+def test_a_dead_uavs_camera_is_blank_and_it_is_not_drawn() -> None:
+    sim, swarm, cam = flying([ahead(0, 0), ahead(2.0, 0)], mount_rpy_deg=(0.0, 30.0, 0.0))
+    sim.step()
+    assert cam.segmentation[0][32, 32] == 2
+    sim.kill(swarm.agents[1], "test")
+    sim.step()
+    assert 2 not in cam.segmentation[0] and cam.segmentation[0][32, 32] == GROUND
+    assert np.all(np.isnan(cam.depth[1])) and np.all(cam.segmentation[1] == NOTHING)
+    assert np.all(cam.rgb[1] == 0)
+
+
+def test_images_are_identical_for_one_seed_and_the_noise_follows_the_seed() -> None:
+    def images(seed: int) -> list[np.ndarray]:
+        wall = ObstacleConfig("box", (8.0, 2.0, 4.0), (1.0, 4.0, 8.0), yaw_deg=30.0)
+        pos = [[0, 0, 3.0], [4, 0.5, 3.2], [1, -2, 2.5]]
+        sim, _, cam = flying(pos, yaws=[0.0, 2.0, 0.5], boxes=[wall], seed=seed,
+                             depth_sigma_m=0.02, mount_rpy_deg=(0.0, 10.0, 0.0))  # fmt: skip
+        out = []
+        for _ in range(3):
+            sim.step()
+            out += [cam.depth.copy(), cam.rgb.copy(), cam.segmentation.copy()]
+        return out
+
+    a, b, c = images(1), images(1), images(2)
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    assert not np.array_equal(a[0], c[0])  # the depth noise comes from the seeded stream
+    assert np.array_equal(a[1], c[1]) and np.array_equal(a[2], c[2])  # no noise on these
+
+
+def test_one_framebuffer_read_per_sample_for_all_sixteen_cameras(monkeypatch) -> None:
+    reads: list[str] = []
+    for name in ("read", "read_into"):
+        original = getattr(moderngl.Framebuffer, name)
+
+        def counted(self, *args, _original=original, _name=name, **kwargs):
+            reads.append(_name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(moderngl.Framebuffer, name, counted)
+    # 16 cameras looking down from 2.0, 2.25, ... 5.75 m: tile i's depth is its height
+    pos = [[3.0 * (i % 4), 3.0 * (i // 4), 2.0 + 0.25 * i] for i in range(16)]
+    down = (0.0, 90.0, 0.0)
+    sim, _, cam = flying(pos, period_s=2 * TICK_S, mount_rpy_deg=down)  # every other tick
+    for _ in range(6):
+        sim.step()
+    assert len(reads) == 3 and cam.frames == 3 and cam.renderer.reads == 3
+    assert cam.depth.shape == (16, 64, 64) and cam.rgb.shape == (16, 64, 64, 3)
+    assert cam.depth.dtype == np.float32 and cam.segmentation.dtype == np.int32
+    height = sim.world.state.position[:16, 2]
+    assert np.all(np.abs(cam.depth / height[:, None, None] - 1) < 0.01)  # tiles in order
+
+
+def test_an_unknown_renderer_is_a_config_error_naming_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"uav\.sensors\.camera\.renderer.*'nope'"):
+        flying([[0, 0, 3.0]], renderer="nope")
+
+
+def test_a_run_without_a_camera_never_imports_moderngl_and_one_with_it_does() -> None:
+    code = (
+        "import sys\nfrom skyswarm import load_scenario, Simulator\n"
+        "s = load_scenario('hover', ['simulation.duration_s=0.01'{extra}])\n"
+        "sim = Simulator.from_scenario(s)\nsim.run()\n"
+        "cam = sim.mission.swarm.sensors and sim.mission.swarm.sensors.sensor('camera')\n"
+        "print('moderngl' in sys.modules, cam is not None and cam.frames)\n"
+    )
+    plain = subprocess.run([sys.executable, "-c", code.format(extra="")],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert plain.stdout.split() == ["False", "False"], plain.stderr[-2000:]
+    on = ", 'uav.sensors.camera.enabled=true', 'uav.sensors.camera.period_s=0.005'"
+    cams = subprocess.run([sys.executable, "-c", code.format(extra=on)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert cams.stdout.split() == ["True", "2"], cams.stderr[-2000:]

@@ -1,0 +1,121 @@
+"""Switching installs cannot shadow the package (issue 28).
+
+`pip install .` then `pip install -e .` into one virtual environment: numba's cache once lived
+in site-packages/skyswarm/uav/__pycache__, pip left it behind when it removed the copy, and
+that folder turned `skyswarm` into an empty namespace package ("No module named
+'skyswarm.uav.agents'"). Here, in a throwaway venv that reuses this interpreter's packages
+(--system-site-packages; no downloads, no build isolation) and a copy of the source:
+
+1. the non-editable install steps every shipped scenario (every shipped mission) ten ticks,
+   which compiles every numba kernel (a new install path: nothing cached), and nothing appears
+   inside the installed package that pip did not install (its RECORD);
+2. the editable install of the same source leaves no `skyswarm` folder in site-packages, and
+   every shipped scenario builds its simulation from the source tree (every mission module
+   imported, agents and world made). It does not step them: that would compile every kernel
+   again for the new source path (~35 s of CPU) to show nothing step 1 did not.
+
+Slow: one full numba compile (~35 s of CPU) and two pip installs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+STEP_EVERY_SCENARIO = """
+import sys
+import skyswarm
+from skyswarm.core.config import load_scenario
+from skyswarm.core.resources import CONFIGS_DIR
+from skyswarm.core.simulator import Simulator
+print(skyswarm.__file__)
+ticks = int(sys.argv[1])
+missions = set()
+for path in sorted(CONFIGS_DIR.glob("*.toml")):
+    scenario = load_scenario(path)
+    sim = Simulator.from_scenario(scenario)
+    try:
+        for _ in range(ticks):  # 10 ticks, 25 ms: every kernel of the scenario runs
+            sim.step()
+    finally:
+        sim.close()
+    missions.add(scenario.mission.type)
+print(len(missions), " ".join(sorted(missions)))
+"""
+SHIPPED_MISSIONS = 10  # boids, drop_test, fire_tracking, flight_plan, flocking_coverage, hover,
+# vasarhelyi, waypoints, obstacle_field, the mavlink scenario's vehicles (configs/*.toml)
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, (
+        f"{cmd} -> {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    )
+    return out.stdout
+
+
+def _copy_source(dst: Path) -> Path:
+    """The checkout's files (tracked and untracked, not ignored): no build/, results/, caches."""
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard", "-z"],
+        capture_output=True,
+        text=True,
+    )
+    if listed.returncode != 0:  # not a git checkout: copy all but the usual debris
+        debris = shutil.ignore_patterns(".git", "build", "results", "*.egg-info", "__pycache__")
+        shutil.copytree(ROOT, dst, ignore=debris)
+        return dst
+    for name in filter(None, listed.stdout.split("\0")):
+        if (ROOT / name).is_file():
+            (dst / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dst / name)
+    return dst
+
+
+def _site_packages(env_dir: Path) -> Path:
+    scheme = {"base": str(env_dir), "platbase": str(env_dir)}
+    return Path(sysconfig.get_path("purelib", vars=scheme))
+
+
+def _recorded(site: Path) -> set[Path]:
+    (record,) = site.glob("skyswarm-*.dist-info/RECORD")
+    return {(site / line.split(",")[0]).resolve() for line in record.read_text().splitlines()}
+
+
+def test_install_then_editable_in_one_venv_runs_every_mission(tmp_path):
+    src = _copy_source(tmp_path / "src" / "skyswarm")
+    env_dir = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(env_dir)],
+        check=True,
+        timeout=120,
+    )
+    python = str(env_dir / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    pip = [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
+    pip += ["--disable-pip-version-check"]
+    site = _site_packages(env_dir)
+
+    _run([*pip, str(src)], cwd=work, env=env)
+    out = _run([python, "-c", STEP_EVERY_SCENARIO, "10"], cwd=work, env=env).splitlines()
+    assert Path(out[0]).parent == site / "skyswarm"  # the installed copy
+    assert out[1].startswith(f"{SHIPPED_MISSIONS} "), out[1]
+    written = {p.resolve() for p in (site / "skyswarm").rglob("*") if p.is_file()}
+    assert not written - _recorded(site), sorted(written - _recorded(site))[:5]
+
+    _run([*pip, "-e", str(src)], cwd=work, env=env)
+    assert not (site / "skyswarm").exists(), sorted((site / "skyswarm").rglob("*"))[:5]
+    out = _run([python, "-c", STEP_EVERY_SCENARIO, "0"], cwd=work, env=env).splitlines()
+    assert Path(out[0]) == src / "__init__.py"  # the source tree, not a leftover folder
+    assert out[1].startswith(f"{SHIPPED_MISSIONS} "), out[1]
