@@ -5,6 +5,11 @@ leaders killed, run as batch sweeps (app/batch.py) with the shipped defaults.
     python bench/robustness.py                      # the hardest rows and the extras, 1 seed
     python bench/robustness.py --rows matrix --workers 2   # the whole matrix: hours
     python bench/robustness.py --rows matrix --ranges 20 25 --uavs 10 --sensors ideal
+    python bench/robustness.py --from-json a/robustness.json b/robustness.json --doc
+
+`--doc` writes the table, with the command, into docs/safety.md (between its markers);
+`--from-json` joins the tables of earlier runs (e.g. a matrix and the extras) without running;
+`--from-sweep` reads the sweep folders of `--out` (what has finished of a matrix stopped early).
 
 It writes a sweep file per base scenario into `--out` (sweep.csv, aggregate.csv, runs/), then
 `robustness.json` there and in bench/results/ (one row per point: the aggregate over its
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -191,7 +197,9 @@ def summarise(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]]) ->
             for key in ("metrics.avoidance.min_separation_m", "metrics.min_separation_m")
             if _number(r.get(key))
         ]
-        t99 = [r.get("metrics.time_to_99_s") for r in ok]
+        t99 = [
+            float(t) if _number(t) else None for t in (r.get("metrics.time_to_99_s") for r in ok)
+        ]
         out.append(
             {
                 **row,
@@ -201,7 +209,7 @@ def summarise(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]]) ->
                 "min_separation_m": min(seps) if seps else None,
                 "coverage": min((float(r["metrics.true_coverage"]) for r in ok), default=None),
                 "base_knows": min((float(r["metrics.coverage"]) for r in ok), default=None),
-                "time_to_99_s": max(t99) if t99 and all(_number(t) for t in t99) else None,
+                "time_to_99_s": max(t99) if t99 and None not in t99 else None,
                 "outcomes": sorted({str(r.get("outcome")) for r in ok}),
             }
         )
@@ -237,6 +245,47 @@ def table_text(table: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+DOC = Path(__file__).resolve().parents[1] / "docs" / "safety.md"
+BEGIN, END = "<!-- robustness table: begin -->", "<!-- robustness table: end -->"
+
+
+def write_doc(table: Sequence[dict[str, Any]], command: str, doc: Path = DOC) -> None:
+    """Replace the table between BEGIN and END in `doc` (docs/safety.md) with `table` and the
+    `command` that produced it."""
+    text = doc.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    body = f"Produced by `{command}`:\n\n{table_text(table)}\n"
+    doc.write_text(f"{head}{BEGIN}\n{body}{END}{tail}", encoding="utf-8")
+
+
+def from_sweep(folder: Path) -> list[dict[str, Any]]:
+    """The table of one sweep folder written by `run` (its sweep.csv, so far: runs still
+    under way or never started are left out), e.g. of a matrix stopped before its end."""
+    import csv
+
+    with (folder / "sweep.csv").open(newline="") as f:
+        runs = list(csv.DictReader(f))
+    case = folder.name.split("-x")[0].replace("_", " ")
+    points: dict[int, dict[str, Any]] = {}
+    for r in runs:
+        r["point"] = int(r["point"])
+        points.setdefault(
+            r["point"],
+            {
+                "range_m": float(r["comms.channels.radio.range_m"]),
+                "loss": float(r["comms.channels.radio.loss"]),
+                "uavs": int(r["agents.count"]),
+                "sensors": r["uav.sensors.preset"],
+                **({"case": case} if case != "matrix" else {}),
+            },
+        )
+    order = sorted(points)
+    return summarise(
+        [points[k] for k in order], [{**r, "point": order.index(r["point"])} for r in runs]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("results/robustness"))
@@ -249,7 +298,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sensors", nargs="+", default=SENSORS, choices=SENSORS)
     ap.add_argument("--no-extras", action="store_true", help="leave out base far / two leaders")
     ap.add_argument("--duration", type=float, default=None, help="time limit of every run, s")
+    ap.add_argument("--doc", action="store_true", help="write the table into docs/safety.md")
+    ap.add_argument(
+        "--from-json", type=Path, nargs="+", help="tables of earlier runs, joined: run nothing"
+    )
+    ap.add_argument(
+        "--from-sweep", type=Path, nargs="+", help="sweep folders of earlier runs: run nothing"
+    )
     args = ap.parse_args(argv)
+    if args.from_json or args.from_sweep:
+        table = [row for f in args.from_json or () for row in json.loads(f.read_text())]
+        table += [row for d in args.from_sweep or () for row in from_sweep(d)]
+        if args.doc:
+            write_doc(table, "python bench/robustness.py " + " ".join(argv or sys.argv[1:]))
+        print(table_text(table))
+        return 0
     if args.rows == "hardest":
         rows = list(HARDEST) + extras()
     elif args.rows == "extras":
@@ -261,6 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = Path(__file__).resolve().parent / "results"
     results.mkdir(exist_ok=True)
     (results / "robustness.json").write_text(json.dumps(table, indent=1))
+    if args.doc:
+        write_doc(table, "python bench/robustness.py " + " ".join(argv or sys.argv[1:]))
     print(table_text(table))
     return 0
 
