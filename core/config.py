@@ -171,7 +171,7 @@ class AvoidanceConfig:
     """Local collision avoidance (uav/avoidance.py): a layer between a mission's commands and
     the controller, fed by each UAV's proximity sensor ([uav.sensors.proximity])."""
 
-    enabled: bool = param(False, "avoid neighbours seen by the proximity sensor (off: no work)")
+    enabled: bool = param(True, "avoid neighbours seen by the proximity sensor (off: no work)")
     radius_m: float = param(1.2, "combined radius of two UAVs: closer than this is a hit, m", gt=0)
     horizon_s: float = param(3.0, "time-to-collision horizon tau0 of the power law, s", gt=0.0)
     gain: float = param(1.5, "strength k of the anticipatory term, m^2/s", ge=0.0)
@@ -180,6 +180,27 @@ class AvoidanceConfig:
     max_push_m_s: float = param(4.0, "largest velocity change avoidance may add, m/s", gt=0.0)
     smoothing: float = param(
         0.5, "alpha-beta tracker gain of each neighbour's relative position (0..1]", gt=0.0, le=1
+    )
+    vertical_clear_m: float = param(
+        1.0, "neighbours at least this far above or below are not avoided, m", gt=0.0
+    )
+    safe_distance_m: float = param(
+        2.0, "barrier: UAVs approach each other ever slower towards this distance, m", gt=0.0
+    )
+    brake_m_s2: float = param(
+        3.0, "barrier: deceleration each UAV is assumed to brake at towards safe_distance_m", gt=0
+    )
+    reaction_s: float = param(
+        0.2, "barrier: delay before a UAV's braking takes hold (scan, tracking, lag), s", ge=0
+    )
+    barrier_rate: float = param(
+        1.0, "barrier: speed at which a pair closer than safe_distance_m draws apart, 1/s", gt=0
+    )
+    barrier_neighbours: int = param(8, "barrier: nearest neighbours constrained per UAV", ge=1)
+    guard_m: float = param(1.5, "last-resort guard: closer than this, fly straight away, m", ge=0)
+    guard_speed_m_s: float = param(1.5, "guard: speed away from the UAVs within guard_m", gt=0)
+    guard_release_m: float = param(
+        2.5, "guard: it holds until every neighbour is this far, m", gt=0.0
     )
 
 

@@ -27,6 +27,14 @@ class DropTestConfig:
     mass_kg: float = param(1.0, "box mass, kg", gt=0.0)
     size_m: float = param(0.2, "box edge length, m", gt=0.0)
     push_force_n: float = param(0.0, "constant force along +x on every box, N")
+    beacon_hz: float = param(
+        0.0, "with [comms]: each box broadcasts its id on the radio this often, Hz (0: never)", ge=0
+    )
+    telemetry_hz: float = param(
+        0.0,
+        "with [comms]: each box sends its height to every base station (long range), Hz",
+        ge=0.0,
+    )
 
 
 class DropTest(Mission):
@@ -49,6 +57,24 @@ class DropTest(Mission):
         self.slots = np.asarray(slots)
         if cfg.push_force_n:
             self.sim.add_controller(self._push)
+        self._chatter(cfg)
+
+    def _chatter(self, cfg: DropTestConfig) -> None:
+        """With [comms]: radio beacons between the boxes and telemetry to the base stations,
+        so both channels carry traffic (their counts are in the summary's `comms`)."""
+        if self.sim.dispatcher is None:
+            return
+        stations = list(self.sim.dispatcher.base_stations)
+        for box in self.boxes:
+            if cfg.beacon_hz > 0:
+                box.every(1.0 / cfg.beacon_hz, lambda b=box: b.transceiver.broadcast(b.id))
+            if cfg.telemetry_hz > 0 and stations:
+                box.every(1.0 / cfg.telemetry_hz, lambda b=box: self._telemetry(b, stations))
+
+    def _telemetry(self, box: PhysicalAgent, stations: list) -> None:
+        z = float(self.sim.world.state.position[box.slot, 2])
+        for st in stations:
+            box.transceiver.send(st, ("height_m", box.id, z), channel="long_range")
 
     def _push(self, sim: Simulator) -> None:
         """Phase 3: the configured push (N, +x) on every live box."""

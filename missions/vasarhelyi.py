@@ -251,6 +251,14 @@ class Vasarhelyi(Mission):
                 else:
                     self._sums[k] = self._sums.get(k, 0.0) + v
 
+    def outcome(self) -> str | None:
+        """ "not measured" when the run ended before `settle_s`: no order parameter was sampled,
+        so a run that lost nobody must not read as "target reached"; else the base's verdict
+        (None: the simulator's "target reached" / "time limit")."""
+        if self.sim.stop_reason and self._samples == 0:
+            return "not measured"
+        return None
+
     @property
     def collisions(self) -> int:
         return sum(d.kind == "collision" for d in self.sim.deaths)

@@ -146,7 +146,7 @@ class Waypoints(Mission):
     def metrics(self) -> dict[str, float]:
         finished = [r[-1] for r, n, m in zip(self.reached_s, self.next, self.last) if n >= m]
         return {
-            "waypoints": len(self.cfg.points),
+            "waypoints": int(self.last.sum()),  # over every UAV (shared and group points)
             "reached": int(self.next.sum()),
             "agents_finished": len(finished),
             "last_finish_s": max(finished) if finished else None,

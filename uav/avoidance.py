@@ -1,19 +1,25 @@
 """Local collision avoidance: a layer between a mission's commands and the flight controller.
 
-Any mission switches it on with the scenario section `[avoidance] enabled = true` (keys in
-core/config.py, `AvoidanceConfig`); it needs the proximity sensor (`[uav.sensors.proximity]
-enabled = true`), the only thing it reads about other UAVs and boxes: no radio, no truth.
+On by default in every scenario (`[avoidance] enabled = true`, keys in core/config.py,
+`AvoidanceConfig`); a scenario turns it off with `enabled = false`. It reads only what each UAV's
+proximity sensor sees of the other UAVs and of boxes: no radio, no truth. The sensor is the one
+of `[uav.sensors.proximity]`; when the scenario's sensor preset leaves it off (`ideal`), the layer
+scans with that sensor's model itself (uav/sensors/proximity.py, its defaults or the table's
+keys), so the UAVs still fly on the truth and no other sensor is switched on. Switching the
+proximity sensor off explicitly while avoidance is on is a configuration error.
 
-What it does, vectorised over agents and the sensor's (N, M) scan (M = N UAVs + boxes):
+What it does, vectorised over agents and the sensor's (N, M) scan (M = N UAVs + boxes); the law
+and its guarantee are explained in docs/safety.md:
 
-1. Tracking. Each scan gives range and bearing of what each UAV sees. The relative position of
-   every (agent, target) pair is tracked by an alpha-beta filter (gain `smoothing` = alpha,
-   beta = alpha^2 / (2 - alpha)), which also estimates the pair's relative velocity; a pair not
-   seen in a scan is forgotten.
+1. Tracking. Each scan gives range, bearing and elevation of what each UAV sees; what is at
+   least `vertical_clear_m` above or below is left out (UAVs flying in layers do not hinder
+   each other). The horizontal relative position of every (agent, target) pair is tracked by
+   an alpha-beta filter (gain `smoothing` = alpha, beta = alpha^2 / (2 - alpha)), which also
+   estimates the pair's relative velocity; a pair not seen in a scan is forgotten.
 2. The command. The velocity the mission asks of each agent is read from its setpoints: in
    Position mode the position loop's own law, v = kp (target - position) limited to the
-   airframe's `max_speed_m_s`; in the ground-speed modes the commanded vx, vy. Manual and
-   Attitude modes are left alone.
+   airframe's `max_speed_m_s`; in the velocity modes the commanded vx, vy. Manual, Attitude,
+   BodyRates and Motors are left alone.
 3. The anticipatory term: the time-to-collision power law of Karamouzas, Skinner and Guy,
    "Universal power law governing pedestrian interactions", Phys. Rev. Lett. 113, 238701
    (2014). With x the agent's position relative to the neighbour, v their relative velocity
@@ -26,13 +32,31 @@ What it does, vectorised over agents and the sensor's (N, M) scan (M = N UAVs + 
    right (a rule of the road: both give way to their right, symmetric pairs separate).
 4. Separation: closer than `separation_m` a plain repulsion `repulsion` (separation - d) pushes
    straight away (it also covers the overlapping pairs where tau = 0).
-5. The sum is limited to `max_push_m_s`, added to the command, limited again to the airframe's
-   top speed, and flown: the kernel gets, for the agents that have a neighbour to avoid, a
-   Position target of position + v / kp (or the ground speed itself); the mission's own
-   setpoints are never overwritten, so when nobody is near the flight is exactly the mission's.
+5. The barrier (the part that holds whatever the terms above add up to): for each of the
+   `barrier_neighbours` nearest neighbours at distance d in direction n (unit, towards it), the
+   agent's velocity along n is capped at the speed from which it can stop within half the gap
+   x = d - `safe_distance_m`, reacting after `reaction_s` and braking at `brake_m_s2`, even if
+   the neighbour brakes as hard from its speed away along n (from the track; 0 if it comes
+   closer, or for a box): v tau + v^2 / (2 a) = x / 2 + away^2 / (2 a) (Gipps' safe speed).
+   Inside the safe distance the cap is `barrier_rate` x / 2 < 0: they draw apart. The velocity
+   is projected onto each half-plane in turn, the nearest last (PASSES times). Sideways motion
+   is free, and a flock moving together is slowed only as much as its spacing requires.
+6. The last-resort guard: closer than `guard_m` to another UAV, the agent drops the mission's
+   command and the terms above and flies straight away from every UAV within `guard_m`, at
+   `guard_speed_m_s` (through the barrier too), until every UAV is beyond `guard_release_m`.
+   It does not climb or descend: the proximity sensor measures no elevation, so two UAVs could
+   not agree which of them goes up.
+7. The sum of 3 and 4 is dropped below MIN_PUSH_M_S (1 cm/s: tracking noise between UAVs
+   that hold still), limited to `max_push_m_s`, added to the command, put through the
+   barrier, limited to the airframe's top speed, and flown: the kernel gets, for the agents
+   whose velocity changed, a Position target of position + v / kp (or the velocity itself);
+   the mission's own setpoints are never overwritten, so when no neighbour constrains an agent
+   its flight is exactly the mission's.
 
-The terms are recomputed at each scan (the proximity sensor's period) and the correction held
-until the next; the command part is recomputed every tick.
+The terms are recomputed at each scan (the proximity sensor's period) and held until the next;
+the command, the barrier and the guard are applied every tick.
+
+Example (a scenario that flies without it): `[avoidance]` `enabled = false`.
 """
 
 from __future__ import annotations
@@ -45,13 +69,15 @@ import numpy as np
 from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import ConfigError
 from skyswarm.uav import control as ctl
+from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
 
 if TYPE_CHECKING:
     from skyswarm.core.config import AvoidanceConfig
+    from skyswarm.core.world import World
     from skyswarm.uav.swarm import Swarm
 
 _POSITION = ctl.mode_index(ctl.POSITION)
-_SPEED_MODES = [
+_HEADING_FRAME = [  # vx, vy in the heading frame
     ctl.mode_index(m)
     for m in (
         ctl.GROUND_SPEED_AND_VERT_SPEED,
@@ -59,7 +85,11 @@ _SPEED_MODES = [
         ctl.GROUND_SPEED_ALTITUDE_AND_HEADING,
     )
 ]
+_WORLD_FRAME = [ctl.mode_index(m) for m in (ctl.VELOCITY, ctl.VELOCITY_AND_HEADING)]
+_SPEED_MODES = _HEADING_FRAME + _WORLD_FRAME
 RIGHT_TURN = 0.35  # rad: how far a TTC push is turned to the agent's right
+MIN_PUSH_M_S = 0.01  # m/s: smaller sums of steps 3 and 4 are the trackers' noise, dropped
+PASSES = 3  # projections onto the barrier's half-planes, each over every constraint
 
 
 class _Setpoints:
@@ -71,22 +101,79 @@ class _Setpoints:
         self.records = records
 
 
+class _OwnScan:
+    """The proximity sensor's model run by the layer itself when the sensor suite has no
+    proximity sensor (the `ideal` preset): the same `scan` of the truth, at the sensor's
+    period, after physics (phase 6), drawing from the run's `sensors` stream."""
+
+    def __init__(self, swarm: Swarm) -> None:
+        cfg = swarm.config.sensors.resolved("proximity")
+        self.cfg = cfg
+        self.swarm = swarm
+        self.every = max(1, round(cfg.period_s / swarm.dt))
+        self.boxes = _boxes(swarm)
+        self.rng = swarm.sim.rng.sensors
+        self.scan: Scan | None = None
+        swarm.sim.add_post_tick(self)
+
+    def __call__(self, world: World) -> None:
+        if world.tick % self.every:
+            return
+        state, rows = world.state, self.swarm.rows
+        self.scan = scan(
+            state.position[rows],
+            yaw_of(state.orientation[rows]),
+            self.swarm.alive,
+            self.boxes,
+            self.cfg,
+            self.rng,
+        )
+
+
+def _boxes(swarm: Swarm) -> np.ndarray:
+    """(B, 6) centre and half size of the scenario's static boxes (their yaw is ignored)."""
+    world = swarm.sim.scenario.world
+    boxes = [(*o.center, *(s / 2 for s in o.size)) for o in world.obstacles if o.type == "box"]
+    return np.array(boxes, dtype=float).reshape(-1, 6)
+
+
+def speed_allowed(gap: np.ndarray, away: np.ndarray, cfg: AvoidanceConfig) -> np.ndarray:
+    """Speed (m/s) at which an agent may approach a neighbour `gap` m beyond `safe_distance_m`
+    that draws away at `away` m/s (>= 0): the agent owns half the gap, and must stop within it
+    after reacting for `reaction_s` and braking at `brake_m_s2` even if the neighbour brakes
+    as hard, v tau + v^2 / (2 a) = gap / 2 + away^2 / (2 a) (Gipps' safe speed); nearer than
+    the safe distance, `barrier_rate` gap / 2 < 0: it must draw away."""
+    a, tau = cfg.brake_m_s2, cfg.reaction_s
+    room = np.maximum(gap, 0.0) / 2.0 + away * away / (2.0 * a)
+    outside = a * (np.sqrt(tau * tau + 2.0 * room / a) - tau)
+    return np.where(gap >= 0.0, outside, 0.5 * cfg.barrier_rate * gap)
+
+
+def proximity_switched_off(swarm_sensors) -> bool:
+    """True when a `[uav.sensors.proximity]` table sets `enabled = false` (a scenario's choice
+    that avoidance cannot override)."""
+    own = swarm_sensors.tables.get("proximity")
+    return own is not None and own.enabled is False
+
+
 class Avoidance:
-    """The avoidance layer of one swarm (`Swarm.avoidance`); see the module doc."""
+    """The avoidance layer of one swarm (`Swarm.avoidance`); see the module doc.
+
+    `min_separation_m` is the smallest true distance between two live UAVs seen at a scan
+    (horizontal and vertical together), `guard_agent_s` the time agents flew the guard."""
 
     @classmethod
     def create(cls, swarm: Swarm) -> Avoidance | None:
         scenario = swarm.sim.scenario
-        cfg = getattr(scenario, "avoidance", None)
+        cfg = scenario.avoidance if scenario is not None else None
         if cfg is None or not cfg.enabled:
             return None
-        sensors = swarm.sensors
-        if sensors is None or "proximity" not in sensors.on:
+        if proximity_switched_off(swarm.config.sensors):
             raise ConfigError(
                 scenario.file,
                 "avoidance.enabled",
                 True,
-                "the proximity sensor on ([uav.sensors.proximity] enabled = true)",
+                "false when the proximity sensor is off ([uav.sensors.proximity] enabled)",
             )
         return cls(swarm, cfg)
 
@@ -95,16 +182,24 @@ class Avoidance:
         control = swarm.config.control
         self.kp = float(control.position.kp)
         self.max_speed = float(control.max_speed_m_s)
-        self.proximity = swarm.sensors.sensor("proximity")  # uav.sensors.proximity.Proximity
+        own = swarm.sensors.sensor("proximity") if swarm.sensors is not None else None
+        self.proximity: Proximity | _OwnScan = own if own is not None else _OwnScan(swarm)
         self.period_s = self.proximity.every * swarm.dt
         self._scan = None  # the scan the tracks were last updated with
         self._p: np.ndarray | None = None  # (N, M, 2) tracked relative positions, m
         self._v: np.ndarray | None = None  # (N, M, 2) tracked relative velocities, m/s
         self._valid: np.ndarray | None = None  # (N, M) bool
-        self.push = np.zeros((swarm.n, 2))  # m/s, the correction held until the next scan
-        self.active = np.zeros(swarm.n, dtype=bool)
+        n, k = swarm.n, cfg.barrier_neighbours
+        self.push = np.zeros((n, 2))  # m/s, the correction held until the next scan
+        self.normal = np.zeros((n, k, 2))  # barrier: unit vectors towards the nearest
+        self.cap = np.full((n, k), np.inf)  # barrier: their closing-speed caps, m/s
+        self.escape = np.zeros((n, 2))  # guard: velocity away from the closest UAVs, m/s
+        self.guarded = np.zeros(n, dtype=bool)
+        self.active = np.zeros(n, dtype=bool)
         self.engaged_ticks = 0  # agent-ticks flown with a correction (for the summary)
+        self.guard_ticks = 0  # agent-ticks flown by the guard
         self.min_ttc_s = math.inf  # smallest time to collision seen at a scan, s
+        self.min_separation_m = math.inf
 
     # -- own state (what the UAV knows of itself) --------------------------------------------
     def _own(self, idx: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -121,7 +216,7 @@ class Avoidance:
         self, pos: np.ndarray, yaw: np.ndarray, idx: np.ndarray | slice = slice(None)
     ) -> tuple[np.ndarray, np.ndarray]:
         """(n, 2) world velocity the mission commands agents `idx` (own `pos`, `yaw`), m/s, and
-        (n,) bool: has one (Position or a ground-speed mode)."""
+        (n,) bool: has one (Position or a velocity mode)."""
         sp = self.swarm.setpoints
         mode = sp.mode[idx]
         v = np.zeros((len(mode), 2))
@@ -131,19 +226,25 @@ class Avoidance:
             speed = np.hypot(err[:, 0], err[:, 1])
             scale = np.minimum(1.0, self.max_speed / np.maximum(speed, 1e-12))
             v[at_pos] = err * scale[:, None]
-        at_speed = np.isin(mode, _SPEED_MODES)
-        if at_speed.any():
-            c, s = np.cos(yaw[at_speed]), np.sin(yaw[at_speed])
-            vel = sp.velocity[idx][at_speed]
-            v[at_speed, 0] = c * vel[:, 0] - s * vel[:, 1]
-            v[at_speed, 1] = s * vel[:, 0] + c * vel[:, 1]
-        return v, at_pos | at_speed
+        at_head = np.isin(mode, _HEADING_FRAME)
+        if at_head.any():
+            c, s = np.cos(yaw[at_head]), np.sin(yaw[at_head])
+            vel = sp.velocity[idx][at_head]
+            v[at_head, 0] = c * vel[:, 0] - s * vel[:, 1]
+            v[at_head, 1] = s * vel[:, 0] + c * vel[:, 1]
+        at_world = np.isin(mode, _WORLD_FRAME)
+        if at_world.any():
+            v[at_world] = sp.velocity[idx][at_world][:, :2]
+        return v, at_pos | at_head | at_world
 
     # -- the scan: tracks and the correction ---------------------------------------------------
     def _track(self, scan, yaw: np.ndarray) -> None:
-        seen = scan.detected
+        elev = np.where(scan.detected, scan.elevation_rad, 0.0)
+        rng = np.where(scan.detected, scan.range_m, 0.0)
+        # a neighbour `vertical_clear_m` above or below is no horizontal threat (layers)
+        seen = scan.detected & (np.abs(rng * np.sin(elev)) < self.cfg.vertical_clear_m)
         ang = np.where(seen, scan.bearing_rad, 0.0) + yaw[:, None]
-        rng = np.where(seen, scan.range_m, 0.0)
+        rng = rng * np.cos(elev)  # horizontal range
         meas = np.stack([rng * np.cos(ang), rng * np.sin(ang)], axis=2)  # (N, M, 2) m
         if self._p is None or self._p.shape != meas.shape:
             self._p, self._v = meas.copy(), np.zeros_like(meas)
@@ -203,7 +304,71 @@ class Avoidance:
         total = push.sum(axis=1)
         size = np.hypot(total[:, 0], total[:, 1])
         total *= np.minimum(1.0, cfg.max_push_m_s / np.maximum(size, 1e-12))[:, None]
+        total[size < MIN_PUSH_M_S] = 0.0  # tracking noise between still UAVs: no push
         return total
+
+    def _barrier(self, v_own: np.ndarray) -> None:
+        """At a scan: the barrier's half-planes (normal, cap) of each agent's nearest
+        neighbours from its own velocity `v_own` (N, 2) m/s and the tracks, and the guard's
+        altitude change (module doc, 5 and 6)."""
+        cfg, n = self.cfg, self.swarm.n
+        d = self._p
+        dist = np.where(self._valid, np.hypot(d[..., 0], d[..., 1]), np.inf)
+        k = min(cfg.barrier_neighbours, dist.shape[1])
+        near = np.argsort(dist, axis=1, kind="stable")[:, :k]
+        dk = np.take_along_axis(dist, near, axis=1)  # (N, k) m
+        seen = np.isfinite(dk)
+        rel = np.take_along_axis(d, near[..., None], axis=1)
+        unit = np.where(seen[..., None], rel / np.maximum(dk, 1e-9)[..., None], 0.0)
+        rel_v = np.take_along_axis(self._v, near[..., None], axis=1)  # neighbour minus agent
+        # what the agent may count on from the neighbour: its speed away along n, or nothing
+        # (one coming closer takes its own half of the closing speed; a box stands still)
+        theirs = np.einsum("ni,nki->nk", v_own, unit) + np.einsum("nki,nki->nk", rel_v, unit)
+        away = np.where(near < n, np.maximum(theirs, 0.0), 0.0)
+        self.normal[:] = 0.0
+        self.cap[:] = np.inf
+        self.normal[:, :k] = unit
+        cap = speed_allowed(dk - cfg.safe_distance_m, away, cfg)  # m/s
+        self.cap[:, :k] = np.where(seen, cap, np.inf)
+        uav = seen & (near < n)  # the guard acts on UAVs (boxes: the barrier only)
+        guard = uav & (dk < cfg.guard_m)
+        away = -(unit * guard[..., None]).sum(axis=1)  # (N, 2)
+        size = np.hypot(away[:, 0], away[:, 1])
+        hit = guard.any(axis=1)
+        release = ~(uav & (dk < cfg.guard_release_m)).any(axis=1)
+        fresh = hit & (size > 1e-9)
+        self.escape[fresh] = away[fresh] * (cfg.guard_speed_m_s / size[fresh])[:, None]
+        self.guarded = hit | (self.guarded & ~release)
+
+    def _measure(self) -> None:
+        """Instrumentation (never fed back): the smallest true distance between live UAVs."""
+        state, alive = self.swarm.sim.world.state, self.swarm.alive
+        pos = state.position[self.swarm.rows][alive]
+        if len(pos) > 1:
+            gap = np.linalg.norm(pos[:, None] - pos[None], axis=2)
+            gap[np.diag_indices(len(pos))] = np.inf
+            self.min_separation_m = min(self.min_separation_m, float(gap.min()))
+
+    def _on_scan(self, scan: Scan) -> None:
+        swarm = self.swarm
+        self._scan = scan
+        pos, vel, yaw = self._own(slice(None))
+        v_cmd, commanded = self.desired(pos, yaw)
+        self._track(scan, yaw)
+        self.push = self._correction(v_cmd, vel)
+        self._barrier(vel[:, :2])
+        self._measure()
+        constrained = np.isfinite(self.cap).any(axis=1) | self.guarded
+        self.active = commanded & swarm.alive & (constrained | (self.push != 0.0).any(axis=1))
+
+    def project(self, v: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """(n, 2) velocities `v` of agents `idx` through their barrier half-planes, m/s."""
+        normal, cap = self.normal[idx], self.cap[idx]
+        for _ in range(PASSES):
+            for j in reversed(range(normal.shape[1])):  # the nearest last: it wins
+                over = np.einsum("ni,ni->n", v, normal[:, j]) - cap[:, j]
+                v = v - np.maximum(over, 0.0)[:, None] * normal[:, j]
+        return v
 
     # -- every tick -------------------------------------------------------------------------
     def setpoints(self) -> object:
@@ -211,36 +376,49 @@ class Avoidance:
         swarm = self.swarm
         scan = self.proximity.scan
         if scan is not None and scan is not self._scan:  # a new scan: tracks and correction
-            self._scan = scan
-            pos, vel, yaw = self._own(slice(None))
-            v_cmd, commanded = self.desired(pos, yaw)
-            self._track(scan, yaw)
-            self.push = self._correction(v_cmd, vel)
-            self.active = commanded & swarm.alive & (np.abs(self.push).sum(axis=1) > 0.0)
+            self._on_scan(scan)
         if not self.active.any():
             return swarm.setpoints
         idx = np.flatnonzero(self.active)
         pos, _, yaw = self._own(idx)
         v_cmd, commanded = self.desired(pos, yaw, idx)
-        idx, pos, yaw = idx[commanded], pos[commanded], yaw[commanded]  # mode may have changed
-        self.engaged_ticks += len(idx)
-        v = v_cmd[commanded] + self.push[idx]
+        idx, pos, yaw, v_cmd = idx[commanded], pos[commanded], yaw[commanded], v_cmd[commanded]
+        guarded = self.guarded[idx]
+        wish = np.where(guarded[:, None], self.escape[idx], v_cmd + self.push[idx])
+        v = self.project(wish, idx)
         speed = np.hypot(v[:, 0], v[:, 1])
         v *= np.minimum(1.0, self.max_speed / np.maximum(speed, 1e-12))[:, None]
+        changed = np.abs(v - v_cmd).sum(axis=1) > 1e-9
+        if not changed.any():
+            return swarm.setpoints
+        idx, pos, yaw, v = idx[changed], pos[changed], yaw[changed], v[changed]
+        self.engaged_ticks += len(idx)
+        self.guard_ticks += int(guarded[changed].sum())
         records = swarm.setpoints.records.copy()
-        at_pos = records["mode"][idx] == _POSITION
-        if at_pos.any():
-            records["position"][idx[at_pos]] = pos[at_pos, :2] + v[at_pos] / self.kp
-        if (~at_pos).any():
-            k = idx[~at_pos]
-            c, s = np.cos(yaw[~at_pos]), np.sin(yaw[~at_pos])
-            vv = v[~at_pos]
-            records["velocity"][k, 0] = c * vv[:, 0] + s * vv[:, 1]
-            records["velocity"][k, 1] = -s * vv[:, 0] + c * vv[:, 1]
+        self._write(records, idx, pos, yaw, v)
         return _Setpoints(records)
 
+    def _write(self, records, idx, pos, yaw, v) -> None:
+        """Velocities `v` (n, 2) m/s of agents `idx` into a copy of the setpoint records, in
+        each agent's mode."""
+        mode = records["mode"][idx]
+        at_pos = mode == _POSITION
+        records["position"][idx[at_pos]] = pos[at_pos, :2] + v[at_pos] / self.kp
+        head = np.isin(mode, _HEADING_FRAME)
+        c, s = np.cos(yaw[head]), np.sin(yaw[head])
+        records["velocity"][idx[head], 0] = c * v[head, 0] + s * v[head, 1]
+        records["velocity"][idx[head], 1] = -s * v[head, 0] + c * v[head, 1]
+        world = np.isin(mode, _WORLD_FRAME)
+        records["velocity"][idx[world], :2] = v[world]
+
     def summary(self) -> dict[str, float | int | None]:
+        """engaged_agent_s (s of agent flight with a correction), guard_agent_s (flown by the
+        guard), min_time_to_collision_s, min_separation_m (None: never measured)."""
         return {
             "engaged_agent_s": self.engaged_ticks * self.swarm.dt,
+            "guard_agent_s": self.guard_ticks * self.swarm.dt,
             "min_time_to_collision_s": self.min_ttc_s if math.isfinite(self.min_ttc_s) else None,
+            "min_separation_m": (
+                self.min_separation_m if math.isfinite(self.min_separation_m) else None
+            ),
         }

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from skyswarm.core.events import register_action, register_scenario_check
 from skyswarm.core.schema import ConfigError, param
+from skyswarm.uav.avoidance import proximity_switched_off
 
 if TYPE_CHECKING:
     from skyswarm.core.config import ScenarioConfig
@@ -82,16 +83,17 @@ def _needs_wind(scenario: ScenarioConfig, params: Any, key: str, file: str) -> N
 
 
 def _avoidance_needs_proximity(scenario: ScenarioConfig) -> None:
-    """`[avoidance] enabled` needs UAVs whose proximity sensor is on (uav/avoidance.py)."""
+    """`[avoidance] enabled` (the default) needs UAVs that sense their neighbours: a scenario
+    that switches the proximity sensor off must switch avoidance off too (uav/avoidance.py)."""
     if not scenario.avoidance.enabled:
         return
     sensors = getattr(scenario.sections.get("uav"), "sensors", None)
-    if sensors is None or not sensors.resolved("proximity").enabled:
+    if sensors is not None and proximity_switched_off(sensors):
         raise ConfigError(
             scenario.file,
             "avoidance.enabled",
             True,
-            "UAVs with the proximity sensor on ([uav.sensors.proximity] enabled = true)",
+            "false when the proximity sensor is off ([uav.sensors.proximity] enabled = false)",
         )
 
 

@@ -90,8 +90,10 @@ class FlockConfig:
     rescout: bool = param(True, "re-scout what dead members were responsible for")
     max_rescout_rounds: int = param(3, "re-scouting rounds per area, at most", ge=0)
     rescout_min_cells: int = param(4, "smaller groups of unseen cells are not re-scouted", ge=1)
-    mule: bool = param(
-        False, "data mule: fly the flock's coverage to a base station it cannot reach by radio"
+    mule: bool | None = param(
+        None,
+        "data mule: fly the flock's coverage to a base station it cannot reach by radio "
+        "(unset: on when a corner of an area is beyond every base station's long-range link)",
     )
     split_lanes: Literal["partition", "shared"] = param(
         "shared",

@@ -27,6 +27,7 @@ or the simulator's "time limit" / "all agents lost". Scheduled events may name t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -55,6 +56,7 @@ from skyswarm.uav.config import UavSection
 from skyswarm.uav.swarm import Swarm
 
 THRESHOLDS = (0.5, 0.9, 0.95, 0.99)  # coverage fractions whose first time is reported
+UNDELIVERED_S = 30.0  # s: the flock done, the base station silent this long ends the run
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ class FlockingCoverage(FlockReport, Mission):
         self.cov: CoverageConfig = cfg.section("coverage")
         self.areas = self._areas()
         self.stations = self._stations()
+        if self.flock.mule is None:  # detected: is every area within the long-range link?
+            self.flock = dataclasses.replace(self.flock, mule=self.base_out_of_reach())
         self.swarm = Swarm.from_scenario(self.sim, cfg, FlockUav)
         self.uavs: list[FlockUav] = list(self.swarm.agents)  # type: ignore[arg-type]
         half = footprint_half_m(self.flock.altitude_m, self.camera.fov_deg)
@@ -205,6 +209,22 @@ class FlockingCoverage(FlockReport, Mission):
             )
         return found
 
+    def base_out_of_reach(self) -> bool:
+        """True when some corner of an area, at the flock's altitude, is beyond the long-range
+        link's range of every base station: reports from there never arrive (data mule)."""
+        link = self.config.comms.channels.get("long_range")
+        reach = float(link.range_m) if link is not None else 0.0
+        if math.isinf(reach):
+            return False
+        corners = np.concatenate([a.corners() for a in self.areas])  # (4 A, 2) m
+        alt = self.flock.altitude_m
+        far = np.ones(len(corners), dtype=bool)
+        for st in self.stations:
+            x, y, z = (float(c) for c in st.position)
+            d = np.sqrt((corners[:, 0] - x) ** 2 + (corners[:, 1] - y) ** 2 + (alt - z) ** 2)
+            far &= d > reach
+        return bool(far.any())
+
     def _radio_range(self) -> float:
         """The radio's rated range (m): members know it, as they know their roster."""
         radio = self.config.comms.channels.get("radio")
@@ -238,6 +258,8 @@ class FlockingCoverage(FlockReport, Mission):
         self.coverage = 0.0
         self.time_to: dict[float, float | None] = {t: None for t in THRESHOLDS}
         self.sweep_done_s: float | None = None
+        self.plan_done_s: float | None = None  # when every live leader's plan ended (truth)
+        self.undelivered = False  # ended: the flock is done, the base station cannot be told
         self.done = False
         self.events: list[tuple[float, str, int, str]] = []
         self.acting_leader: int | None = None
@@ -272,6 +294,24 @@ class FlockingCoverage(FlockReport, Mission):
         grace = 2.0 * self.cov.report_period_s
         finished = self.sweep_done_s is not None and now - self.sweep_done_s >= grace
         self.done = self.done or self.target_met() or finished
+
+    def check_delivery(self, now: float, leaders_done: bool) -> None:
+        """Instrumentation (10 Hz): end the run, honestly, when every live leader's plan is done
+        but the base station has not heard enough: UNDELIVERED_S after that (plus, with the data
+        mule, the flight to the farthest base station at transit speed)."""
+        if not leaders_done or self.sweep_done_s is not None or self.target_met():
+            self.plan_done_s = None if not leaders_done else self.plan_done_s
+            return
+        if self.plan_done_s is None:
+            self.plan_done_s = now
+        wait = UNDELIVERED_S
+        if self.flock.mule:
+            span = max(float(np.hypot(*np.ptp(a.corners(), axis=0))) for a in self.areas)
+            far = max(float(np.hypot(*st.position[:2])) for st in self.stations)
+            wait += (span + far) / self.flock.transit_speed_m_s
+        if now - self.plan_done_s >= wait:
+            self.undelivered = self.done = True
+            self._log("undelivered", -1, f"base station knows {self.coverage:.1%}")
 
     def target_met(self) -> bool:
         """The base station knows `coverage.target` of each area (or of all, per_area off)."""
@@ -339,6 +379,8 @@ class FlockingCoverage(FlockReport, Mission):
     def outcome(self) -> str | None:
         if self.target_met():
             return "target reached"
+        if self.undelivered:
+            return "base station not informed"
         if self.sweep_done_s is not None and self.done and any(u.alive for u in self.uavs):
             return "plan exhausted"
         return None

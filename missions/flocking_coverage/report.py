@@ -58,6 +58,8 @@ class FlockReport:
             self.min_sep_now = float(d.min())
             self.min_sep = min(self.min_sep, self.min_sep_now)
         self.form_err_now = self._formation_error(alive)
+        done = bool(leaders) and all(u.leader.plan.stage == "done" for u in leaders)
+        self.check_delivery(self.sim.time_s, done)
 
     def _formation_error(self, alive: list[FlockUav]) -> float:
         """Mean horizontal distance (m) of sweeping followers from their true slots."""
@@ -137,6 +139,7 @@ class FlockReport:
             "areas_short": self.areas_short(),
             "sweep_done_s": self.sweep_done_s,
             "rescout": self.flock.rescout,
+            "mule": self.flock.mule,  # on when set, or detected (base station out of reach)
             "uncovered_cells": uncovered,
             "uncovered_owned_by_dead": by_dead,
             "messages_sent": sum(c["sent"] for c in totals.values()),
@@ -146,6 +149,7 @@ class FlockReport:
             "formation_error_mean_m": self._form_sum / self._form_n if self._form_n else None,
             "formation_error_max_m": self.form_err_max if self._form_n else None,
             "slot_spacing_m": self.slot_m,
+            "avoidance": None if self.swarm.avoidance is None else self.swarm.avoidance.summary(),
         }
 
     def teardown(self) -> None:

@@ -120,7 +120,8 @@ def test_range_query_kernel_matches_brute_force(seed: int):
 
 def test_run_writes_comms_counts_to_summary_and_time_series(tmp_path: Path):
     far = "comms.base_stations=[{id = 0, position = [0.0, -500.0]}]"  # out of radio range
-    sc = load_scenario(CONFIGS / "comms_demo.toml", ["simulation.duration_s=1.0", far])
+    quiet = ["drop_test.beacon_hz=0.0", "drop_test.telemetry_hz=0.0"]  # the test's own traffic
+    sc = load_scenario(CONFIGS / "comms_demo.toml", ["simulation.duration_s=1.0", far, *quiet])
     sim = Simulator.from_scenario(sc, results_dir=tmp_path)
     (bs,) = sim.dispatcher.base_stations
     assert isinstance(bs, BaseStation) and sim.agents[0] is bs

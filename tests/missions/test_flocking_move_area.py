@@ -73,10 +73,12 @@ def test_coverage_carried_over_then_the_moved_area_reaches_the_target(moved) -> 
     series = _coverage_series(out)
     before = max(c for t, c in series if t < MOVE_S)
     after = next(c for t, c in series if t >= MOVE_S)
-    # seed 1: 73.8 % of the old rectangle known before the move; 23.8 % of the new one lies on
-    # ground seen before (the overlap x 20..33 m, half the width, partly swept)
-    assert before == pytest.approx(0.738, abs=0.01)
-    assert after == pytest.approx(0.238, abs=0.01)
+    # seed 1: 64.6 % of the old rectangle known before the move; 14.6 % of the new one lies on
+    # ground seen before (the overlap x 20..33 m, half the width, partly swept). With avoidance
+    # off, 73.8 % and 23.8 %: the safety defaults' barrier slows the four members while they
+    # form at take-off (2.83 m apart on the ground), so less is swept by 30 s
+    assert before == pytest.approx(0.646, abs=0.01)
+    assert after == pytest.approx(0.146, abs=0.01)
     assert summary["outcome"] == "target reached"
     assert summary["metrics"]["coverage_by_area"]["1"] >= 0.99
     # seed 1: 99 % at 62.1 s, 32 s after the move; the time limit is 200 s
@@ -107,8 +109,9 @@ def test_the_leader_replans_the_unseen_cells_at_the_move(moved) -> None:
         assert (band & ~known).sum() > 0  # no lane over seen ground only
         lo, hi = sorted((ln.v0, ln.v1))
         swept |= band & (v >= lo) & (v <= hi)
-    # every cell the leader does not know lies on a new lane (seed 1: 585 of the 780 cells)
-    assert (~known).sum() == 585 and not (~known & ~swept).any()
+    # every cell the leader does not know lies on a new lane (seed 1: 657 of the 780 cells
+    # with the safety defaults, 585 with avoidance off)
+    assert (~known).sum() == 657 and not (~known & ~swept).any()
 
 
 def test_the_flock_flies_the_moved_area(moved) -> None:

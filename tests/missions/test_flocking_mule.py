@@ -3,8 +3,10 @@
 The base station sits at (-70, -70), the long-range link reaches 60 m, and no point of the area
 or of the take-off line is within 60 m of it: while the flock works, only the few reports sent
 when an outer slot swings outside the area near the base arrive (0.8 % of the cells, seed 1).
-With `flocking.mule = true` the leader flies the flock towards the base station once the sweep
-is done, until the base station's acknowledgement covers what the flock knows.
+The mission detects it (a corner of the area beyond the link) and switches the data mule on:
+the leader flies the flock towards the base station once the sweep is done, until the base
+station's acknowledgement covers what the flock knows. Switched off, the run ends "base station
+not informed" once the flock is done, instead of idling to the time limit.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def test_the_base_station_is_out_of_reach_of_the_area_and_the_start() -> None:
 def test_mule_flights_bring_the_coverage_home() -> None:
     summary = run([])
     m = summary["metrics"]
+    assert m["mule"] is True  # detected: the file does not set flocking.mule
     assert summary["outcome"] == "target reached" and summary["stop_reason"] == "mission done"
     assert m["coverage"] >= 0.99 and summary["deaths_by_cause"] == {}
     assert 150.0 < m["time_to_99_s"] < 250.0  # the sweep (~150 s) plus the flight back
@@ -51,4 +54,20 @@ def test_without_the_mule_the_base_station_learns_nothing() -> None:
     m = summary["metrics"]
     assert m["true_coverage"] >= 0.99  # the cameras saw the area ...
     assert m["coverage"] < 0.02  # ... the base station knows next to none of it (0.8 %)
-    assert summary["outcome"] == "time limit"
+    # every leader done, the base station short of the target: the run says so and ends
+    # (UNDELIVERED_S = 30 s later) instead of idling to the 200 s limit
+    assert summary["outcome"] == "base station not informed"
+    assert summary["stop_reason"] == "mission done" and summary["sim_time_s"] < 200.0
+
+
+def test_the_mule_is_off_when_the_base_station_is_in_reach() -> None:
+    # the reference: an unlimited long-range link; and a 60 m link from a base station at the
+    # area's centre (the farthest corner, 64 m away at 6 m altitude, is out of reach: mule on)
+    sim = Simulator.from_scenario(load_scenario(ROOT / "configs" / "flocking_coverage.toml"))
+    assert sim.mission.flock.mule is False and not sim.mission.base_out_of_reach()
+    near = "comms.base_stations=[{id = 0, position = [50.0, 50.0, 2.0]}]"
+    sim = Simulator.from_scenario(load_scenario(CONFIG, [near]))
+    assert sim.mission.base_out_of_reach()  # sqrt(40^2 + 50^2 + 4^2) = 64.2 m > 60 m
+    far_link = "comms.channels.long_range.range_m=65.0"
+    sim = Simulator.from_scenario(load_scenario(CONFIG, [near, far_link]))
+    assert sim.mission.flock.mule is False

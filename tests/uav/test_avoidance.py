@@ -1,5 +1,6 @@
-"""Local collision avoidance (uav/avoidance.py): the time-to-collision term on hand-made tracks,
-and 50 UAVs crossing head-on (configs/crossing.toml) with the layer on and off."""
+"""Local collision avoidance (uav/avoidance.py): on by default; the time-to-collision term and
+the barrier on hand-made tracks; 50 UAVs crossing head-on (configs/crossing.toml) with the layer
+on and off."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from conftest import ROOT
 from skyswarm.core.config import AvoidanceConfig, load_scenario
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
-from skyswarm.uav.avoidance import RIGHT_TURN, Avoidance
+from skyswarm.uav.avoidance import RIGHT_TURN, Avoidance, _OwnScan, speed_allowed
 
 CROSSING = ROOT / "configs" / "crossing.toml"
+HOVER = ROOT / "configs" / "hover.toml"
 
 
 def layer(tracks: np.ndarray, velocities: np.ndarray, **cfg) -> Avoidance:
@@ -50,6 +52,47 @@ def test_closer_than_separation_pushes_straight_away_capped() -> None:
     assert dv == pytest.approx([-1.0, 0.0])  # 2 (2.5 - 0.5) = 4 m/s, capped at 1
 
 
+def test_on_by_default_with_the_proximity_model_alone() -> None:
+    # hover.toml says nothing about avoidance or sensors: the ideal preset, no sensor suite,
+    # yet every UAV senses its neighbours (the layer runs the proximity model) and avoids
+    sim = Simulator.from_scenario(load_scenario(HOVER, ["simulation.duration_s=0.5"]))
+    swarm = sim.mission.swarm
+    assert sim.scenario.avoidance.enabled and swarm.sensors is None
+    assert isinstance(swarm.avoidance.proximity, _OwnScan)
+    assert swarm.avoidance.period_s == pytest.approx(0.1)  # the sensor's default period
+    sim.run()
+    scan = swarm.avoidance.proximity.scan
+    assert scan is not None and scan.detected.sum() == 4 * 3  # 4 UAVs 4 m apart, 10 m range
+    off = Simulator.from_scenario(load_scenario(HOVER, ["avoidance.enabled=false"]))
+    assert off.mission.swarm.avoidance is None
+
+
+def test_speed_allowed_is_the_stopping_speed_in_half_the_gap() -> None:
+    cfg = AvoidanceConfig()  # brake 3 m/s^2, reaction 0.2 s, safe 2 m, barrier_rate 1/s
+    a, tau = cfg.brake_m_s2, cfg.reaction_s
+    v = speed_allowed(np.array([2.0, 2.0, -0.5]), np.array([0.0, 4.0, 0.0]), cfg)
+    # a still neighbour 4 m away: v tau + v^2 / 2a = 1 m (half the 2 m beyond the safe distance)
+    assert v[0] * tau + v[0] ** 2 / (2 * a) == pytest.approx(1.0)
+    assert (a, tau) == (3.0, 0.2)
+    assert v[0] == pytest.approx(3.0 * (math.sqrt(0.04 + 2.0 / 3.0) - 0.2))  # 1.921 m/s
+    # one drawing away at 4 m/s: its stopping distance 16 / 6 m is added to the room
+    assert v[1] * tau + v[1] ** 2 / (2 * a) == pytest.approx(1.0 + 16.0 / 6.0)
+    assert v[2] == pytest.approx(-0.25)  # inside: draw away at barrier_rate x / 2
+
+
+def test_barrier_caps_closing_only() -> None:
+    av = layer(np.array([[[4.0, 0.0]]]), np.zeros((1, 1, 2)))
+    av.swarm = type("S", (), {"n": 2})()  # a UAV 4 m ahead, standing still
+    av.normal, av.cap = np.zeros((1, 8, 2)), np.full((1, 8), np.inf)
+    av.guarded, av.escape = np.zeros(1, dtype=bool), np.zeros((1, 2))
+    av._barrier(np.zeros((1, 2)))
+    v = av.project(np.array([[5.0, 3.0]]), np.array([0]))[0]
+    assert v[0] == pytest.approx(speed_allowed(np.array([2.0]), np.zeros(1), av.cfg)[0])
+    assert v[1] == 3.0  # sideways is free
+    v = av.project(np.array([[-5.0, 0.0]]), np.array([0]))[0]
+    assert v[0] == -5.0  # flying away is free
+
+
 def test_avoidance_needs_the_proximity_sensor() -> None:
     with pytest.raises(ConfigError, match="proximity") as err:  # at load: validate refuses it
         load_scenario(CROSSING, ["uav.sensors.proximity.enabled=false"])
@@ -71,7 +114,10 @@ def test_fifty_uavs_cross_without_collision_with_avoidance() -> None:
     assert summary["outcome"] == "target reached"  # every UAV reached the far side
     assert summary["metrics"]["agents_finished"] == 50
     assert summary["sim_time_s"] < 20.0  # 40 m at up to 8 m/s, plus take-off and detours
-    assert sim.mission.swarm.avoidance.summary()["engaged_agent_s"] > 0.0
+    report = sim.mission.swarm.avoidance.summary()
+    assert report["engaged_agent_s"] > 0.0
+    # the barrier keeps every pair beyond 1 m (2 m safe distance less the braking lag)
+    assert report["min_separation_m"] >= 1.0
 
 
 def test_the_same_crossing_collides_without_it() -> None:

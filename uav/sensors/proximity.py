@@ -29,11 +29,14 @@ class Scan:
     """One proximity scan of N agents: (N, M) arrays, M = N other UAVs then the boxes.
 
     `detected` bool; `range_m` and `bearing_rad` (relative to the heading, counter-clockwise)
-    with noise, NaN where nothing is detected; `target` the target index (< N: agent index)."""
+    with noise, NaN where nothing is detected; `elevation_rad` above the horizontal (+ up),
+    without noise (its draws would shift the sensors stream of every run), NaN likewise;
+    `target` the target index (< N: agent index)."""
 
     detected: np.ndarray
     range_m: np.ndarray
     bearing_rad: np.ndarray
+    elevation_rad: np.ndarray
 
 
 def scan(
@@ -65,7 +68,13 @@ def scan(
     ok &= alive[:, None]
     noisy_r = dist + cfg.range_sigma_m * rng.standard_normal(dist.shape)
     noisy_b = bearing + cfg.bearing_sigma_rad * rng.standard_normal(dist.shape)
-    return Scan(ok, np.where(ok, noisy_r, np.nan), np.where(ok, noisy_b, np.nan))
+    elevation = np.arctan2(rel[..., 2], np.hypot(rel[..., 0], rel[..., 1]))
+    return Scan(
+        ok,
+        np.where(ok, noisy_r, np.nan),
+        np.where(ok, noisy_b, np.nan),
+        np.where(ok, elevation, np.nan),
+    )
 
 
 @register_sensor

@@ -1,0 +1,38 @@
+"""The robustness matrix's hardest rows, shortened for CI (issue 29; the whole matrix is
+bench/robustness.py, its table in docs/safety.md): the reference flocking-coverage scenario with
+the shipped defaults and one number changed, where the flock used to lose UAVs. The first
+minute holds the danger: a radio shorter than the flock (29.5 m wide) splits it at take-off and
+the parts re-form and meet while they sweep the first lane."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+
+from skyswarm.core.config import load_scenario
+from skyswarm.core.simulator import Simulator
+
+REFERENCE = ROOT / "configs" / "flocking_coverage.toml"
+RANGE, LOSS = "comms.channels.radio.range_m", "comms.channels.radio.loss"
+HARDEST = {  # before issue 29 with the defaults: 4 collisions (20 m, 20 %), 0.47 m (25 m)
+    "radio 20 m, 20 % loss": [f"{RANGE}=20.0", f"{LOSS}=0.2"],
+    "radio 25 m, qrsim sensors": [f"{RANGE}=25.0", 'uav.sensors.preset="qrsim"'],
+    "radio 15 m, 40 % loss": [f"{RANGE}=15.0", f"{LOSS}=0.4"],
+}
+
+
+@pytest.mark.parametrize("overrides", list(HARDEST.values()), ids=list(HARDEST))
+def test_no_collision_and_a_metre_apart(overrides: list[str]) -> None:
+    scenario = load_scenario(REFERENCE, [*overrides, "simulation.duration_s=60.0"])
+    sim = Simulator.from_scenario(scenario)
+    try:
+        sim.run()
+        summary = sim.finish()
+    finally:
+        sim.close()
+    assert summary["deaths_by_cause"].get("collision", 0) == 0
+    report = summary["metrics"]["avoidance"]
+    assert report is not None and report["engaged_agent_s"] > 0.0  # the layer had work to do
+    # the truth at every scan (10 Hz): no two live UAVs closer than 1 m
+    assert report["min_separation_m"] >= 1.0
+    assert summary["metrics"]["min_separation_m"] >= 1.0
