@@ -14,7 +14,13 @@ import numpy as np
 import pytest
 
 import skyswarm.gui.sensor_camera  # noqa: F401  (registers the "egl" renderer)
-from skyswarm.core.config import ObstacleConfig, SimulationConfig, WindConfig, WorldConfig
+from skyswarm.core.config import (
+    AvoidanceConfig,
+    ObstacleConfig,
+    SimulationConfig,
+    WindConfig,
+    WorldConfig,
+)
 from skyswarm.core.schema import ConfigError, Tables
 from skyswarm.core.simulator import Simulator
 from skyswarm.gui.palette import OBSTACLE as OBSTACLE_RGB
@@ -36,7 +42,10 @@ def flying(
     world = WorldConfig(obstacles=tuple(boxes))
     sim = Simulator(SimulationConfig(physics="fast", seed=seed), world)
     # the sensors read the boxes from the scenario (uav/estimation.py); a bare Simulator has none
-    sim.scenario = SimpleNamespace(world=world, wind=WindConfig())  # type: ignore[assignment]
+    # (avoidance off: these UAVs hover where the test puts them, however close)
+    sim.scenario = SimpleNamespace(  # type: ignore[assignment]
+        world=world, wind=WindConfig(), avoidance=AvoidanceConfig(enabled=False)
+    )
     cfg = CameraConfig(**{"enabled": True, "period_s": TICK_S, **camera})
     sensors = SensorsConfig(
         preset="ideal", control_on="truth", record_hz=0.0, tables=Tables(camera=cfg)

@@ -12,11 +12,13 @@ from tests.gui.conftest import ROOT
 DEMO = ROOT / "configs" / "comms_demo.toml"
 
 
-def _sim():
+def _sim(quiet: bool = False):
+    """comms_demo; `quiet`: its boxes' own traffic off (the test sends what it counts)."""
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
 
-    return Simulator.from_scenario(load_scenario(DEMO))
+    off = ["drop_test.beacon_hz=0.0", "drop_test.telemetry_hz=0.0"] if quiet else []
+    return Simulator.from_scenario(load_scenario(DEMO, off))
 
 
 def test_link_window_keeps_the_last_ticks_only() -> None:
@@ -37,7 +39,7 @@ def test_link_window_keeps_the_last_ticks_only() -> None:
 def test_recent_links_account_for_every_copy_addressed() -> None:
     from skyswarm.core.comms.fates import DELIVERED, FATES
 
-    sim = _sim()
+    sim = _sim(quiet=True)
     try:
         disp = sim.dispatcher
         assert len(disp.recent_links().sender) == 0  # off until watched

