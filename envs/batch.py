@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -206,3 +207,26 @@ class FlightBatch:
         else:
             obs = self.observe()
         return StepOut(obs, reward, crashed, reached, truncated, dist)
+
+
+class BatchOwner:
+    """What the single, vector and parallel envs share about the FlightBatch they own and the
+    offscreen view they may have opened for rendering (`_batch`, `_view` set by the env)."""
+
+    _batch: FlightBatch
+    _view: Any
+
+    @property
+    def batch(self) -> FlightBatch:
+        """The simulator behind the env (read it: the swarm, the world, the radio)."""
+        return self._batch
+
+    def _close_view(self) -> None:
+        if self._view is not None:
+            self._view.close()
+            self._view = None
+
+    def _close_batch(self) -> None:
+        """Close the view, then the simulator."""
+        self._close_view()
+        self._batch.sim.close()

@@ -34,7 +34,7 @@ from pettingzoo import ParallelEnv
 from skyswarm.core.comms.channels import DEFAULT_CHANNELS, ChannelConfig, CommsConfig
 from skyswarm.core.comms.dispatcher import attach_comms
 from skyswarm.envs.actions import ActionCheck
-from skyswarm.envs.batch import FlightBatch, FlightSettings
+from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
 from skyswarm.envs.hearing import WIDTH, Hearing, RadioHearing, TruthHearing, neighbour_block
 from skyswarm.envs.single import EpisodeEndedError
 from skyswarm.envs.swarm_tasks import SWARM_TASKS, SwarmTask
@@ -52,7 +52,7 @@ def make_swarm_task(task: str | SwarmTask, overrides: dict[str, Any] | None = No
     return SWARM_TASKS[task](**(overrides or {}))
 
 
-class SwarmParallelEnv(ParallelEnv):
+class SwarmParallelEnv(BatchOwner, ParallelEnv):
     """A swarm task as a PettingZoo parallel env (see the module docstring and docs/rl.md)."""
 
     metadata = {"name": "skyswarm_swarm_v0", "render_modes": ["rgb_array"], "render_fps": 50}
@@ -123,8 +123,7 @@ class SwarmParallelEnv(ParallelEnv):
     ) -> tuple[dict[str, np.ndarray], dict[str, dict[str, Any]]]:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self._close_view()
-        self._batch.sim.close()
+        self._close_batch()
         self._batch = self._build(int(self._rng.integers(SEED_SPACE)), self._rng)
         b = self._batch
         b.restart(b.index, self._rng)
@@ -197,18 +196,7 @@ class SwarmParallelEnv(ParallelEnv):
         return self._view.draw_at(centre)
 
     def close(self) -> None:
-        self._close_view()
-        self._batch.sim.close()
-
-    def _close_view(self) -> None:
-        if self._view is not None:
-            self._view.close()
-            self._view = None
-
-    @property
-    def batch(self) -> FlightBatch:
-        """The simulator behind the env (read it: the swarm, the world, the radio)."""
-        return self._batch
+        self._close_batch()
 
 
 def parallel_env(task: str | SwarmTask = "formation", **kwargs: Any) -> SwarmParallelEnv:

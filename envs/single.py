@@ -23,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 
 from skyswarm.envs.actions import ActionCheck
-from skyswarm.envs.batch import FlightBatch, FlightSettings, StepOut
+from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings, StepOut
 from skyswarm.envs.tasks import TASKS, Task
 
 
@@ -51,7 +51,7 @@ def step_info(out: StepOut, row: int | slice) -> dict[str, Any]:
     return {"position_error_m": out.error[row], "crashed": out.crashed[row]}
 
 
-class FlightEnv(gym.Env):
+class FlightEnv(BatchOwner, gym.Env):
     """One UAV, one task (see the module docstring and docs/rl.md)."""
 
     metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 50}
@@ -124,15 +124,4 @@ class FlightEnv(gym.Env):
         return frame if self.render_mode == "rgb_array" else None
 
     def close(self) -> None:
-        self._close_view()
-        self._batch.sim.close()
-
-    def _close_view(self) -> None:
-        if self._view is not None:
-            self._view.close()
-            self._view = None
-
-    @property
-    def batch(self) -> FlightBatch:
-        """The simulator behind the env (read it: the swarm, the world)."""
-        return self._batch
+        self._close_batch()

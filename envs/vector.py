@@ -24,12 +24,12 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from skyswarm.envs.actions import ActionCheck
-from skyswarm.envs.batch import FlightBatch, FlightSettings
+from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
 from skyswarm.envs.single import EpisodeEndedError, make_task, spaces
 from skyswarm.envs.tasks import Task
 
 
-class FlightVectorEnv(gym.vector.VectorEnv):
+class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
     """`num_envs` UAVs of one task in one simulator (see the module docstring)."""
 
     metadata = {
@@ -125,14 +125,4 @@ class FlightVectorEnv(gym.vector.VectorEnv):
         return self._view.draw(0)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._close_view()
-        self._batch.sim.close()
-
-    def _close_view(self) -> None:
-        if self._view is not None:
-            self._view.close()
-            self._view = None
-
-    @property
-    def batch(self) -> FlightBatch:
-        return self._batch
+        self._close_batch()
