@@ -62,6 +62,7 @@ Example (a scenario that flies without it): `[avoidance]` `enabled = false`.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -167,6 +168,14 @@ class Avoidance:
         scenario = swarm.sim.scenario
         cfg = scenario.avoidance if scenario is not None else None
         if cfg is None or not cfg.enabled:
+            return None
+        if len(swarm.ids) > cfg.max_agents:  # the dense (N, N) scan would not fit
+            warnings.warn(
+                f"avoidance off for this swarm of {len(swarm.ids)} UAVs: above "
+                f"avoidance.max_agents = {cfg.max_agents} (its proximity scan is dense, N x N)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             return None
         if proximity_switched_off(swarm.config.sensors):
             raise ConfigError(

@@ -133,3 +133,19 @@ def test_separation_push_grows_linearly_from_the_separation_distance() -> None:
     assert av._correction(np.zeros((1, 2)), np.zeros((1, 2)))[0] == pytest.approx([-1.0, 0.0])
     av = layer(np.array([[[0.0, 2.5]]]), np.zeros((1, 1, 2)))
     assert np.all(av._correction(np.zeros((1, 2)), np.zeros((1, 2))) == 0.0)
+
+
+def test_a_swarm_above_max_agents_flies_without_it_and_says_so() -> None:
+    # hover.toml has 4 UAVs: at max_agents = 4 the layer runs, at 3 it is off with a warning
+    # (the dense (N, N) scan costs 1.3 GB and 50x the tick at 2,000 UAVs)
+    at = Simulator.from_scenario(load_scenario(HOVER, ["avoidance.max_agents=4"]))
+    try:
+        assert at.agents[1].swarm.avoidance is not None
+    finally:
+        at.close()
+    with pytest.warns(RuntimeWarning, match=r"4 UAVs: above avoidance.max_agents = 3"):
+        over = Simulator.from_scenario(load_scenario(HOVER, ["avoidance.max_agents=3"]))
+    try:
+        assert over.agents[1].swarm.avoidance is None
+    finally:
+        over.close()
