@@ -54,7 +54,8 @@ and its guarantee are explained in docs/safety.md:
    its flight is exactly the mission's.
 
 The terms are recomputed at each scan (the proximity sensor's period) and held until the next;
-the command, the barrier and the guard are applied every tick.
+the command, the barrier and the guard are applied every tick, in one compiled pass over the
+agents (uav/avoidance_kernel.py).
 
 Example (a scenario that flies without it): `[avoidance]` `enabled = false`.
 """
@@ -70,6 +71,7 @@ import numpy as np
 from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import ConfigError
 from skyswarm.uav import control as ctl
+from skyswarm.uav.avoidance_kernel import HEADING_FRAME, WORLD_FRAME, mode_kinds, steer, write
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
 
 if TYPE_CHECKING:
@@ -78,16 +80,7 @@ if TYPE_CHECKING:
     from skyswarm.uav.swarm import Swarm
 
 _POSITION = ctl.mode_index(ctl.POSITION)
-_HEADING_FRAME = [  # vx, vy in the heading frame
-    ctl.mode_index(m)
-    for m in (
-        ctl.GROUND_SPEED_AND_VERT_SPEED,
-        ctl.GROUND_SPEED_AND_ALTITUDE,
-        ctl.GROUND_SPEED_ALTITUDE_AND_HEADING,
-    )
-]
-_WORLD_FRAME = [ctl.mode_index(m) for m in (ctl.VELOCITY, ctl.VELOCITY_AND_HEADING)]
-_SPEED_MODES = _HEADING_FRAME + _WORLD_FRAME
+_KINDS = mode_kinds()  # per mode index: untouched, Position, heading-frame or world velocity
 RIGHT_TURN = 0.35  # rad: how far a TTC push is turned to the agent's right
 MIN_PUSH_M_S = 0.01  # m/s: smaller sums of steps 3 and 4 are the trackers' noise, dropped
 PASSES = 3  # projections onto the barrier's half-planes, each over every constraint
@@ -209,6 +202,8 @@ class Avoidance:
         self.guard_ticks = 0  # agent-ticks flown by the guard
         self.min_ttc_s = math.inf  # smallest time to collision seen at a scan, s
         self.min_separation_m = math.inf
+        self._v_out = np.zeros((n, 2))  # steer's velocities and which of them changed
+        self._changed = np.zeros(n, dtype=bool)
 
     # -- own state (what the UAV knows of itself) --------------------------------------------
     def _own(self, idx: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -235,13 +230,14 @@ class Avoidance:
             speed = np.hypot(err[:, 0], err[:, 1])
             scale = np.minimum(1.0, self.max_speed / np.maximum(speed, 1e-12))
             v[at_pos] = err * scale[:, None]
-        at_head = np.isin(mode, _HEADING_FRAME)
+        kind = _KINDS[mode]
+        at_head = kind == HEADING_FRAME
         if at_head.any():
             c, s = np.cos(yaw[at_head]), np.sin(yaw[at_head])
             vel = sp.velocity[idx][at_head]
             v[at_head, 0] = c * vel[:, 0] - s * vel[:, 1]
             v[at_head, 1] = s * vel[:, 0] + c * vel[:, 1]
-        at_world = np.isin(mode, _WORLD_FRAME)
+        at_world = kind == WORLD_FRAME
         if at_world.any():
             v[at_world] = sp.velocity[idx][at_world][:, :2]
         return v, at_pos | at_head | at_world
@@ -370,55 +366,30 @@ class Avoidance:
         constrained = np.isfinite(self.cap).any(axis=1) | self.guarded
         self.active = commanded & swarm.alive & (constrained | (self.push != 0.0).any(axis=1))
 
-    def project(self, v: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """(n, 2) velocities `v` of agents `idx` through their barrier half-planes, m/s."""
-        normal, cap = self.normal[idx], self.cap[idx]
-        for _ in range(PASSES):
-            for j in reversed(range(normal.shape[1])):  # the nearest last: it wins
-                over = np.einsum("ni,ni->n", v, normal[:, j]) - cap[:, j]
-                v = v - np.maximum(over, 0.0)[:, None] * normal[:, j]
-        return v
-
     # -- every tick -------------------------------------------------------------------------
     def setpoints(self) -> object:
-        """The setpoints the kernel flies this tick: the swarm's own, or a corrected copy."""
+        """The setpoints the kernel flies this tick: the swarm's own, or a corrected copy
+        (steps 5-7, compiled over every agent in uav/avoidance_kernel.py)."""
         swarm = self.swarm
         scan = self.proximity.scan
         if scan is not None and scan is not self._scan:  # a new scan: tracks and correction
             self._on_scan(scan)
         if not self.active.any():
             return swarm.setpoints
-        idx = np.flatnonzero(self.active)
-        pos, _, yaw = self._own(idx)
-        v_cmd, commanded = self.desired(pos, yaw, idx)
-        idx, pos, yaw, v_cmd = idx[commanded], pos[commanded], yaw[commanded], v_cmd[commanded]
-        guarded = self.guarded[idx]
-        wish = np.where(guarded[:, None], self.escape[idx], v_cmd + self.push[idx])
-        v = self.project(wish, idx)
-        speed = np.hypot(v[:, 0], v[:, 1])
-        v *= np.minimum(1.0, self.max_speed / np.maximum(speed, 1e-12))[:, None]
-        changed = np.abs(v - v_cmd).sum(axis=1) > 1e-9
-        if not changed.any():
+        pos, _, yaw = self._own(slice(None))
+        pos, yaw = np.ascontiguousarray(pos), np.ascontiguousarray(yaw)
+        records = swarm.setpoints.records
+        n, guards = steer(
+            self.active, _KINDS, records, pos, yaw, self.push, self.escape, self.guarded,
+            self.normal, self.cap, self.kp, self.max_speed, PASSES, self._v_out, self._changed,
+        )  # fmt: skip
+        if not n:
             return swarm.setpoints
-        idx, pos, yaw, v = idx[changed], pos[changed], yaw[changed], v[changed]
-        self.engaged_ticks += len(idx)
-        self.guard_ticks += int(guarded[changed].sum())
-        records = swarm.setpoints.records.copy()
-        self._write(records, idx, pos, yaw, v)
+        self.engaged_ticks += n
+        self.guard_ticks += guards
+        records = records.copy()
+        write(records, self._changed, _KINDS, pos, yaw, self._v_out, self.kp)
         return _Setpoints(records)
-
-    def _write(self, records, idx, pos, yaw, v) -> None:
-        """Velocities `v` (n, 2) m/s of agents `idx` into a copy of the setpoint records, in
-        each agent's mode."""
-        mode = records["mode"][idx]
-        at_pos = mode == _POSITION
-        records["position"][idx[at_pos]] = pos[at_pos, :2] + v[at_pos] / self.kp
-        head = np.isin(mode, _HEADING_FRAME)
-        c, s = np.cos(yaw[head]), np.sin(yaw[head])
-        records["velocity"][idx[head], 0] = c * v[head, 0] + s * v[head, 1]
-        records["velocity"][idx[head], 1] = -s * v[head, 0] + c * v[head, 1]
-        world = np.isin(mode, _WORLD_FRAME)
-        records["velocity"][idx[world], :2] = v[world]
 
     def summary(self) -> dict[str, float | int | None]:
         """engaged_agent_s (s of agent flight with a correction), guard_agent_s (flown by the

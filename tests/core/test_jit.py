@@ -25,6 +25,7 @@ COMPILED = {
     "core/comms/beacon_kernels.py",
     "uav/kernel.py",
     "uav/flight_kernel.py",  # declares the kernel's argument types (`ahead`)
+    "uav/avoidance_kernel.py",
     "missions/_boids_steering.py",
 }
 

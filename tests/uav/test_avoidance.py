@@ -13,7 +13,10 @@ from conftest import ROOT
 from skyswarm.core.config import AvoidanceConfig, load_scenario
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
-from skyswarm.uav.avoidance import RIGHT_TURN, Avoidance, _OwnScan, speed_allowed
+from skyswarm.uav import control as ctl
+from skyswarm.uav.avoidance import PASSES, RIGHT_TURN, Avoidance, _OwnScan, speed_allowed
+from skyswarm.uav.avoidance_kernel import mode_kinds, steer
+from skyswarm.uav.control import SETPOINT
 
 CROSSING = ROOT / "configs" / "crossing.toml"
 HOVER = ROOT / "configs" / "hover.toml"
@@ -80,17 +83,34 @@ def test_speed_allowed_is_the_stopping_speed_in_half_the_gap() -> None:
     assert v[2] == pytest.approx(-0.25)  # inside: draw away at barrier_rate x / 2
 
 
+def barrier_flies(av: Avoidance, wish: tuple[float, float]) -> tuple[np.ndarray, bool]:
+    """The velocity the tick's compiled step (uav/avoidance_kernel.py) flies for one agent
+    at the origin commanded `wish` (world frame, Velocity mode) through `av`'s barrier, and
+    whether it differs from the command."""
+    records = np.zeros(1, SETPOINT)
+    records["mode"] = ctl.mode_index(ctl.VELOCITY)
+    records["velocity"][0, :2] = wish
+    v, changed = np.zeros((1, 2)), np.zeros(1, dtype=bool)
+    steer(
+        np.ones(1, dtype=bool), mode_kinds(), records, np.zeros((1, 3)), np.zeros(1),
+        np.zeros((1, 2)), av.escape, av.guarded, av.normal, av.cap, 1.0, 100.0, PASSES, v,
+        changed,
+    )  # fmt: skip
+    return v[0], bool(changed[0])
+
+
 def test_barrier_caps_closing_only() -> None:
     av = layer(np.array([[[4.0, 0.0]]]), np.zeros((1, 1, 2)))
     av.swarm = type("S", (), {"n": 2})()  # a UAV 4 m ahead, standing still
     av.normal, av.cap = np.zeros((1, 8, 2)), np.full((1, 8), np.inf)
     av.guarded, av.escape = np.zeros(1, dtype=bool), np.zeros((1, 2))
     av._barrier(np.zeros((1, 2)))
-    v = av.project(np.array([[5.0, 3.0]]), np.array([0]))[0]
+    v, changed = barrier_flies(av, (5.0, 3.0))
+    assert changed
     assert v[0] == pytest.approx(speed_allowed(np.array([2.0]), np.zeros(1), av.cfg)[0])
     assert v[1] == 3.0  # sideways is free
-    v = av.project(np.array([[-5.0, 0.0]]), np.array([0]))[0]
-    assert v[0] == -5.0  # flying away is free
+    v, changed = barrier_flies(av, (-5.0, 0.0))
+    assert v[0] == -5.0 and not changed  # flying away is free: the command flies unchanged
 
 
 def test_avoidance_needs_the_proximity_sensor() -> None:
