@@ -10,7 +10,8 @@ and then:
 - with an arc: when it sees fire and is inside its arc, it follows the front by the seed's rule
   (missions/wildfire/follow.py) with a patrol direction as reference heading: it sweeps its arc
   and turns back when its footprint's edge reaches an end of the arc, or holds the arc's middle
-  when the arc is narrower than the footprint; otherwise it flies to the arc's middle point;
+  when the arc is narrower than the footprint; otherwise (no fire of its arc in view, or past
+  an end of the arc) it flies to the arc's middle point;
 - every `report_period_s` it sends its latest frame to the base station (`FireReport`).
 UAVs fly `layer_m` apart in height (one layer per UAV) so crossing paths never collide.
 """
@@ -188,7 +189,8 @@ class FireUav(AutonomousUavAgent):
             ang = np.arctan2(hot_xy[:, 1] - c[1], hot_xy[:, 0] - c[0])
             offs = np.array([arc.offset(a) for a in ang])
             hot_xy = hot_xy[(offs >= -delta) & (offs <= arc.width + delta)]
-        inside = -delta <= off <= arc.width + delta
+        inside = 0.0 <= off <= arc.width  # past an end (after a re-balance, or led out along
+        # a front that runs away from the arc): back to its middle, not on along that front
         if not len(hot_xy) or not inside:
             self.state = "transit"
             self._fly_to(pos, np.asarray(arc.target), self.ctx.cfg.transit_speed_m_s)

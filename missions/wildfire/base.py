@@ -8,12 +8,13 @@ unburnt islands); its known perimeter is the cells of that area with a burnable 
 outside it.
 
 Segments. The perimeter is cut, around the centroid of the burnt area, into as many angular
-arcs as there are UAVs it heard within `timeout_s`, each holding the same number of perimeter
-cells (with `spotters` > 0, the highest ids heard get no arc and search on for spot fires); UAVs
-are matched to arcs in angular order, the rotation that moves them least. The base
-re-balances (a new `Assignment` broadcast on the long-range link) when the fire is first seen,
-when the set of UAVs it hears changes (a loss, or a UAV coming back), when the known perimeter
-has grown by `growth` since the last assignment, and every `refresh_s`.
+arcs as there are UAVs it heard within `timeout_s`, each holding the same length of the line
+through the perimeter cells in angular order (a stretch nobody has seen yet counts by its span,
+not by its few known cells); with `spotters` > 0, the highest ids heard get no arc and search
+on for spot fires. UAVs are matched to arcs in angular order, the rotation that moves them
+least. The base re-balances (a new `Assignment` broadcast on the long-range link) when the fire
+is first seen, when the set of UAVs it hears changes (a loss, or a UAV coming back), when the
+known perimeter has grown by `growth` since the last assignment, and every `refresh_s`.
 
 Staleness: the known perimeter is cut into `map_segments` equal angles around the centroid (36:
 pieces of about 10 m around a fire of 60 m radius); the age of a piece is the time since any of
@@ -147,26 +148,41 @@ class FireMap:
 def plan_arcs(
     per_xy: np.ndarray, centroid: np.ndarray, uavs: dict[int, np.ndarray], ref: float
 ) -> tuple[Arc, ...]:
-    """Equal-count arcs of the perimeter points (K, 2) around `centroid`, one per UAV
-    (id -> (2,) position); arc boundaries start from angle `ref` (the previous first one)."""
+    """Arcs of equal length of the perimeter points (K, 2) around `centroid`, one per UAV
+    (id -> (2,) position); arc boundaries start from angle `ref` (the previous first one).
+
+    The length is measured along the perimeter line through the points in angular order, each
+    step between neighbours counted as r dphi (mean radius, m, times the angle between them,
+    rad): a stretch of the front nobody has seen yet counts by its span, not as the few cells
+    known there, so the side of the fire the search saw least is not left to one UAV whose arc
+    is wider than its camera's footprint. Evenly spread points: equal counts, equal angles."""
     ids = sorted(uavs)
     n = len(ids)
     if n == 0 or len(per_xy) == 0:
         return ()
-    ang = np.arctan2(per_xy[:, 1] - centroid[1], per_xy[:, 0] - centroid[0])
-    rel = np.sort((ang - ref) % TWO_PI)
-    m = len(rel)
-    starts = [float(rel[(k * m) // n]) for k in range(n)] if n > 1 else [0.0]
+    rel_xy = per_xy - centroid
+    ang = np.arctan2(rel_xy[:, 1], rel_xy[:, 0])
+    by_angle = np.argsort((ang - ref) % TWO_PI, kind="stable")
+    rel = ((ang - ref) % TWO_PI)[by_angle]
+    radius = np.hypot(rel_xy[:, 0], rel_xy[:, 1])[by_angle]
+    # the closed line: back to the first point one turn on; cum[i] m along it at angle ends[i]
+    ends = np.append(rel, rel[0] + TWO_PI)
+    steps = np.diff(ends) * (radius + np.roll(radius, -1)) / 2.0
+    cum = np.concatenate([[0.0], np.cumsum(steps)])
+    if cum[-1] <= 1e-9:  # a single point (or all at one angle): equal angles
+        cum = ends - ends[0]
+    at = np.interp(cum[-1] * np.arange(2 * n + 1) / (2 * n), cum, ends)  # cuts and middles
+    starts = [float(at[2 * k]) if n > 1 else 0.0 for k in range(n)]
     widths = [
         ((starts[(k + 1) % n] - starts[k]) % TWO_PI) or (TWO_PI if n == 1 else 0.0)
         for k in range(n)
     ]
+    r_at = np.interp(at, ends, np.append(radius, radius[0]))
     mids = []
-    for k in range(n):
-        inside = rel[(rel >= starts[k]) & (rel < starts[k] + widths[k])]
-        mid = float(np.median(inside)) if len(inside) else starts[k] + widths[k] / 2
-        d = np.abs(((ang - ref - mid) + math.pi) % TWO_PI - math.pi)
-        mids.append((ref + mid, per_xy[int(np.argmin(d))]))
+    for k in range(n):  # the point of the perimeter line halfway along the arc
+        mid, r = float(at[2 * k + 1]), float(r_at[2 * k + 1])
+        point = centroid + r * np.array([math.cos(ref + mid), math.sin(ref + mid)])
+        mids.append((ref + mid, point))
     # match UAVs (in angular order) to arcs (in angular order): the rotation moving them least
     u_ang = {i: math.atan2(p[1] - centroid[1], p[0] - centroid[0]) for i, p in uavs.items()}
     order = sorted(ids, key=lambda i: (u_ang[i] - ref) % TWO_PI)

@@ -64,6 +64,30 @@ def test_arcs_hold_equal_shares_and_match_uavs_by_angle():
     assert len(lost) == 1 and lost[0].width == pytest.approx(2 * math.pi)
 
 
+def test_arcs_share_the_perimeter_line_by_length_not_by_known_cells():
+    # a fire of 50 m radius whose south half the search saw well (30 cells, every 6 degrees
+    # from 180 to 354) and whose north half it glimpsed twice (60 and 120 degrees): equal
+    # counts (8 cells each) would cut arcs of 156, 48, 48 and 108 degrees, the first 136 m of
+    # front, wider than a 100 m footprint can hold while it sweeps; by length along the
+    # line through the cells every arc is 90 degrees (78.5 m), starting at the first cell
+    ang = np.radians(np.r_[60.0, 120.0, np.arange(180.0, 360.0, 6.0)])
+    per = 50.0 * np.c_[np.cos(ang), np.sin(ang)]
+    uavs = {
+        i: 60.0 * np.array([math.cos(math.radians(a)), math.sin(math.radians(a))])
+        for i, a in ((1, 100.0), (2, 190.0), (3, 280.0), (4, 10.0))
+    }
+    arcs = plan_arcs(per, np.zeros(2), uavs, 0.0)
+    assert [round(math.degrees(a.lo), 6) for a in arcs] == [60.0, 150.0, 240.0, 330.0]
+    assert [a.width for a in arcs] == pytest.approx([math.pi / 2] * 4)
+    north = arcs[0]  # 60..150: its middle on the line at 105 degrees, 50 m out, no cell there
+    assert north.uav == 1
+    assert north.target == pytest.approx(
+        (50.0 * math.cos(math.radians(105.0)), 50.0 * math.sin(math.radians(105.0)))
+    )
+    for a in arcs:
+        assert 0.0 <= a.offset(math.atan2(uavs[a.uav][1], uavs[a.uav][0])) < a.width
+
+
 def test_camera_footprint_and_false_negative_rate():
     assert footprint_half_m(50.0, 90.0) == pytest.approx(50.0)
     cfg = FireConfig(size=(200.0, 200.0), cell_m=5.0)
