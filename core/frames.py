@@ -56,6 +56,13 @@ def euler_angles(r: Any) -> tuple[Any, Any, Any]:
 
 
 @njit(**_STAGE)
+def yaw_angle(r: Any) -> Any:
+    """Rotation rows (or a (3, 3) matrix) -> the yaw of `euler_angles` alone, rad, the same
+    operation (a caller that needs no roll or pitch skips their arcsin and arctan2)."""
+    return np.arctan2(r[1][0], r[0][0])
+
+
+@njit(**_STAGE)
 def to_world(r: Any, v0: Any, v1: Any, v2: Any) -> tuple[Any, Any, Any]:
     """R v: a body-frame vector (v0, v1, v2) in the world frame."""
     return (

@@ -7,8 +7,8 @@ The cascade has five stages, outermost first:
     attitude (roll, pitch angles and yaw rate -> angular accelerations -> torques) -> mixer
 
 A mode is an object naming the stages it uses; where it enters, the cascade reads that
-mode's setpoints instead of the stage above. The stages run in uav/kernel.py (compiled, every
-stage for every agent, the mode picking per agent which output feeds the next stage) and in
+mode's setpoints instead of the stage above. The stages run in uav/kernel.py (compiled, the
+mode picking per agent which stages run and which output feeds the next stage) and in
 uav/reference.py (one agent). This module holds what they share: the modes, the gains and
 limits, and the per-agent setpoints and controller memory as record arrays whose named fields
 are views (`Setpoints.altitude` is a column of `Setpoints.records`). Integrators of stages an

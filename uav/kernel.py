@@ -2,9 +2,12 @@
 
 numba is a required dependency (pyproject.toml): `fly` is the only code that flies a swarm.
 uav/reference.py holds the same equations for one agent in plain Python; the two agree within
-1e-9 (tests/uav/test_uav_reference.py). Every stage runs for every agent; an agent's mode
-(its row of the constants' `uses` table) only picks which output feeds the next stage, as
-uav/control.py describes.
+1e-9 (tests/uav/test_uav_reference.py). An agent's mode (its row of the constants' `uses`
+table) picks which output feeds the next stage, as uav/control.py describes, and which stages
+run at all: the position, altitude and velocity loops only in the modes that use them, the
+roll and pitch measurement not in BodyRates (an RL swarm's BodyRates tick fell from 231 to
+122 ns per agent, serial); their idle memory is what bumpless entry re-initialises. The heading
+loop runs in every mode (Attitude's yaw hold reads its integral without re-initialising it).
 
 Compiled code here reads its arguments, this module's names and the rotations of
 core/frames.py (the one definition every kernel calls; core/jit.py keys numba's cache by the
@@ -34,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from skyswarm.core.frames import euler_angles, rotation_rows, to_body, to_world
+from skyswarm.core.frames import euler_angles, rotation_rows, to_body, to_world, yaw_angle
 from skyswarm.core.jit import njit, prange
 
 # Compiled with numpy's error model (x / 0 -> inf, no exception) and without fastmath, so the
@@ -105,6 +108,19 @@ def _max(a: float, b: float) -> float:
 
 
 @njit(**_STAGE)
+def _wrap(a: float) -> float:
+    """An angle rad into [-pi, pi): `(a + pi) % (2 pi) - pi`, the same numbers, without the
+    floating-point remainder when a + pi is already within one turn of [0, 2 pi) (there the
+    remainder is exact: a + pi itself, or plus 2 pi for a negative one)."""
+    x = a + math.pi
+    if 0.0 <= x < 2.0 * math.pi:
+        return x - math.pi
+    if -2.0 * math.pi < x < 0.0:
+        return (x + 2.0 * math.pi) - math.pi
+    return x % (2.0 * math.pi) - math.pi
+
+
+@njit(**_STAGE)
 def _pid(c: Record, loop: int, axis: int, integral: np.ndarray, error: float, rate: float) -> float:
     """One axis of one loop (uav/pid.py); updates `integral[axis]` in place."""
     kp, ki_dt, kd = c.gains[loop, KP, axis], c.gains[loop, KI_DT, axis], c.gains[loop, KD, axis]
@@ -120,40 +136,58 @@ def _pid(c: Record, loop: int, axis: int, integral: np.ndarray, error: float, ra
 
 @njit(**_STAGE)
 def _sense(
-    s: int, position: np.ndarray, orientation: np.ndarray, velocity: np.ndarray, omega: np.ndarray
+    s: int,
+    position: np.ndarray,
+    orientation: np.ndarray,
+    velocity: np.ndarray,
+    omega: np.ndarray,
+    uses: np.ndarray,
 ) -> Sensed:
-    """The measurements of state row `s` (as uav.swarm.Swarm.measure makes them)."""
+    """The measurements of state row `s` (as uav.swarm.Swarm.measure makes them) that the
+    mode's stages read: roll and pitch for the angle loops (not in BodyRates), the cosine and
+    sine of the yaw for the velocity stage; the others 0.0."""
     r = rotation_rows(orientation[s, 0], orientation[s, 1], orientation[s, 2], orientation[s, 3])
-    roll, pitch, yaw = euler_angles(r)
+    if uses[RATES]:
+        roll, pitch, yaw = 0.0, 0.0, yaw_angle(r)
+    else:
+        roll, pitch, yaw = euler_angles(r)
     p, q, rate_r = to_body(r, omega[s, 0], omega[s, 1], omega[s, 2])  # body rates
     x, y, z = position[s, 0], position[s, 1], position[s, 2]
     vx, vy, vz = velocity[s, 0], velocity[s, 1], velocity[s, 2]
-    cos, sin = math.cos(yaw), math.sin(yaw)
+    cos, sin = (math.cos(yaw), math.sin(yaw)) if uses[VEL] else (0.0, 0.0)
     return Sensed(r, x, y, z, vx, vy, vz, roll, pitch, yaw, p, q, rate_r, cos, sin)
 
 
 @njit(**_STAGE)
 def _outer_loops(c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed) -> Vec3:
     """Position, altitude, heading loops -> heading-frame velocity target m/s (the mode's own
-    setpoint where the loop is not used); keeps the target and the yaw-rate command."""
-    e3 = (sp.yaw - m.yaw + math.pi) % (2.0 * math.pi) - math.pi
-    o0 = _pid(c, OUTER, 0, mem.outer_i, sp.position[0] - m.x, m.vx)
-    o1 = _pid(c, OUTER, 1, mem.outer_i, sp.position[1] - m.y, m.vy)
-    o2 = _pid(c, OUTER, 2, mem.outer_i, sp.altitude - m.z, m.vz)
+    setpoint where the loop is not used); keeps the target and the yaw-rate command.
+
+    The position and altitude loops run only in the modes that use them (their integrals sit
+    idle otherwise: bumpless entry empties them). The heading loop runs in every mode: its
+    integral is not emptied when Attitude starts holding a yaw angle (uav/bumpless.py)."""
+    e3 = _wrap(sp.yaw - m.yaw)
     o3 = _pid(c, OUTER, 3, mem.outer_i, e3, m.rate_r)
-    o0 = _min(_max(o0, c.outer_lo[0]), c.outer_hi[0])
-    o1 = _min(_max(o1, c.outer_lo[1]), c.outer_hi[1])
-    o2 = _min(_max(o2, c.outer_lo[2]), c.outer_hi[2])
     o3 = _min(_max(o3, c.outer_lo[3]), c.outer_hi[3])
-    scale = _min(1.0, c.max_speed / _max(math.hypot(o0, o1), 1e-12))
     mem.yaw_rate_command = o3
     if uses[WORLD]:  # a world-frame velocity setpoint, into the heading frame
         vt0 = m.cos * sp.velocity[0] + m.sin * sp.velocity[1]
         vt1 = m.cos * sp.velocity[1] - m.sin * sp.velocity[0]
+    elif uses[POS]:
+        o0 = _pid(c, OUTER, 0, mem.outer_i, sp.position[0] - m.x, m.vx)
+        o1 = _pid(c, OUTER, 1, mem.outer_i, sp.position[1] - m.y, m.vy)
+        o0 = _min(_max(o0, c.outer_lo[0]), c.outer_hi[0])
+        o1 = _min(_max(o1, c.outer_lo[1]), c.outer_hi[1])
+        scale = _min(1.0, c.max_speed / _max(math.hypot(o0, o1), 1e-12))
+        vt0 = (m.cos * o0 + m.sin * o1) * scale
+        vt1 = (m.cos * o1 - m.sin * o0) * scale
     else:
-        vt0 = (m.cos * o0 + m.sin * o1) * scale if uses[POS] else sp.velocity[0]
-        vt1 = (m.cos * o1 - m.sin * o0) * scale if uses[POS] else sp.velocity[1]
-    vt2 = o2 if uses[ALT] else sp.velocity[2]
+        vt0, vt1 = sp.velocity[0], sp.velocity[1]
+    if uses[ALT]:
+        o2 = _pid(c, OUTER, 2, mem.outer_i, sp.altitude - m.z, m.vz)
+        vt2 = _min(_max(o2, c.outer_lo[2]), c.outer_hi[2])
+    else:
+        vt2 = sp.velocity[2]
     mem.velocity_target[0], mem.velocity_target[1], mem.velocity_target[2] = vt0, vt1, vt2
     return vt0, vt1, vt2
 
@@ -163,7 +197,23 @@ def _speed_loops(
     c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed, vt: Vec3
 ) -> tuple[Vec3, float]:
     """Heading-frame velocity target `vt` m/s -> (roll rad, pitch rad, yaw rate rad/s) target
-    and collective N, tilt limited; keeps the target and the measured velocity."""
+    and collective N, tilt limited; keeps the target and the measured velocity. A mode without
+    the velocity stage skips its loops (their integrals and last velocity sit idle: bumpless
+    entry sets them) and passes its own attitude setpoint on (collective 0.0, unused)."""
+    if uses[VEL]:
+        at0, at1, collective = _speed_pids(c, mem, m, vt)
+    else:
+        at0, at1, collective = sp.attitude[0], sp.attitude[1], 0.0
+    hold = uses[HDG] or (sp.yaw_hold and not uses[VEL])  # Attitude with a yaw angle
+    at2 = mem.yaw_rate_command if hold else sp.attitude[2]
+    mem.attitude_target[0], mem.attitude_target[1], mem.attitude_target[2] = at0, at1, at2
+    return (at0, at1, at2), collective
+
+
+@njit(**_STAGE)
+def _speed_pids(c: Record, mem: Record, m: Sensed, vt: Vec3) -> Vec3:
+    """The velocity stage's loops: heading-frame target `vt` m/s -> roll, pitch targets rad and
+    the collective N; keeps the measured velocity."""
     vt0, vt1, vt2 = vt
     h0, h1, h2 = m.cos * m.vx + m.sin * m.vy, m.cos * m.vy - m.sin * m.vx, m.vz
     prev = mem.prev_speed
@@ -174,13 +224,8 @@ def _speed_loops(
     vert = _max(c.g + a2, 0.1 * c.g)  # the thrust vector keeps pointing up (low g)
     tilt_scale = _min(1.0, vert * c.tan_tilt / _max(math.hypot(a0, a1), 1e-12))
     ax, ay = a0 * tilt_scale, a1 * tilt_scale
-    at0 = math.atan2(-ay, math.hypot(ax, vert)) if uses[VEL] else sp.attitude[0]
-    at1 = math.atan2(ax, vert) if uses[VEL] else sp.attitude[1]
-    hold = uses[HDG] or (sp.yaw_hold and not uses[VEL])  # Attitude with a yaw angle
-    at2 = mem.yaw_rate_command if hold else sp.attitude[2]
     collective = c.mass * vert / _max(m.r[2][2], c.min_up)
-    mem.attitude_target[0], mem.attitude_target[1], mem.attitude_target[2] = at0, at1, at2
-    return (at0, at1, at2), collective
+    return math.atan2(-ay, math.hypot(ax, vert)), math.atan2(ax, vert), collective
 
 
 @njit(**_STAGE)
@@ -350,7 +395,7 @@ def _fly_range(
     for i in range(lo, hi):
         sp, mem = setpoints[i], memory[i]
         uses = c.uses[sp.mode]
-        m = _sense(slots[i], position, orientation, velocity, omega)
+        m = _sense(slots[i], position, orientation, velocity, omega, uses)
         vt = _outer_loops(c, sp, mem, uses, m)
         at, collective = _speed_loops(c, sp, mem, uses, m, vt)
         _mix(c, _attitude_loops(c, sp, mem, uses, m, at, collective), command)

@@ -115,11 +115,11 @@ def control(
     if sp.mode.uses("velocity"):
         target, yaw_rate = outer_loops(cfg, dt, sp, s, pos, vel, yaw, rate[2])
         att_target[0], att_target[1], thrust = speed_loops(af, cfg, dt, s, target, v_h, r[2][2], g)
+        s.prev_speed = v_h  # other modes leave it to bumpless entry into the velocity stage
         if sp.mode.uses("heading"):
             att_target[2] = yaw_rate
     elif sp.yaw_hold:  # Attitude with a yaw angle: the heading loop gives the yaw rate
         att_target[2] = outer_loops(cfg, dt, sp, s, pos, vel, yaw, rate[2])[1]
-    s.prev_speed = v_h
     gains = [cfg.attitude, cfg.attitude, cfg.yaw_rate]
     err = [att_target[0] - roll, att_target[1] - pitch, att_target[2] - rate[2]]
     rates = [rate[0], rate[1], (rate[2] - s.prev_r) / dt]
@@ -153,10 +153,13 @@ def outer_loops(
     err = [sp.position[0] - pos[0], sp.position[1] - pos[1], sp.altitude - pos[2]]
     err.append(float(wrap_angle(sp.yaw - yaw)))
     rates = [vel[0], vel[1], vel[2], yaw_rate]
-    out = []
+    # The loops the mode uses, and always the heading loop (Attitude's yaw hold reads its
+    # integral); the others' integrals idle (bumpless entry empties them).
+    runs = [sp.mode.uses("position")] * 2 + [sp.mode.uses("altitude"), True]
+    out = [0.0] * 4
     for k in range(4):
-        o, s.outer_i[k] = pid_step(gains[k], s.outer_i[k], err[k], rates[k], dt)
-        out.append(o)
+        if runs[k]:
+            out[k], s.outer_i[k] = pid_step(gains[k], s.outer_i[k], err[k], rates[k], dt)
     out[2] = min(max(out[2], -cfg.max_descent_m_s), cfg.max_climb_m_s)
     ymax = math.radians(cfg.max_yaw_rate_deg_s)
     out[3] = min(max(out[3], -ymax), ymax)

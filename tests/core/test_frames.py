@@ -16,6 +16,7 @@ from skyswarm.core.frames import (
     rotation_rows,
     to_body,
     to_world,
+    yaw_angle,
     yaw_quaternion,
 )
 
@@ -102,3 +103,22 @@ def test_yaw_quaternion_is_level_and_turns_by_the_yaw() -> None:
     assert np.allclose(euler_from_matrix(quat_to_matrix(q))[:2, 2], [0.0, math.pi / 2])
     assert np.allclose(np.abs(euler_from_matrix(quat_to_matrix(q))[2, 2]), math.pi)
     assert np.array_equal(q[:, :2], np.zeros((3, 2)))
+
+
+@njit
+def compiled_yaw(q: np.ndarray) -> np.ndarray:
+    out = np.empty(q.shape[0])
+    for i in range(q.shape[0]):
+        out[i] = yaw_angle(rotation_rows(q[i, 0], q[i, 1], q[i, 2], q[i, 3]))
+    return out
+
+
+def test_yaw_angle_is_the_yaw_of_euler_angles_bit_for_bit() -> None:
+    """The kernels' yaw alone (BodyRates reads no roll or pitch) equals euler_angles' third
+    angle exactly, on random rotations, yaw +-pi and a NaN quaternion."""
+    q = np.random.default_rng(3).normal(size=(10_000, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    q = np.vstack([q, [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, -1.0, 0.0], [np.nan, 0.0, 0.0, 1.0]])
+    got, want = compiled_yaw(q), compiled_euler(q)[:, 2]
+    assert np.array_equal(got, want, equal_nan=True)
+    assert got[-3] == math.pi and math.isnan(got[-1])

@@ -21,6 +21,7 @@ from skyswarm.uav import reference as ref
 from skyswarm.uav.config import load_uav_config
 from skyswarm.uav.control import (
     ATTITUDE,
+    BODY_RATES,
     GROUND_SPEED_AND_VERT_SPEED,
     MANUAL,
     MODES,
@@ -133,12 +134,13 @@ class Flight:
         fb, tw = ref.wrench(af, f, quat, vel, self.wind[i].tolist(), pos[2], rate)
         np.testing.assert_allclose(self.force[i], fb, err_msg=msg, **close)
         np.testing.assert_allclose(self.torque[i], tw, err_msg=msg, **close)
-        if mode.uses("attitude"):  # Manual leaves the idle loops' memory to bumpless entry
+        # The memory of the stages a mode does not use idles (bumpless entry re-initialises it)
+        if mode.uses("attitude"):
             np.testing.assert_allclose(cas.attitude.integral[i], st.attitude_i, **CLOSE)
-            np.testing.assert_allclose(cas.prev_speed[i], st.prev_speed, **CLOSE)
             assert cas.prev_r[i] == pytest.approx(st.prev_r, abs=1e-9)
             np.testing.assert_allclose(cas.prev_pq[i], st.prev_pq, **CLOSE)
         if mode.uses("velocity"):
+            np.testing.assert_allclose(cas.prev_speed[i], st.prev_speed, err_msg=msg, **CLOSE)
             np.testing.assert_allclose(cas.speed.integral[i], st.speed_i, err_msg=msg, **CLOSE)
             np.testing.assert_allclose(cas.outer.integral[i], st.outer_i, err_msg=msg, **CLOSE)
 
@@ -296,3 +298,55 @@ def test_power_cut_wrench_matches_the_reference() -> None:
             )  # fmt: skip
             np.testing.assert_allclose(force[i], fb, **CLOSE)
             np.testing.assert_allclose(torque[i], tw, **CLOSE)
+
+
+def test_stages_a_mode_does_not_use_leave_their_memory_idle() -> None:
+    """BodyRates and Attitude skip the position, altitude and velocity loops: after two ticks
+    from random memory their integrals and the last heading-frame velocity are the numbers
+    they started with, bit for bit, while the heading loop (Attitude's yaw hold reads its
+    integral without re-initialising it) and the attitude loops still run, as does Position's
+    velocity stage."""
+    flight = Flight(3, seed=7)
+    randomise(flight, np.random.default_rng(7))
+    flight.alive[:] = True
+    for i, mode in enumerate((BODY_RATES, ATTITUDE, POSITION)):
+        flight.set_mode(i, mode)
+    cas = flight.cas
+    before = cas.memory.copy()
+    for _ in range(2):
+        flight.tick()
+    idle = ["speed_i", "prev_speed"]
+    for i in (0, 1):
+        for name in idle:
+            assert (cas.memory[name][i] == before[name][i]).all(), (i, name)
+        assert (cas.outer.integral[i, :3] == before["outer_i"][i, :3]).all()
+    for i in range(3):
+        assert cas.yaw_rate_command[i] != before["yaw_rate_command"][i]  # heading ki is 0
+        assert (cas.demand[i, 1:] != before["demand"][i, 1:]).all()  # the torques
+    assert (cas.prev_speed[2] != before["prev_speed"][2]).all()  # Position: the velocity stage
+
+
+def test_heading_wrap_is_the_remainder_formula_bit_for_bit() -> None:
+    """The kernel's `_wrap` skips the floating-point remainder within one turn: the same
+    numbers as (a + pi) % (2 pi) - pi (compiled, as before) on random angles, the edges of its
+    fast paths (a + pi at 0, -0, +-2 pi and one ulp either side), far angles, inf and NaN."""
+    from skyswarm.core.jit import njit
+    from skyswarm.uav.kernel import _wrap
+
+    @njit
+    def both(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        fast, slow = np.empty_like(a), np.empty_like(a)
+        for i in range(a.shape[0]):
+            fast[i] = _wrap(a[i])
+            slow[i] = (a[i] + math.pi) % (2.0 * math.pi) - math.pi
+        return fast, slow
+
+    pi, turn = math.pi, 2.0 * math.pi
+    edges = [-pi, -0.0 - pi, pi, turn - pi, -turn - pi, 3 * pi, -3 * pi, 0.0, -0.0, 1e300, -1e300]
+    edges += [np.nextafter(e, s) for e in edges[:6] for s in (-np.inf, np.inf)]
+    a = np.concatenate(
+        [np.random.default_rng(0).uniform(-20.0, 20.0, 100_000), edges, [np.inf, np.nan]]
+    )
+    fast, slow = both(a)
+    assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
+    assert np.isnan(fast[-2:]).all()
