@@ -11,7 +11,9 @@ and then:
   (missions/wildfire/follow.py) with a patrol direction as reference heading: it sweeps its arc
   and turns back when its footprint's edge reaches an end of the arc, or holds the arc's middle
   when the arc is narrower than the footprint; otherwise (no fire of its arc in view, or past
-  an end of the arc) it flies to the arc's middle point;
+  an end of the arc) it flies to the arc's middle on the fire's edge as it knows it: along the
+  ray from the centroid through the base's middle point, that point or, farther out, the
+  farthest cell it has itself seen hot near the ray (the fire has grown past an old point);
 - every `report_period_s` it sends its latest frame to the base station (`FireReport`).
 UAVs fly `layer_m` apart in height (one layer per UAV) so crossing paths never collide.
 """
@@ -81,6 +83,19 @@ class FireContext:
     n_uavs: int
 
 
+def farthest_along(xy: np.ndarray, c: np.ndarray, u: np.ndarray, strip_m: float) -> float:
+    """m: how far along the unit ray `u` (2,) from `c` (2,) m reaches the farthest of the points
+    `xy` (K, 2) m within `strip_m` of the ray's line; 0 when none lies ahead within the strip.
+
+    >>> farthest_along(np.array([[0.0, 30.0], [4.0, 50.0], [9.0, 60.0]]), np.zeros(2),
+    ...                np.array([0.0, 1.0]), 5.0)
+    50.0
+    """
+    rel = np.asarray(xy, dtype=float).reshape(-1, 2) - c
+    near = np.abs(rel @ np.array([-u[1], u[0]])) <= strip_m
+    return max(float((rel[near] @ u).max()), 0.0) if near.any() else 0.0
+
+
 class FireUav(AutonomousUavAgent):
     """A thermal-camera UAV of the fire-tracking swarm. Call `join(context, k, phase_s)`."""
 
@@ -95,6 +110,7 @@ class FireUav(AutonomousUavAgent):
         self.sign = 1.0  # patrol direction around the fire: +1 counter-clockwise
         self.assignment: Assignment | None = None
         self.frame: Frame | None = None
+        self.known_hot = np.zeros(0, dtype=np.intp)  # flat grid indices of cells it saw hot
         self.state = "search"
         self.spotter = False  # searching on while the others track the fire
         self.every(cfg.behaviour_period_s, self._behave, phase_s, name="fire uav")
@@ -142,6 +158,9 @@ class FireUav(AutonomousUavAgent):
         j0, _, i0, _ = self.frame.window
         jj, ii = np.nonzero(self.frame.hot)
         hot_xy = g.centres(jj + j0, ii + i0)
+        if len(jj):
+            seen = np.ravel_multi_index((jj + j0, ii + i0), g.shape)
+            self.known_hot = np.union1d(self.known_hot, seen)
         arc = self.assignment.arc_of(self.id) if self.assignment is not None else None
         if arc is not None:
             self.spotter = False
@@ -193,7 +212,7 @@ class FireUav(AutonomousUavAgent):
         # a front that runs away from the arc): back to its middle, not on along that front
         if not len(hot_xy) or not inside:
             self.state = "transit"
-            self._fly_to(pos, np.asarray(arc.target), self.ctx.cfg.transit_speed_m_s)
+            self._fly_to(pos, self._aim(arc), self.ctx.cfg.transit_speed_m_s)
             return
         lo, hi = delta, arc.width - delta
         if lo > hi:  # the arc is narrower than the footprint: hold its middle
@@ -204,6 +223,26 @@ class FireUav(AutonomousUavAgent):
             self.sign = 1.0
         tangent = self.sign * np.array([-rel[1], rel[0]]) / r  # patrol direction
         self._follow(pos, hot_xy, tangent)
+
+    def _aim(self, arc: Arc) -> np.ndarray:
+        """(2,) m: the middle of `arc` on the fire's edge as this UAV knows it. On the ray from
+        the centroid through the arc's middle point (the base's perimeter point when it planned
+        the arc), the farther of that point and the farthest cell the UAV has itself seen hot
+        within `window_m` of the ray (`farthest_along`). A fire only grows outwards, so that
+        cell lies on the edge or inside it; the base's point alone goes stale deep inside the
+        burnt area when an arc is kept (no re-balancing) while the fire grows."""
+        assert self.assignment is not None
+        c = np.asarray(self.assignment.centroid)
+        to = np.asarray(arc.target) - c
+        r = float(np.hypot(*to))
+        if r > 1e-6:
+            u = to / r
+        else:  # a fire of one cell: the arc's middle angle
+            mid = arc.lo + arc.width / 2.0
+            u = np.array([math.cos(mid), math.sin(mid)])
+        g = self.ctx.grid
+        seen = g.centres(*np.unravel_index(self.known_hot, g.shape))
+        return c + max(r, farthest_along(seen, c, u, self.ctx.cfg.window_m)) * u
 
     def _fly_to(self, pos: np.ndarray, target: np.ndarray, speed: float) -> None:
         """Position mode towards `target` (2,) m, at most `speed` m/s, `height` above ground."""

@@ -1,5 +1,5 @@
 """Front following, segments and the thermal camera (missions/wildfire/follow.py, base.py,
-thermal.py): geometry with hand-computed answers."""
+thermal.py, agents.py's edge search): geometry with hand-computed answers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from skyswarm.missions.wildfire.agents import farthest_along
 from skyswarm.missions.wildfire.base import FireMap, plan_arcs, report_of
 from skyswarm.missions.wildfire.fire import FireConfig, FireGrid
 from skyswarm.missions.wildfire.follow import (
@@ -86,6 +87,28 @@ def test_arcs_share_the_perimeter_line_by_length_not_by_known_cells():
     )
     for a in arcs:
         assert 0.0 <= a.offset(math.atan2(uavs[a.uav][1], uavs[a.uav][0])) < a.width
+
+
+def test_farthest_hot_cell_along_a_ray_finds_the_edge_past_a_stale_point():
+    # an arc's middle point planned when the fire had a 20 m radius, at (0, 20); the UAV has
+    # since seen cells burn out to a ring of 60 m (snapped to 5 m cells): along the ray north,
+    # within 10 m of it, the farthest reach is the ring's 60 m, past the stale 20 m
+    ang = np.radians(np.arange(0.0, 360.0, 3.0))
+    ring = np.round(60.0 * np.c_[np.cos(ang), np.sin(ang)] / 5.0) * 5.0
+    inner = np.array([[0.0, 20.0], [5.0, 35.0], [-5.0, 45.0]])
+    seen = np.vstack([inner, ring])
+    north = np.array([0.0, 1.0])
+    assert farthest_along(seen, np.zeros(2), north, 10.0) == pytest.approx(60.0)
+    # the strip is the ray's, not the circle's: cells 40 m east of it do not count
+    east = np.array([[40.0, 80.0], [0.0, 30.0]])
+    assert farthest_along(east, np.zeros(2), north, 10.0) == pytest.approx(30.0)
+    assert farthest_along(east, np.zeros(2), north, 40.0) == pytest.approx(80.0)
+    # behind the centre (the ray's other half) and nothing seen: 0 (the base's point stands)
+    assert farthest_along(np.array([[0.0, -50.0]]), np.zeros(2), north, 10.0) == 0.0
+    assert farthest_along(np.zeros((0, 2)), np.zeros(2), north, 10.0) == 0.0
+    # off-centre: from (100, 100) along east, cells at x = 130 and 170 on y = 104
+    far = np.array([[130.0, 104.0], [170.0, 104.0], [200.0, 120.0]])
+    assert farthest_along(far, np.array([100.0, 100.0]), np.array([1.0, 0.0]), 5.0) == 70.0
 
 
 def test_camera_footprint_and_false_negative_rate():

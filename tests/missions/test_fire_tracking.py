@@ -1,6 +1,7 @@
 """The fire-tracking mission flown (configs/wildfire_flat.toml): the swarm of 5 finds the fire,
 keeps its front in view, keeps the base station's map fresh, and recovers from losing 2 UAVs by
-re-balancing its segments. About a minute of wall time in all (three runs of 240-300 s)."""
+re-balancing its segments, while without re-balancing the survivors still keep their own arcs.
+About two minutes of wall time in all (four runs of 240-300 s)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from skyswarm.core.config import load_scenario
 from skyswarm.core.resources import CONFIGS_DIR
 from skyswarm.core.simulator import Simulator
+from skyswarm.missions.wildfire.thermal import in_view
 from skyswarm.missions.wildfire.tracking import IgniteAction
 
 FLAT = CONFIGS_DIR / "wildfire_flat.toml"
@@ -102,7 +104,26 @@ def test_flat_case_records_the_fire_for_plots_and_replay(flat):
     assert out / "fire.png" in plot_results(out)
 
 
+def _front_in_live_arcs(mission) -> float:
+    """The fraction of the true front inside the live UAVs' arcs (by angle around the
+    assignment's centroid) that lies in some live UAV's footprint."""
+    a, grid = mission.assignment, mission.grid
+    jj, ii = np.nonzero(grid.front())
+    rel = grid.centres(jj, ii) - np.asarray(a.centroid)
+    ang = np.arctan2(rel[:, 1], rel[:, 0])
+    alive = [u for u in mission.uavs if u.alive]
+    mine = np.zeros(len(ang), dtype=bool)
+    for arc in a.arcs:
+        if any(u.id == arc.uav for u in alive):
+            off = np.array([arc.offset(t) for t in ang])
+            mine |= (off >= 0.0) & (off <= arc.width)
+    seen = in_view(grid, np.array([u.position for u in alive]), mission.thermal)[jj, ii]
+    return float(seen[mine].mean())
+
+
 def _lose_two(rebalance: bool):
+    """UAVs 1 and 2 killed at 120 s of 240; the series from 150 s on, and the front in the
+    live UAVs' arcs every 5 s from 150 s."""
     sc = load_scenario(
         FLAT, ["simulation.duration_s=240", f"tracking.rebalance={str(rebalance).lower()}"]
     )
@@ -110,28 +131,43 @@ def _lose_two(rebalance: bool):
     sim.run(until_s=120.0)
     for uav in sim.mission.uavs[:2]:
         sim.kill(uav, "test")
-    sim.run()
+    own = []
+    for t in np.arange(150.0, 241.0, 5.0):
+        sim.run(until_s=float(t))
+        own.append(_front_in_live_arcs(sim.mission))
     series = np.array(sim.mission.series)  # (t, front fraction, map age)
-    return sim.mission, series[series[:, 0] >= 150.0]
+    return sim.mission, series[series[:, 0] >= 150.0], np.array(own)
 
 
 def test_losing_two_uavs_is_recovered_by_rebalancing():
-    mission, after = _lose_two(True)
+    mission, after, _ = _lose_two(True)
     # the base notices the silence (timeout 3 s) and re-balances onto the 3 survivors
     changes = [(t, n) for t, why, n in mission.rebalances if why == "members changed"]
     assert changes and 120.0 < changes[0][0] <= 124.5 and changes[0][1] == 3
     assert mission.metrics()["uavs_lost"] == 2
-    # from 30 s after the loss: measured front mean 0.948, map age at most 17.0 s (3 UAVs on
+    # from 30 s after the loss: measured front mean 0.958, map age at most 16.5 s (3 UAVs on
     # arcs of ~150 m sweep ~50 m each way at 3 m/s: a piece is seen again within ~35 s)
     assert np.nanmean(after[:, 1]) >= 0.8
     assert np.nanmax(after[:, 2]) <= 35.0
-    # without re-balancing the dead UAVs' arcs are only glimpsed at their ends by the
-    # neighbours: measured front 0.495, map age up to 146.5 s (0.894 and 43 s with arcs of
-    # equal cell counts and the footprint's margin as 'inside': the first, small arcs' middles
-    # are deep in the burnt area by now, and a UAV past its arc's end flies back to one)
-    _, stuck = _lose_two(False)
-    assert np.nanmean(stuck[:, 1]) < np.nanmean(after[:, 1])
-    assert np.nanmax(stuck[:, 2]) > 1.5 * np.nanmax(after[:, 2])
+
+
+def test_without_rebalancing_the_survivors_keep_their_own_arcs():
+    # `tracking.rebalance = false`: the first assignment (at 58.5 s, 5 arcs of 63-84 degrees)
+    # stays, so the dead UAVs' two arcs (129 degrees) go unwatched; the 3 survivors keep their
+    # own arcs' front in view (measured: all of it at every sample) and the whole front at
+    # 0.786 on average (their footprints reach past their arcs' ends). The map's oldest piece
+    # is one of the dead arcs, last seen as they died: measured 119.5 s at 240 s.
+    # The regression this guards: a survivor back from past its arc's end flew to the arc's
+    # middle point of 58.5 s, by then deep inside the burnt area, and followed cells burning
+    # late in there: front 0.495 (0.54-0.84 of its own arcs), map age 146.5 s (a piece last
+    # seen before the loss). (Before arcs of equal length, 0.894 and 43 s: the first, equal-
+    # count cut gave UAVs 1 and 2 arcs of zero width, so the loss cost nothing.)
+    mission, stuck, own = _lose_two(False)
+    assert [n for _, _, n in mission.rebalances] == [5]
+    assert own.min() >= 0.95
+    assert np.nanmean(stuck[:, 1]) >= 0.7
+    loss_s, end_s = 120.0, stuck[-1, 0]
+    assert 100.0 <= np.nanmax(stuck[:, 2]) <= end_s - loss_s + MAP_AGE_BOUND_S
 
 
 def test_ignite_event_starts_a_spot_fire_whose_detection_is_timed():
