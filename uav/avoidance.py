@@ -74,7 +74,14 @@ from scipy.spatial import cKDTree
 from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import ConfigError
 from skyswarm.uav import control as ctl
-from skyswarm.uav.avoidance_kernel import HEADING_FRAME, WORLD_FRAME, mode_kinds, steer, write
+from skyswarm.uav.avoidance_kernel import (
+    HEADING_FRAME,
+    WORLD_FRAME,
+    mode_kinds,
+    steer,
+    track,
+    write,
+)
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
 
 if TYPE_CHECKING:
@@ -256,19 +263,12 @@ class Avoidance:
             self._p, self._v = meas.copy(), np.zeros_like(meas)
             self._valid, self.target = seen.copy(), target
             return
-        # the slot each target held at the last scan (N, K): -1 where it had no track
-        same = (target[:, :, None] == self.target[:, None, :]) & seen[:, :, None]
-        had = same.any(axis=2)
-        prev = np.take_along_axis(self._p, same.argmax(axis=2)[..., None], axis=1)
-        prev_v = np.take_along_axis(self._v, same.argmax(axis=2)[..., None], axis=1)
         a = self.cfg.smoothing
-        b = a * a / (2.0 - a)
-        dt = self.period_s
-        pred = prev + dt * prev_v
-        res = meas - pred
-        old = had[..., None]
-        self._p = np.where(old, pred + a * res, meas)
-        self._v = np.where(old, prev_v + (b / dt) * res, 0.0)
+        p, v = np.empty_like(meas), np.empty_like(meas)
+        track(
+            target, meas, self.target, self._p, self._v, a, a * a / (2.0 - a), self.period_s, p, v
+        )
+        self._p, self._v = p, v
         self._valid, self.target = seen.copy(), target
 
     def _correction(self, v_cmd: np.ndarray, v_own: np.ndarray) -> np.ndarray:
