@@ -177,7 +177,8 @@ def test_a_big_swarm_flies_with_it_on_k_slots_per_uav() -> None:
         assert count.max() == 16 and count.min() == 7
         inner = np.flatnonzero(count == 16)
         assert len(inner) == 30 * 30 - 4
-        assert np.allclose(av.proximity.scan.range_m[inner, :4], 4.0, atol=0.3)
+        nearest = np.sort(av.proximity.scan.range_m[inner], axis=1)[:, :4]
+        assert np.allclose(nearest, 4.0, atol=0.3)  # 5 cm noise; the next are 5.7 m away
         assert (av.target[:, 0] >= 0).all()  # every UAV tracks its nearest
     finally:
         sim.close()

@@ -284,8 +284,8 @@ def test_bad_sensor_keys_are_one_line_errors() -> None:
 def test_proximity_sees_what_is_in_range_and_field_of_view() -> None:
     # Agent 0 at the origin facing east (yaw 0) with a 90 deg FOV and 10 m range: agent 1 5 m
     # east (seen, bearing 0), agent 2 5 m north (outside the FOV), agent 3 20 m east (out of
-    # range); a box whose west face is 3 m east of agent 0 is seen at 3 m, the nearer, so in
-    # the first slot (slots are nearest first).
+    # range); a box whose west face is 3 m east of agent 0 is seen at 3 m (slots in order of
+    # target index: UAV 1, then the box, index 4 = N + 0).
     pos = np.array([[0, 0, 5], [5, 0, 5], [0, 5, 5], [20, 0, 5]], dtype=float)
     boxes = np.array([[4.0, 0.0, 5.0, 1.0, 1.0, 1.0]])
     cfg = ProximityConfig(
@@ -293,8 +293,8 @@ def test_proximity_sees_what_is_in_range_and_field_of_view() -> None:
         bearing_sigma_rad=0.0, max_targets=3,
     )  # fmt: skip
     s = scan(pos, np.zeros(4), np.ones(4, bool), boxes, cfg, np.random.default_rng(0))
-    assert s.target[0].tolist() == [4, 1, -1]
-    assert s.range_m[0, :2].tolist() == [3.0, 5.0] and s.bearing_rad[0, 1] == 0.0
+    assert s.target[0].tolist() == [1, 4, -1]
+    assert s.range_m[0, :2].tolist() == [5.0, 3.0] and s.bearing_rad[0, 0] == 0.0
     d = s.dense(5)  # the same detections by target index
     assert d.detected[0].tolist() == [False, True, False, False, True]
     assert d.range_m[0, 1] == pytest.approx(5.0) and d.bearing_rad[0, 1] == pytest.approx(0.0)
@@ -329,8 +329,10 @@ def every_pair(pos, yaws, alive, boxes, cfg) -> tuple[np.ndarray, ...]:
 def test_the_grid_scan_finds_exactly_the_pairs_of_every_pair(seed: int) -> None:
     # Random swarms of 2-80 UAVs in a 40 m box (0-6 m up), headings, 15 % dead, 0-3 boxes,
     # range 3-20 m, FOV 90/200/360 deg: with a slot for every target the grid scan's
-    # detections, ranges, bearings and elevations are the dense reference's, bit for bit; with
-    # K = 3 slots each agent keeps the 3 nearest of the reference's detections, nearest first.
+    # detections, ranges, bearings and elevations are the dense reference's, bit for bit, and
+    # so is the noise (drawn per pair, (N, M) for the range then the bearing, while every
+    # target fits); with K = 3 slots each agent keeps the 3 nearest of the reference's
+    # detections, in order of target index.
     rng = np.random.default_rng(seed)
     n, nb = int(rng.integers(2, 80)), int(rng.integers(0, 4))
     pos = np.c_[rng.uniform(-20, 20, (n, 2)), rng.uniform(0, 6, n)]
@@ -347,9 +349,14 @@ def test_the_grid_scan_finds_exactly_the_pairs_of_every_pair(seed: int) -> None:
     for mine, ref in ((got.range_m, dist), (got.bearing_rad, bearing)):
         assert np.array_equal(mine[ok], ref[ok])
     assert np.array_equal(got.elevation_rad[ok], elevation[ok])
+    noisy = dataclasses.replace(cfg, range_sigma_m=0.05, bearing_sigma_rad=0.02)
+    z = np.random.default_rng(seed).standard_normal((2, n, n + nb))
+    got = scan(pos, yaws, alive, boxes, noisy, np.random.default_rng(seed)).dense(n + nb)
+    assert np.array_equal(got.range_m[ok], (dist + 0.05 * z[0])[ok])
+    assert np.array_equal(got.bearing_rad[ok], (bearing + 0.02 * z[1])[ok])
     few = scan(pos, yaws, alive, boxes, dataclasses.replace(cfg, max_targets=3), rng)
     for i in range(n):
         seen = np.flatnonzero(ok[i])
-        best = seen[np.lexsort((seen, dist[i, seen]))][:3]
+        best = np.sort(seen[np.lexsort((seen, dist[i, seen]))][:3])
         assert few.target[i, : len(best)].tolist() == best.tolist()
         assert (few.target[i, len(best) :] == -1).all()

@@ -4,13 +4,15 @@ size, hashed), so a scan costs O(N K) memory and about O(N x the UAVs within a c
 neighbourhood) time instead of the (N, N) of every pair.
 
 The result is exactly that of testing every pair: a UAV within `range_m` lies in the agent's
-cell or one of its 26 neighbours; boxes (few) are tested one by one. Slots are ordered by true
-distance, ties by target index, so the order the grid visits the UAVs in never shows.
+cell or one of its 26 neighbours; boxes (few) are tested one by one. The K kept are the nearest
+by true distance (ties by target index), so the order the grid visits the UAVs in never shows;
+they are then stored in order of target index (as the dense model's columns: a sum over the
+slots adds in the same order), empty slots last.
 
     target = np.empty((n, k), np.int64); rel = np.empty((n, k, 3)); dist = np.empty((n, k))
     nearest_targets(pos, yaw, alive, boxes, range_m, half_fov, target, rel, dist)
-    # target[i, s]: the s-th nearest (< n: a UAV, n + b: box b; -1: none), rel[i, s] its
-    # nearest point minus pos[i] (m), dist[i, s] its distance (m, inf where none)
+    # target[i, s]: one of the K nearest, by index (< n: a UAV, n + b: box b; -1: none),
+    # rel[i, s] its nearest point minus pos[i] (m), dist[i, s] its distance (m, inf where none)
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ def nearest_targets(
     """Fill `target` (N, K) int64, `rel` (N, K, 3) m and `dist` (N, K) m with each live agent's
     K nearest live UAVs (index j < N, not itself) and boxes (index N + b; `boxes` (B, 6): centre
     and half size, axis-aligned, its nearest point) within `range_m` m and `half_fov` rad of its
-    heading `yaw` (N,) rad; empty slots: -1, 0, inf. Dead agents see nothing."""
+    heading `yaw` (N,) rad, in order of target index; empty slots (last): -1, 0, inf. Dead
+    agents see nothing."""
     n = pos.shape[0]
     target[:] = -1
     rel[:] = 0.0
@@ -124,6 +127,28 @@ def nearest_targets(
             d = math.sqrt(dx * dx + dy * dy + dz * dz)
             if _visible(dx, dy, d, yaw[i], range_m, half_fov):
                 _offer(i, n + b, d, dx, dy, dz, target, rel, dist)
+        _by_index(i, target, rel, dist)
+
+
+@njit(nogil=True)
+def _by_index(i, target, rel, dist):  # pragma: no cover - compiled
+    """Reorder agent i's filled slots (the first ones) by target index (insertion sort)."""
+    for s in range(1, target.shape[1]):
+        t = target[i, s]
+        if t < 0:
+            return
+        d, x, y, z = dist[i, s], rel[i, s, 0], rel[i, s, 1], rel[i, s, 2]
+        r = s
+        while r > 0 and target[i, r - 1] > t:
+            target[i, r], dist[i, r] = target[i, r - 1], dist[i, r - 1]
+            rel[i, r, 0], rel[i, r, 1], rel[i, r, 2] = (
+                rel[i, r - 1, 0],
+                rel[i, r - 1, 1],
+                rel[i, r - 1, 2],
+            )
+            r -= 1
+        target[i, r], dist[i, r] = t, d
+        rel[i, r, 0], rel[i, r, 1], rel[i, r, 2] = x, y, z
 
 
 # compiled before the clock (core/jit.py); every array C-contiguous (scan makes them so)

@@ -33,7 +33,7 @@ class ProximityConfig:
 @dataclass
 class Scan:
     """One proximity scan of N agents: (N, K) slots, K = `max_targets`, each agent's K nearest
-    targets seen (nearest first; ties by target index), the rest empty.
+    targets seen (ties by target index), in order of target index, the empty slots last.
 
     `target` int64: the target's index (j < N: agent j; N + b: box b; -1: empty slot);
     `detected` bool (`target >= 0`); `range_m` and `bearing_rad` (relative to the heading,
@@ -73,8 +73,9 @@ def scan(
 ) -> Scan:
     """Range/bearing of each live agent's `max_targets` nearest live UAVs and nearest points of
     boxes (B, 6: centre, half size, axis-aligned) within `range_m` and `fov_deg`: (N, K) slots,
-    found through a grid of the UAVs (uav/sensors/nearest.py), O(N K) memory. Draws 2 N K
-    normals from `rng` per scan (range, then bearing noise of every slot)."""
+    found through a grid of the UAVs (uav/sensors/nearest.py), O(N K) memory. Draws the range,
+    then the bearing noise from `rng`: per (agent, target) pair when all N + B targets fit in
+    the K slots (the dense model's draws, bit for bit), else per slot (`_noise`)."""
     n, k = len(positions), int(cfg.max_targets)
     target = np.empty((n, k), dtype=np.int64)
     rel = np.empty((n, k, 3))
@@ -94,8 +95,9 @@ def scan(
     dist = np.linalg.norm(rel, axis=2)
     bearing = np.arctan2(rel[..., 1], rel[..., 0]) - yaws[:, None]
     bearing = (bearing + np.pi) % (2 * np.pi) - np.pi
-    noisy_r = dist + cfg.range_sigma_m * rng.standard_normal(dist.shape)
-    noisy_b = bearing + cfg.bearing_sigma_rad * rng.standard_normal(dist.shape)
+    z_range, z_bearing = _noise(target, ok, n + len(boxes), rng)
+    noisy_r = dist + cfg.range_sigma_m * z_range
+    noisy_b = bearing + cfg.bearing_sigma_rad * z_bearing
     elevation = np.arctan2(rel[..., 2], np.hypot(rel[..., 0], rel[..., 1]))
     return Scan(
         target,
@@ -104,6 +106,19 @@ def scan(
         np.where(ok, noisy_b, np.nan),
         np.where(ok, elevation, np.nan),
     )
+
+
+def _noise(target: np.ndarray, ok: np.ndarray, m: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(N, K) standard normals of the range and of the bearing of each slot. When every target
+    fits in the slots (M = N + B <= K) they are drawn per (agent, target) pair, (N, M) each, so
+    a small swarm's scan is the dense model's to the bit; else per slot, (N, K) each: never more
+    than 2 N K draws."""
+    n, k = target.shape
+    if m > k:
+        return rng.standard_normal((n, k)), rng.standard_normal((n, k))
+    col = np.where(ok, target, 0)
+    z_range, z_bearing = rng.standard_normal((n, m)), rng.standard_normal((n, m))
+    return np.take_along_axis(z_range, col, 1), np.take_along_axis(z_bearing, col, 1)
 
 
 @register_sensor
