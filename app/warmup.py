@@ -31,7 +31,9 @@ def import_compiled_modules() -> None:
     import skyswarm.core.comms.beacon_kernels
     import skyswarm.core.frames
     import skyswarm.missions._boids_steering
-    import skyswarm.uav.flight_kernel  # noqa: F401 (with uav.kernel, which it calls)
+    import skyswarm.uav.avoidance_kernel
+    import skyswarm.uav.flight_kernel  # (with uav.kernel, which it calls)
+    import skyswarm.uav.sensors.nearest  # noqa: F401
 
 
 def cmd_warmup(args: argparse.Namespace) -> int:

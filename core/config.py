@@ -197,12 +197,6 @@ class AvoidanceConfig:
         1.0, "barrier: speed at which a pair closer than safe_distance_m draws apart, 1/s", gt=0
     )
     barrier_neighbours: int = param(8, "barrier: nearest neighbours constrained per UAV", ge=1)
-    max_agents: int = param(
-        1000,
-        "swarms larger than this fly without it (one warning): its proximity scan is dense, "
-        "(N, N) pairs per scan, 1.3 GB and 50x slower at 2,000 UAVs",
-        ge=1,
-    )
     guard_m: float = param(1.5, "last-resort guard: closer than this, fly straight away, m", ge=0)
     guard_speed_m_s: float = param(1.5, "guard: speed away from the UAVs within guard_m", gt=0)
     guard_release_m: float = param(

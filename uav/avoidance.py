@@ -8,14 +8,17 @@ scans with that sensor's model itself (uav/sensors/proximity.py, its defaults or
 keys), so the UAVs still fly on the truth and no other sensor is switched on. Switching the
 proximity sensor off explicitly while avoidance is on is a configuration error.
 
-What it does, vectorised over agents and the sensor's (N, M) scan (M = N UAVs + boxes); the law
-and its guarantee are explained in docs/safety.md:
+What it does, vectorised over agents and the sensor's (N, K) scan (each UAV's K =
+`max_targets` nearest UAVs and boxes within range, uav/sensors/proximity.py), so its memory and
+scan-rate work grow as N K, not N^2; the law and its guarantee are explained in docs/safety.md:
 
 1. Tracking. Each scan gives range, bearing and elevation of what each UAV sees; what is at
    least `vertical_clear_m` above or below is left out (UAVs flying in layers do not hinder
    each other). The horizontal relative position of every (agent, target) pair is tracked by
    an alpha-beta filter (gain `smoothing` = alpha, beta = alpha^2 / (2 - alpha)), which also
-   estimates the pair's relative velocity; a pair not seen in a scan is forgotten.
+   estimates the pair's relative velocity; the (N, K) tracks are keyed by target index, so a
+   target keeps its track when its slot changes; a pair not seen in a scan (out of range, or
+   no longer among the K nearest) is forgotten.
 2. The command. The velocity the mission asks of each agent is read from its setpoints: in
    Position mode the position loop's own law, v = kp (target - position) limited to the
    airframe's `max_speed_m_s`; in the velocity modes the commanded vx, vy. Manual, Attitude,
@@ -63,15 +66,22 @@ Example (a scenario that flies without it): `[avoidance]` `enabled = false`.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import ConfigError
 from skyswarm.uav import control as ctl
-from skyswarm.uav.avoidance_kernel import HEADING_FRAME, WORLD_FRAME, mode_kinds, steer, write
+from skyswarm.uav.avoidance_kernel import (
+    HEADING_FRAME,
+    WORLD_FRAME,
+    mode_kinds,
+    steer,
+    track,
+    write,
+)
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
 
 if TYPE_CHECKING:
@@ -162,14 +172,6 @@ class Avoidance:
         cfg = scenario.avoidance if scenario is not None else None
         if cfg is None or not cfg.enabled:
             return None
-        if len(swarm.ids) > cfg.max_agents:  # the dense (N, N) scan would not fit
-            warnings.warn(
-                f"avoidance off for this swarm of {len(swarm.ids)} UAVs: above "
-                f"avoidance.max_agents = {cfg.max_agents} (its proximity scan is dense, N x N)",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            return None
         if proximity_switched_off(swarm.config.sensors):
             raise ConfigError(
                 scenario.file,
@@ -188,9 +190,11 @@ class Avoidance:
         self.proximity: Proximity | _OwnScan = own if own is not None else _OwnScan(swarm)
         self.period_s = self.proximity.every * swarm.dt
         self._scan = None  # the scan the tracks were last updated with
-        self._p: np.ndarray | None = None  # (N, M, 2) tracked relative positions, m
-        self._v: np.ndarray | None = None  # (N, M, 2) tracked relative velocities, m/s
-        self._valid: np.ndarray | None = None  # (N, M) bool
+        # the tracks, one per slot of the scan (N, K: the sensor's `max_targets`)
+        self._p: np.ndarray | None = None  # (N, K, 2) tracked relative positions, m
+        self._v: np.ndarray | None = None  # (N, K, 2) tracked relative velocities, m/s
+        self._valid: np.ndarray | None = None  # (N, K) bool
+        self.target: np.ndarray | None = None  # (N, K) int64 target index (-1: no track)
         n, k = swarm.n, cfg.barrier_neighbours
         self.push = np.zeros((n, 2))  # m/s, the correction held until the next scan
         self.normal = np.zeros((n, k, 2))  # barrier: unit vectors towards the nearest
@@ -244,26 +248,28 @@ class Avoidance:
 
     # -- the scan: tracks and the correction ---------------------------------------------------
     def _track(self, scan, yaw: np.ndarray) -> None:
+        """Update the (N, K) tracks from `scan` (N, K) slots: a slot's target that had a track
+        at the last scan (same agent, same target index, wherever its slot was) continues it;
+        a new one starts at its measurement; the others are forgotten."""
         elev = np.where(scan.detected, scan.elevation_rad, 0.0)
         rng = np.where(scan.detected, scan.range_m, 0.0)
         # a neighbour `vertical_clear_m` above or below is no horizontal threat (layers)
         seen = scan.detected & (np.abs(rng * np.sin(elev)) < self.cfg.vertical_clear_m)
         ang = np.where(seen, scan.bearing_rad, 0.0) + yaw[:, None]
         rng = rng * np.cos(elev)  # horizontal range
-        meas = np.stack([rng * np.cos(ang), rng * np.sin(ang)], axis=2)  # (N, M, 2) m
+        meas = np.stack([rng * np.cos(ang), rng * np.sin(ang)], axis=2)  # (N, K, 2) m
+        target = np.where(seen, scan.target, -1)
         if self._p is None or self._p.shape != meas.shape:
             self._p, self._v = meas.copy(), np.zeros_like(meas)
-            self._valid = seen.copy()
+            self._valid, self.target = seen.copy(), target
             return
         a = self.cfg.smoothing
-        b = a * a / (2.0 - a)
-        dt = self.period_s
-        pred = self._p + dt * self._v
-        res = meas - pred
-        old = (self._valid & seen)[..., None]
-        self._p = np.where(old, pred + a * res, meas)
-        self._v = np.where(old, self._v + (b / dt) * res, 0.0)
-        self._valid = seen.copy()
+        p, v = np.empty_like(meas), np.empty_like(meas)
+        track(
+            target, meas, self.target, self._p, self._v, a, a * a / (2.0 - a), self.period_s, p, v
+        )
+        self._p, self._v = p, v
+        self._valid, self.target = seen.copy(), target
 
     def _correction(self, v_cmd: np.ndarray, v_own: np.ndarray) -> np.ndarray:
         """(N, 2) velocity change, m/s, from the tracks (see the module doc)."""
@@ -329,13 +335,14 @@ class Avoidance:
         # what the agent may count on from the neighbour: its speed away along n, or nothing
         # (one coming closer takes its own half of the closing speed; a box stands still)
         theirs = np.einsum("ni,nki->nk", v_own, unit) + np.einsum("nki,nki->nk", rel_v, unit)
-        away = np.where(near < n, np.maximum(theirs, 0.0), 0.0)
+        uav = seen & (np.take_along_axis(self.target, near, axis=1) < n)  # (boxes: >= n)
+        away = np.where(uav, np.maximum(theirs, 0.0), 0.0)
         self.normal[:] = 0.0
         self.cap[:] = np.inf
         self.normal[:, :k] = unit
         cap = speed_allowed(dk - cfg.safe_distance_m, away, cfg)  # m/s
         self.cap[:, :k] = np.where(seen, cap, np.inf)
-        uav = seen & (near < n)  # the guard acts on UAVs (boxes: the barrier only)
+        # the guard acts on UAVs (boxes: the barrier only)
         guard = uav & (dk < cfg.guard_m)
         away = -(unit * guard[..., None]).sum(axis=1)  # (N, 2)
         size = np.hypot(away[:, 0], away[:, 1])
@@ -346,12 +353,13 @@ class Avoidance:
         self.guarded = hit | (self.guarded & ~release)
 
     def _measure(self) -> None:
-        """Instrumentation (never fed back): the smallest true distance between live UAVs."""
+        """Instrumentation (never fed back): the smallest true distance between live UAVs
+        (each one's nearest by a KD-tree, O(N log N), the distance as a norm of the pair)."""
         state, alive = self.swarm.sim.world.state, self.swarm.alive
         pos = state.position[self.swarm.rows][alive]
         if len(pos) > 1:
-            gap = np.linalg.norm(pos[:, None] - pos[None], axis=2)
-            gap[np.diag_indices(len(pos))] = np.inf
+            _, j = cKDTree(pos).query(pos, k=2)
+            gap = np.linalg.norm(pos[j[:, 1]] - pos, axis=1)
             self.min_separation_m = min(self.min_separation_m, float(gap.min()))
 
     def _on_scan(self, scan: Scan) -> None:

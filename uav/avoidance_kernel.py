@@ -1,6 +1,6 @@
 """The avoidance layer's per-tick step, compiled: steps 2, 5, 6 and 7 of uav/avoidance.py's
 module doc for every agent in one call (the tick's 400 Hz path; the scan-rate terms stay in
-numpy there).
+numpy there, but for `track`, step 1's update of the (N, K) tracks keyed by target index).
 
 `steer` reads each active agent's command from its setpoint record, flies it (or the guard's
 escape) through the barrier's half-planes and the airframe's top speed, and says which agents'
@@ -87,10 +87,15 @@ def steer(
         else:
             v0, v1 = c0 + push[i, 0], c1 + push[i, 1]
         for _ in range(passes):
+            moved = False
             for j in range(k - 1, -1, -1):
                 over = max(v0 * normal[i, j, 0] + v1 * normal[i, j, 1] - cap[i, j], 0.0)
-                v0 = v0 - over * normal[i, j, 0]
-                v1 = v1 - over * normal[i, j, 1]
+                if over > 0.0:
+                    v0 = v0 - over * normal[i, j, 0]
+                    v1 = v1 - over * normal[i, j, 1]
+                    moved = True
+            if not moved:  # a pass that changed nothing: the next ones would not either
+                break
         scale = min(1.0, max_speed / max(math.hypot(v0, v1), 1e-12))
         v0 *= scale
         v1 *= scale
@@ -101,6 +106,33 @@ def steer(
             if guarded[i]:
                 n_guard += 1
     return n_changed, n_guard
+
+
+@njit(nogil=True)
+def track(target, meas, prev_target, p, v, a, b, dt, p_out, v_out):  # pragma: no cover
+    """Step 1's alpha-beta update of the (N, K) tracks: slot s of agent i holds `target[i, s]`
+    (-1: nothing seen) measured at `meas[i, s]` (2,) m; the slot that target held at the last
+    scan (`prev_target`, tracks `p` m and `v` m/s) predicts it, dt s later, and the residual
+    corrects it with gains a and b / dt; a target without a track starts one at its
+    measurement, at rest. Out: `p_out`, `v_out` (N, K, 2)."""
+    n, k = target.shape
+    for i in range(n):
+        for s in range(k):
+            q = -1
+            if target[i, s] >= 0:
+                for r in range(k):
+                    if prev_target[i, r] == target[i, s]:
+                        q = r
+                        break
+            for c in range(2):
+                if q < 0:
+                    p_out[i, s, c] = meas[i, s, c]
+                    v_out[i, s, c] = 0.0
+                else:
+                    pred = p[i, q, c] + dt * v[i, q, c]
+                    res = meas[i, s, c] - pred
+                    p_out[i, s, c] = pred + a * res
+                    v_out[i, s, c] = v[i, q, c] + (b / dt) * res
 
 
 @njit(nogil=True)
@@ -132,4 +164,5 @@ ahead(
     ("?[1]", "i8[1]", _RECORDS, "f8[2]", "f8[1]", "f8[2]", "f8[2]", "?[1]", "f8[3]", "f8[2]",
      "f8", "f8", "i8", "f8[2]", "?[1]"),
 )  # fmt: skip
+ahead(track, "i8[2] f8[3] i8[2] f8[3] f8[3] f8 f8 f8 f8[3] f8[3]")
 ahead(write, (_RECORDS, "?[1]", "i8[1]", "f8[2]", "f8[1]", "f8[2]", "f8"))

@@ -26,6 +26,7 @@ COMPILED = {
     "uav/kernel.py",
     "uav/flight_kernel.py",  # declares the kernel's argument types (`ahead`)
     "uav/avoidance_kernel.py",
+    "uav/sensors/nearest.py",
     "missions/_boids_steering.py",
 }
 

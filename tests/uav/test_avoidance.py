@@ -23,11 +23,13 @@ HOVER = ROOT / "configs" / "hover.toml"
 
 
 def layer(tracks: np.ndarray, velocities: np.ndarray, **cfg) -> Avoidance:
-    """An Avoidance with the given (N, M, 2) tracked positions and relative velocities."""
+    """An Avoidance with the given (N, K, 2) tracked positions and relative velocities."""
     av = Avoidance.__new__(Avoidance)
     av.cfg = AvoidanceConfig(enabled=True, **cfg)
     av._p, av._v = tracks, velocities
     av._valid = np.ones(tracks.shape[:2], dtype=bool)
+    n, m = tracks.shape[:2]  # slot j holds UAV j + 1 (the agent is UAV 0)
+    av.target = np.tile(np.arange(1, m + 1), (n, 1))
     av.min_ttc_s = math.inf
     return av
 
@@ -155,17 +157,28 @@ def test_separation_push_grows_linearly_from_the_separation_distance() -> None:
     assert np.all(av._correction(np.zeros((1, 2)), np.zeros((1, 2))) == 0.0)
 
 
-def test_a_swarm_above_max_agents_flies_without_it_and_says_so() -> None:
-    # hover.toml has 4 UAVs: at max_agents = 4 the layer runs, at 3 it is off with a warning
-    # (the dense (N, N) scan costs 1.3 GB and 50x the tick at 2,000 UAVs)
-    at = Simulator.from_scenario(load_scenario(HOVER, ["avoidance.max_agents=4"]))
+def test_a_big_swarm_flies_with_it_on_k_slots_per_uav() -> None:
+    # 1,024 UAVs on hover.toml's 4 m grid (32 x 32), past the 1,000 at which the dense (N, N)
+    # scan used to switch avoidance off: the layer runs, its tracks are (N, K) with K the
+    # sensor's max_targets (16). Within 10 m an inner UAV has 20 neighbours (|offset| <= 2.5
+    # cells): all 16 slots full, the nearest four 4 m away; a corner UAV has 7. One row in
+    # from an edge still has 17; in the second-row corners (1, 1) ... only 14.
+    sim = Simulator.from_scenario(
+        load_scenario(HOVER, ["agents.count=1024", 'simulation.physics="fast"'])
+    )
     try:
-        assert at.agents[1].swarm.avoidance is not None
+        swarm = sim.mission.swarm
+        av = swarm.avoidance
+        assert av is not None
+        for _ in range(41):  # the first scan is at tick 0, the second at tick 40
+            sim.step()
+        assert av._p.shape == (1024, 16, 2) and av.target.shape == (1024, 16)
+        count = av.proximity.scan.detected.sum(axis=1)
+        assert count.max() == 16 and count.min() == 7
+        inner = np.flatnonzero(count == 16)
+        assert len(inner) == 30 * 30 - 4
+        nearest = np.sort(av.proximity.scan.range_m[inner], axis=1)[:, :4]
+        assert np.allclose(nearest, 4.0, atol=0.3)  # 5 cm noise; the next are 5.7 m away
+        assert (av.target[:, 0] >= 0).all()  # every UAV tracks its nearest
     finally:
-        at.close()
-    with pytest.warns(RuntimeWarning, match=r"4 UAVs: above avoidance.max_agents = 3"):
-        over = Simulator.from_scenario(load_scenario(HOVER, ["avoidance.max_agents=3"]))
-    try:
-        assert over.agents[1].swarm.avoidance is None
-    finally:
-        over.close()
+        sim.close()

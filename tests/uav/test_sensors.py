@@ -176,7 +176,7 @@ def test_proximity_range_and_bearing_noise_have_their_sigma() -> None:
     # 30 agents on a 3 m ring all see each other (360 deg, 20 m): 870 detections per scan,
     # 20 scans; range - true distance and bearing - true bearing are the configured white
     # noise (0.05 m, 0.02 rad: qrsim), each variance in its 99 % chi-square interval.
-    cfg = dataclasses.replace(QRSIM["proximity"], range_m=20.0)
+    cfg = dataclasses.replace(QRSIM["proximity"], range_m=20.0, max_targets=29)
     angle = np.linspace(0, 2 * np.pi, 30, endpoint=False)
     pos = np.stack([3 * np.cos(angle), 3 * np.sin(angle), np.full(30, 5.0)], axis=1)
     yaws, alive, boxes = np.zeros(30), np.ones(30, bool), np.zeros((0, 6))
@@ -284,20 +284,79 @@ def test_bad_sensor_keys_are_one_line_errors() -> None:
 def test_proximity_sees_what_is_in_range_and_field_of_view() -> None:
     # Agent 0 at the origin facing east (yaw 0) with a 90 deg FOV and 10 m range: agent 1 5 m
     # east (seen, bearing 0), agent 2 5 m north (outside the FOV), agent 3 20 m east (out of
-    # range); a box whose west face is 3 m east of agent 0 is seen at 3 m.
+    # range); a box whose west face is 3 m east of agent 0 is seen at 3 m (slots in order of
+    # target index: UAV 1, then the box, index 4 = N + 0).
     pos = np.array([[0, 0, 5], [5, 0, 5], [0, 5, 5], [20, 0, 5]], dtype=float)
     boxes = np.array([[4.0, 0.0, 5.0, 1.0, 1.0, 1.0]])
     cfg = ProximityConfig(
         enabled=True, period_s=0.1, range_m=10.0, fov_deg=90.0, range_sigma_m=0.0,
-        bearing_sigma_rad=0.0,
+        bearing_sigma_rad=0.0, max_targets=3,
     )  # fmt: skip
     s = scan(pos, np.zeros(4), np.ones(4, bool), boxes, cfg, np.random.default_rng(0))
-    assert s.detected[0].tolist() == [False, True, False, False, True]
-    assert s.range_m[0, 1] == pytest.approx(5.0) and s.bearing_rad[0, 1] == pytest.approx(0.0)
-    assert s.range_m[0, 4] == pytest.approx(3.0)
+    assert s.target[0].tolist() == [1, 4, -1]
+    assert s.range_m[0, :2].tolist() == [5.0, 3.0] and s.bearing_rad[0, 0] == 0.0
+    d = s.dense(5)  # the same detections by target index
+    assert d.detected[0].tolist() == [False, True, False, False, True]
+    assert d.range_m[0, 1] == pytest.approx(5.0) and d.bearing_rad[0, 1] == pytest.approx(0.0)
+    assert d.range_m[0, 4] == pytest.approx(3.0)
     # agent 1 looks east too: agent 0 is behind it; a dead agent is never seen
     alive = np.array([True, True, True, False])
     wide = dataclasses.replace(cfg, fov_deg=360.0)
-    s = scan(pos, np.zeros(4), alive, boxes, wide, np.random.default_rng(0))
-    assert s.detected[1, 0] and abs(s.bearing_rad[1, 0]) == pytest.approx(np.pi)
-    assert not s.detected[:, 3].any() and not s.detected[3].any()
+    d = scan(pos, np.zeros(4), alive, boxes, wide, np.random.default_rng(0)).dense(5)
+    assert d.detected[1, 0] and abs(d.bearing_rad[1, 0]) == pytest.approx(np.pi)
+    assert not d.detected[:, 3].any() and not d.detected[3].any()
+
+
+def every_pair(pos, yaws, alive, boxes, cfg) -> tuple[np.ndarray, ...]:
+    """The reference model, dense over every (agent, target) pair without noise (the scan of
+    skyswarm before its grid): (N, N + B) detected, range, bearing, elevation."""
+    n = len(pos)
+    c, h = boxes[:, None, :3], boxes[:, None, 3:6]
+    d_box = np.clip(pos[None, :, :], c - h, c + h) - pos[None, :, :]  # (B, N, 3)
+    rel = np.concatenate([pos[None, :, :] - pos[:, None, :], d_box.transpose(1, 0, 2)], axis=1)
+    dist = np.linalg.norm(rel, axis=2)
+    bearing = np.arctan2(rel[..., 1], rel[..., 0]) - yaws[:, None]
+    bearing = (bearing + np.pi) % (2 * np.pi) - np.pi
+    ok = (dist <= cfg.range_m) & (np.abs(bearing) <= np.radians(cfg.fov_deg) / 2 + 1e-12)
+    ok[:, :n] &= alive[None, :]
+    ok[np.arange(n), np.arange(n)] = False
+    ok &= alive[:, None]
+    elevation = np.arctan2(rel[..., 2], np.hypot(rel[..., 0], rel[..., 1]))
+    return ok, dist, bearing, elevation
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_grid_scan_finds_exactly_the_pairs_of_every_pair(seed: int) -> None:
+    # Random swarms of 2-80 UAVs in a 40 m box (0-6 m up), headings, 15 % dead, 0-3 boxes,
+    # range 3-20 m, FOV 90/200/360 deg: with a slot for every target the grid scan's
+    # detections, ranges, bearings and elevations are the dense reference's, bit for bit, and
+    # so is the noise (drawn per pair, (N, M) for the range then the bearing, while every
+    # target fits); with K = 3 slots each agent keeps the 3 nearest of the reference's
+    # detections, in order of target index.
+    rng = np.random.default_rng(seed)
+    n, nb = int(rng.integers(2, 80)), int(rng.integers(0, 4))
+    pos = np.c_[rng.uniform(-20, 20, (n, 2)), rng.uniform(0, 6, n)]
+    yaws, alive = rng.uniform(-4, 4, n), rng.random(n) > 0.15
+    boxes = np.c_[rng.uniform(-10, 10, (nb, 3)), rng.uniform(0.5, 3, (nb, 3))]
+    cfg = ProximityConfig(
+        enabled=True, period_s=0.1, range_m=float(rng.uniform(3, 20)),
+        fov_deg=float(rng.choice([90.0, 200.0, 360.0])), range_sigma_m=0.0,
+        bearing_sigma_rad=0.0, max_targets=n + nb,
+    )  # fmt: skip
+    ok, dist, bearing, elevation = every_pair(pos, yaws, alive, boxes, cfg)
+    got = scan(pos, yaws, alive, boxes, cfg, np.random.default_rng(0)).dense(n + nb)
+    assert ok.sum() > 0 and np.array_equal(got.detected, ok)
+    for mine, ref in ((got.range_m, dist), (got.bearing_rad, bearing)):
+        assert np.array_equal(mine[ok], ref[ok])
+    assert np.array_equal(got.elevation_rad[ok], elevation[ok])
+    noisy = dataclasses.replace(cfg, range_sigma_m=0.05, bearing_sigma_rad=0.02)
+    z = np.random.default_rng(seed).standard_normal((2, n, n + nb))
+    got = scan(pos, yaws, alive, boxes, noisy, np.random.default_rng(seed)).dense(n + nb)
+    assert np.array_equal(got.range_m[ok], (dist + 0.05 * z[0])[ok])
+    assert np.array_equal(got.bearing_rad[ok], (bearing + 0.02 * z[1])[ok])
+    few = scan(pos, yaws, alive, boxes, dataclasses.replace(cfg, max_targets=3), rng)
+    for i in range(n):
+        seen = np.flatnonzero(ok[i])
+        best = np.sort(seen[np.lexsort((seen, dist[i, seen]))][:3])
+        assert few.target[i, : len(best)].tolist() == best.tolist()
+        assert (few.target[i, len(best) :] == -1).all()

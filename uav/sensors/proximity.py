@@ -1,15 +1,18 @@
 """The proximity sensor, `[uav.sensors.proximity]`: range and bearing of the other UAVs and of
-the scenario's boxes within range and field of view. It feeds no estimator input: the avoidance
-layer (uav/avoidance.py) reads its `scan`."""
+the scenario's boxes within range and field of view, at most `max_targets` of them per UAV (the
+nearest, as a radar's track list), so a scan is (N, K) whatever the swarm's size. It feeds no
+estimator input: the avoidance layer (uav/avoidance.py) reads its `scan`."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from skyswarm.core.schema import param
 from skyswarm.uav.sensors.base import Sensor, Setting, Truth, register_sensor
+from skyswarm.uav.sensors.nearest import nearest_targets
 
 
 @dataclass(frozen=True)
@@ -22,21 +25,42 @@ class ProximityConfig:
     fov_deg: float | None = param(None, "horizontal field of view about the heading, deg", gt=0)
     range_sigma_m: float | None = param(None, "range noise, m", ge=0.0)
     bearing_sigma_rad: float | None = param(None, "bearing noise, rad", ge=0.0)
+    max_targets: int | None = param(
+        None, "targets reported per UAV and scan: the nearest this many (a track list)", ge=1
+    )
 
 
 @dataclass
 class Scan:
-    """One proximity scan of N agents: (N, M) arrays, M = N other UAVs then the boxes.
+    """One proximity scan of N agents: (N, K) slots, K = `max_targets`, each agent's K nearest
+    targets seen (ties by target index), in order of target index, the empty slots last.
 
-    `detected` bool; `range_m` and `bearing_rad` (relative to the heading, counter-clockwise)
-    with noise, NaN where nothing is detected; `elevation_rad` above the horizontal (+ up),
-    without noise (its draws would shift the sensors stream of every run), NaN likewise;
-    `target` the target index (< N: agent index)."""
+    `target` int64: the target's index (j < N: agent j; N + b: box b; -1: empty slot);
+    `detected` bool (`target >= 0`); `range_m` and `bearing_rad` (relative to the heading,
+    counter-clockwise) with noise, NaN in empty slots; `elevation_rad` above the horizontal
+    (+ up), without noise (its draws would shift the sensors stream of every run), NaN
+    likewise. `dense()` gives the (N, N + B) view of the same detections."""
 
+    target: np.ndarray
     detected: np.ndarray
     range_m: np.ndarray
     bearing_rad: np.ndarray
     elevation_rad: np.ndarray
+
+    def dense(self, m: int) -> Scan:
+        """The same detections as (N, M) arrays indexed by target (M = N + B: every UAV, then
+        the boxes; `target[i, j] = j` where detected, else -1), for small swarms and tests:
+        O(N M) memory."""
+        n = len(self.target)
+        rows, slot = np.nonzero(self.detected)
+        cols = self.target[rows, slot]
+        out = [np.full((n, m), -1, dtype=np.int64), np.zeros((n, m), dtype=bool)]
+        out += [np.full((n, m), np.nan) for _ in range(3)]
+        out[0][rows, cols] = cols
+        out[1][rows, cols] = True
+        for a, name in zip(out[2:], ("range_m", "bearing_rad", "elevation_rad"), strict=True):
+            a[rows, cols] = getattr(self, name)[rows, slot]
+        return Scan(*out)
 
 
 def scan(
@@ -47,34 +71,54 @@ def scan(
     cfg: ProximityConfig,
     rng,
 ) -> Scan:
-    """Range/bearing of live UAVs and of the nearest point of each box (B, 6: centre, half
-    size, axis-aligned) within `range_m` and `fov_deg` of each live agent; (N, N + B)."""
-    n = len(positions)
-    targets = positions
-    if len(boxes):
-        c, h = boxes[:, None, :3], boxes[:, None, 3:6]
-        nearest = np.clip(positions[None, :, :], c - h, c + h)  # (B, N, 3)
-        d_box = nearest - positions[None, :, :]
-    rel = targets[None, :, :] - positions[:, None, :]  # (N, N, 3)
-    if len(boxes):
-        rel = np.concatenate([rel, d_box.transpose(1, 0, 2)], axis=1)
+    """Range/bearing of each live agent's `max_targets` nearest live UAVs and nearest points of
+    boxes (B, 6: centre, half size, axis-aligned) within `range_m` and `fov_deg`: (N, K) slots,
+    found through a grid of the UAVs (uav/sensors/nearest.py), O(N K) memory. Draws the range,
+    then the bearing noise from `rng`: per (agent, target) pair when all N + B targets fit in
+    the K slots (the dense model's draws, bit for bit), else per slot (`_noise`)."""
+    n, k = len(positions), int(cfg.max_targets)
+    target = np.empty((n, k), dtype=np.int64)
+    rel = np.empty((n, k, 3))
+    dist = np.empty((n, k))
+    nearest_targets(
+        np.ascontiguousarray(positions, dtype=float),
+        np.ascontiguousarray(yaws, dtype=float),
+        np.ascontiguousarray(alive, dtype=bool),
+        np.ascontiguousarray(boxes, dtype=float).reshape(-1, 6),
+        float(cfg.range_m),
+        math.radians(cfg.fov_deg) / 2,
+        target,
+        rel,
+        dist,
+    )
+    ok = target >= 0
     dist = np.linalg.norm(rel, axis=2)
     bearing = np.arctan2(rel[..., 1], rel[..., 0]) - yaws[:, None]
     bearing = (bearing + np.pi) % (2 * np.pi) - np.pi
-    half_fov = np.radians(cfg.fov_deg) / 2
-    ok = (dist <= cfg.range_m) & (np.abs(bearing) <= half_fov + 1e-12)
-    ok[:, :n] &= alive[None, :]
-    ok[np.arange(n), np.arange(n)] = False
-    ok &= alive[:, None]
-    noisy_r = dist + cfg.range_sigma_m * rng.standard_normal(dist.shape)
-    noisy_b = bearing + cfg.bearing_sigma_rad * rng.standard_normal(dist.shape)
+    z_range, z_bearing = _noise(target, ok, n + len(boxes), rng)
+    noisy_r = dist + cfg.range_sigma_m * z_range
+    noisy_b = bearing + cfg.bearing_sigma_rad * z_bearing
     elevation = np.arctan2(rel[..., 2], np.hypot(rel[..., 0], rel[..., 1]))
     return Scan(
+        target,
         ok,
         np.where(ok, noisy_r, np.nan),
         np.where(ok, noisy_b, np.nan),
         np.where(ok, elevation, np.nan),
     )
+
+
+def _noise(target: np.ndarray, ok: np.ndarray, m: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(N, K) standard normals of the range and of the bearing of each slot. When every target
+    fits in the slots (M = N + B <= K) they are drawn per (agent, target) pair, (N, M) each, so
+    a small swarm's scan is the dense model's to the bit; else per slot, (N, K) each: never more
+    than 2 N K draws."""
+    n, k = target.shape
+    if m > k:
+        return rng.standard_normal((n, k)), rng.standard_normal((n, k))
+    col = np.where(ok, target, 0)
+    z_range, z_bearing = rng.standard_normal((n, m)), rng.standard_normal((n, m))
+    return np.take_along_axis(z_range, col, 1), np.take_along_axis(z_bearing, col, 1)
 
 
 @register_sensor
@@ -90,6 +134,7 @@ class Proximity(Sensor):
         fov_deg=360.0,
         range_sigma_m=0.05,
         bearing_sigma_rad=0.02,
+        max_targets=16,
     )
 
     def __init__(self, cfg: ProximityConfig, setting: Setting, truth: Truth) -> None:

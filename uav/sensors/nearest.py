@@ -1,0 +1,155 @@
+"""The proximity sensor's search, compiled: for each live agent, the K nearest live UAVs and boxes
+within range and field of view, found through a uniform grid of the UAVs (cells of the range's
+size, hashed), so a scan costs O(N K) memory and about O(N x the UAVs within a cell's
+neighbourhood) time instead of the (N, N) of every pair.
+
+The result is exactly that of testing every pair: a UAV within `range_m` lies in the agent's
+cell or one of its 26 neighbours; boxes (few) are tested one by one. The K kept are the nearest
+by true distance (ties by target index), so the order the grid visits the UAVs in never shows;
+they are then stored in order of target index (as the dense model's columns: a sum over the
+slots adds in the same order), empty slots last.
+
+    target = np.empty((n, k), np.int64); rel = np.empty((n, k, 3)); dist = np.empty((n, k))
+    nearest_targets(pos, yaw, alive, boxes, range_m, half_fov, target, rel, dist)
+    # target[i, s]: one of the K nearest, by index (< n: a UAV, n + b: box b; -1: none),
+    # rel[i, s] its nearest point minus pos[i] (m), dist[i, s] its distance (m, inf where none)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from skyswarm.core.jit import ahead, njit
+
+
+@njit(nogil=True)
+def _key(cx, cy, cz, mask):  # pragma: no cover - compiled
+    return ((cx * 73856093) ^ (cy * 19349663) ^ (cz * 83492791)) & mask
+
+
+@njit(nogil=True)
+def _grid(pos, alive, h):  # pragma: no cover - compiled
+    """The hashed grid of the live agents: per agent its integer cell (n, 3) and the next agent
+    of its bucket (-1: end), per bucket (2^m >= 2 n of them) its first agent; and the mask."""
+    n = pos.shape[0]
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    mask = size - 1
+    head = np.full(size, -1, dtype=np.int64)
+    nxt = np.full(n, -1, dtype=np.int64)
+    cell = np.zeros((n, 3), dtype=np.int64)
+    for i in range(n):
+        if not alive[i]:
+            continue
+        for a in range(3):
+            cell[i, a] = int(math.floor(pos[i, a] / h))
+        b = _key(cell[i, 0], cell[i, 1], cell[i, 2], mask)
+        nxt[i] = head[b]
+        head[b] = i
+    return cell, head, nxt, mask
+
+
+@njit(nogil=True)
+def _offer(i, t, d, dx, dy, dz, target, rel, dist):  # pragma: no cover - compiled
+    """Insert target `t` at distance `d` (offset dx, dy, dz) into agent i's slots, kept sorted
+    by (distance, index); dropped when all slots are nearer."""
+    k = target.shape[1]
+    last = k - 1
+    if d > dist[i, last] or (d == dist[i, last] and target[i, last] >= 0 and t > target[i, last]):
+        return
+    s = last
+    while s > 0 and (d < dist[i, s - 1] or (d == dist[i, s - 1] and t < target[i, s - 1])):
+        target[i, s], dist[i, s] = target[i, s - 1], dist[i, s - 1]
+        rel[i, s, 0], rel[i, s, 1], rel[i, s, 2] = (
+            rel[i, s - 1, 0],
+            rel[i, s - 1, 1],
+            rel[i, s - 1, 2],
+        )
+        s -= 1
+    target[i, s], dist[i, s] = t, d
+    rel[i, s, 0], rel[i, s, 1], rel[i, s, 2] = dx, dy, dz
+
+
+@njit(nogil=True)
+def _visible(dx, dy, d, yaw, range_m, half_fov):  # pragma: no cover - compiled
+    """In range and in the field of view about heading `yaw` (the dense scan's tests)."""
+    if d > range_m:
+        return False
+    if half_fov >= math.pi:  # all round: every bearing, wrapped to [-pi, pi), is within
+        return True
+    b = math.atan2(dy, dx) - yaw
+    b = (b + math.pi) % (2.0 * math.pi) - math.pi
+    return abs(b) <= half_fov + 1e-12
+
+
+@njit(nogil=True)
+def nearest_targets(
+    pos, yaw, alive, boxes, range_m, half_fov, target, rel, dist
+):  # pragma: no cover - compiled
+    """Fill `target` (N, K) int64, `rel` (N, K, 3) m and `dist` (N, K) m with each live agent's
+    K nearest live UAVs (index j < N, not itself) and boxes (index N + b; `boxes` (B, 6): centre
+    and half size, axis-aligned, its nearest point) within `range_m` m and `half_fov` rad of its
+    heading `yaw` (N,) rad, in order of target index; empty slots (last): -1, 0, inf. Dead
+    agents see nothing."""
+    n = pos.shape[0]
+    target[:] = -1
+    rel[:] = 0.0
+    dist[:] = np.inf
+    cell, head, nxt, mask = _grid(pos, alive, range_m)
+    reach2 = (range_m * (1.0 + 1e-9)) ** 2  # a cheap pre-test, never tighter than the root's
+    for i in range(n):
+        if not alive[i]:
+            continue
+        for m in range(27):
+            cx = cell[i, 0] + m // 9 - 1
+            cy = cell[i, 1] + (m // 3) % 3 - 1
+            cz = cell[i, 2] + m % 3 - 1
+            j = head[_key(cx, cy, cz, mask)]
+            while j >= 0:
+                if j != i and cell[j, 0] == cx and cell[j, 1] == cy and cell[j, 2] == cz:
+                    dx = pos[j, 0] - pos[i, 0]
+                    dy = pos[j, 1] - pos[i, 1]
+                    dz = pos[j, 2] - pos[i, 2]
+                    d2 = dx * dx + dy * dy + dz * dz
+                    if d2 <= reach2:  # (the exact test on the root follows)
+                        d = math.sqrt(d2)
+                        if _visible(dx, dy, d, yaw[i], range_m, half_fov):
+                            _offer(i, j, d, dx, dy, dz, target, rel, dist)
+                j = nxt[j]
+        for b in range(boxes.shape[0]):
+            dx = min(max(pos[i, 0], boxes[b, 0] - boxes[b, 3]), boxes[b, 0] + boxes[b, 3])
+            dy = min(max(pos[i, 1], boxes[b, 1] - boxes[b, 4]), boxes[b, 1] + boxes[b, 4])
+            dz = min(max(pos[i, 2], boxes[b, 2] - boxes[b, 5]), boxes[b, 2] + boxes[b, 5])
+            dx, dy, dz = dx - pos[i, 0], dy - pos[i, 1], dz - pos[i, 2]
+            d = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if _visible(dx, dy, d, yaw[i], range_m, half_fov):
+                _offer(i, n + b, d, dx, dy, dz, target, rel, dist)
+        _by_index(i, target, rel, dist)
+
+
+@njit(nogil=True)
+def _by_index(i, target, rel, dist):  # pragma: no cover - compiled
+    """Reorder agent i's filled slots (the first ones) by target index (insertion sort)."""
+    for s in range(1, target.shape[1]):
+        t = target[i, s]
+        if t < 0:
+            return
+        d, x, y, z = dist[i, s], rel[i, s, 0], rel[i, s, 1], rel[i, s, 2]
+        r = s
+        while r > 0 and target[i, r - 1] > t:
+            target[i, r], dist[i, r] = target[i, r - 1], dist[i, r - 1]
+            rel[i, r, 0], rel[i, r, 1], rel[i, r, 2] = (
+                rel[i, r - 1, 0],
+                rel[i, r - 1, 1],
+                rel[i, r - 1, 2],
+            )
+            r -= 1
+        target[i, r], dist[i, r] = t, d
+        rel[i, r, 0], rel[i, r, 1], rel[i, r, 2] = x, y, z
+
+
+# compiled before the clock (core/jit.py); every array C-contiguous (scan makes them so)
+ahead(nearest_targets, "f8[2] f8[1] ?[1] f8[2] f8 f8 i8[2] f8[3] f8[2]")
