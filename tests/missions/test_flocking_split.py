@@ -37,7 +37,7 @@ def check_split_coverage(summary: dict, uavs: int, limit_s: float) -> None:
 
 
 def test_split_flock_covers_without_collision_10_uavs_20m() -> None:
-    # seed 1 with the safety defaults: 99 % at 198.1 s (seed 2: 198.1 s), closest pass 2.00 m
+    # seed 1 with the safety defaults: 99 % at 198.1 s (seeds 2, 3: 198.1, 151.1 s), closest 2.00 m
     # (183.1 s with the old opt-in avoidance, closest pass 0.70 m; 230.1 s with the defaults
     # before re-plans flew only unseen cells and edge lanes passed a slot beyond the edge)
     check_split_coverage(run([]), 10, 210.0)
