@@ -192,6 +192,7 @@ def plan_holes(
     here_uv: tuple[float, float],
     margin_m: float,
     min_cells: int,
+    edge_m: float = 0.0,
 ) -> list[Lane]:
     """Lanes that sweep the unseen cells `holes` ((n_u, n_v) bool) of one area.
 
@@ -199,16 +200,24 @@ def plan_holes(
     side of the area nearest `here_uv` (m); a band with fewer than `min_cells` holes is skipped.
     Each lane covers only the `v` extent of its band's holes, extended by `margin_m` (m) at both
     ends, and starts at the end nearest the previous lane's end.
+
+    `edge_m` (m) > 0: a band that holds a column at the area's edge puts the swath's outer edge
+    `edge_m` beyond the area's, as far as the band's other end allows (a band starting at the
+    edge is that much narrower): the flock's outermost member is the one most often astray
+    (in a split flock, the member at the edge of the radio range), so the edge is flown by
+    the next one in.
     """
     cols = np.flatnonzero(holes.any(axis=1))
     if not len(cols):
         return []
     from_high = here_uv[0] > 0.0
     order = cols[::-1] if from_high else cols
+    edges = (0, area.n_u - 1)
     bands: list[np.ndarray] = []
     while len(order):
         u0 = area.u_centres[order[0]]
-        inside = np.abs(area.u_centres[order] - u0) < swath_m - 0.5 * area.cell_u
+        reach = swath_m - 0.5 * area.cell_u - (edge_m if order[0] in edges else 0.0)
+        inside = np.abs(area.u_centres[order] - u0) < max(reach, 0.5 * area.cell_u)
         bands.append(order[inside])
         order = order[~inside]
     lanes: list[Lane] = []
@@ -221,11 +230,24 @@ def plan_holes(
         rows = np.flatnonzero(block.any(axis=0))
         v_lo = area.v_centres[rows[0]] - margin_m
         v_hi = area.v_centres[rows[-1]] + margin_m
-        u = 0.5 * (us.min() + us.max())
+        u = _edge_shift(area, band, 0.5 * (us.min() + us.max()), swath_m, edge_m)
         start_low = abs(v_here - v_lo) <= abs(v_here - v_hi)
         lanes.append(Lane(area_index, u, v_lo if start_low else v_hi, v_hi if start_low else v_lo))
         v_here = lanes[-1].v1
     return lanes
+
+
+def _edge_shift(area: Area, band: np.ndarray, u: float, swath_m: float, edge_m: float) -> float:
+    """The lane centre `u` (m) of a band of columns moved outwards so that the swath passes
+    `edge_m` beyond an area edge the band touches, within what still covers the band."""
+    if edge_m <= 0.0:
+        return u
+    us, half_cell, half = area.u_centres[band], 0.5 * area.cell_u, 0.5 * swath_m
+    if band.min() == 0:
+        u = max(min(u, -area.width / 2 - edge_m + half), us.max() + half_cell - half)
+    if band.max() == area.n_u - 1:
+        u = min(max(u, area.width / 2 + edge_m - half), us.min() - half_cell + half)
+    return float(u)
 
 
 def carry_over(old: Area, grid: np.ndarray, new: Area, fill: bool | int) -> np.ndarray:

@@ -323,6 +323,7 @@ class Leader(SplitPlanning):
             (float(u), float(v)),
             0.5 * self.s.half_m,
             self.s.rescout_min_cells,
+            self.s.slot_m,
         )
 
     def area_moved(self, index: int, here: np.ndarray, known: Sequence[np.ndarray], now: float):
@@ -350,7 +351,14 @@ class Leader(SplitPlanning):
             self._stage("settle", now)
 
     def _replan_rest(self, now: float) -> None:
-        """Re-plan the lanes not flown yet in this area for the swath of the current slots."""
+        """Re-plan the lanes not flown yet in this area for the swath of the current slots.
+
+        The new lanes cover what the leader's knowledge still misses of the band the old ones
+        spanned (their hull, widened by half the old swath), as re-scouting lanes do: a flock
+        whose membership changes at a lane start (members at the edge of a split flock's radio
+        range come and go) neither sweeps again what it has seen nor drifts off the cells it
+        was after (re-planning a band, the band grows by half a swath at each change). Nothing
+        missing there: the lanes left are done (settle, then the next work)."""
         p = self.plan
         rest = p.lanes[p.lane :]
         area = self.areas[p.area]
@@ -358,10 +366,19 @@ class Leader(SplitPlanning):
         lo = max(-area.width / 2, min(ln.u for ln in rest) - p.swath_m / 2)
         hi = min(area.width / 2, max(ln.u for ln in rest) + p.swath_m / 2)
         descending = rest[0].u > rest[-1].u or (len(rest) == 1 and rest[0].u > 0)
-        first = rest[0]
-        v_range = (min(first.v0, first.v1), max(first.v0, first.v1))
-        lanes = plan_lanes(p.area, (lo, hi), swath, v_range, descending, first.v0 < first.v1)
+        cols = (area.u_centres >= lo) & (area.u_centres <= hi)
+        lanes = plan_holes(
+            area,
+            p.area,
+            ~self._known[p.area] & cols[:, None],
+            swath,
+            (math.copysign(1e9, 1.0 if descending else -1.0), rest[0].v0),
+            0.5 * self.s.half_m,
+            self.s.rescout_min_cells,
+            self.s.slot_m,
+        )
         if not lanes:
+            self._stage("settle", now, swath_m=swath)
             return
         self._stage("cross", now, lanes=p.lanes[: p.lane] + tuple(lanes), swath_m=swath)
 

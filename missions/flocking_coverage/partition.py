@@ -238,4 +238,5 @@ class SplitPlanning:
             (float(u), float(v)),
             0.5 * self.s.half_m,
             self.s.rescout_min_cells,
+            self.s.slot_m,
         )
