@@ -35,9 +35,8 @@ _ORDER_FIELDS = ("tick", "agent_id", "velocity", "orientation", "position")  # v
 
 def quantised_dtype(base: np.dtype) -> np.dtype:
     """`base` (TRAJECTORY_DTYPE) with every float field as int64 multiples of QUANTUM."""
-    return np.dtype(
-        [(n, "<i8" if base[n].base.kind == "f" else base[n].base.str, base[n].shape) for n in base.names]
-    )
+    kind = {n: "<i8" if base[n].base.kind == "f" else base[n].base.str for n in base.names}
+    return np.dtype([(n, kind[n], base[n].shape) for n in base.names])
 
 
 class BinaryTrajectory:
