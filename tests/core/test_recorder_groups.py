@@ -100,3 +100,13 @@ def test_a_bad_group_is_one_line_naming_its_key(group: str, key: str, expected: 
 def test_quantised_needs_zstd() -> None:
     with pytest.raises(ConfigError, match="trajectory_precision.*quantised"):
         load_scenario(CONFIGS / "boids.toml", ['results.trajectory_precision="quantised"'])
+
+
+def test_load_results_has_each_agents_own_rows(runs: dict) -> None:
+    pytest.importorskip("pandas")
+    from skyswarm import load_results
+
+    traj = load_results(runs["grouped"]).trajectory
+    assert len(traj) == 21 + 3 * 41 + 8 * 11
+    times = traj[traj["agent_id"] == 7]["time_s"].to_numpy()
+    np.testing.assert_allclose(times, 0.2 * np.arange(11))  # 5 Hz: every 0.2 s
