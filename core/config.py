@@ -8,6 +8,7 @@ naming the file, the key path, the value and what was expected.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -234,7 +235,11 @@ class TrajectoryGroup:
     def holds(self, agent_id: int, role: str) -> bool:
         """Whether the agent `agent_id` of `role` belongs to the group."""
         lo, hi = self.id_range or (1, 0)
-        return agent_id in self.ids or lo <= agent_id <= hi or role == self.role
+        return lo <= agent_id <= hi or role == self.role or agent_id in self._id_set
+
+    @functools.cached_property
+    def _id_set(self) -> frozenset[int]:
+        return frozenset(self.ids)
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,7 @@ class Recorder:
         self._zstd = res.format == "binary" and res.trajectory_compression == "zstd"
         self.traj_every = max(1, world.ticks_for_until(1.0 / res.trajectory_hz))
         self._groups = res.groups
+        self._stream_cache: dict[int, int] = {}
         # ticks between samples of each stream: 0 the agents of no group, k + 1 groups[k]
         self.stream_every = (self.traj_every,) + tuple(
             max(1, world.ticks_for_until(1.0 / g.trajectory_hz)) for g in res.groups
@@ -168,11 +169,13 @@ class Recorder:
         (self.dir / "trajectory.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
 
     def _stream_of(self, agent_id: int, role: str) -> int:
-        """0 for an agent of no `[[results.groups]]`, else 1 + the first group holding it."""
-        for k, group in enumerate(self._groups):
-            if group.holds(agent_id, role):
-                return k + 1
-        return 0
+        """0 for an agent of no `[[results.groups]]`, else 1 + the first group holding it
+        (looked up once per agent: the live set is re-read at every death)."""
+        stream = self._stream_cache.get(agent_id)
+        if stream is None:
+            held = (k + 1 for k, g in enumerate(self._groups) if g.holds(agent_id, role))
+            stream = self._stream_cache[agent_id] = next(held, 0)
+        return stream
 
     def size_estimate(self, duration_s: float) -> tuple[int, str]:
         """(bytes, one line) of the trajectory a run of `duration_s` writes with every agent
