@@ -362,15 +362,20 @@ def read_trajectory(results_dir: Path | str) -> np.ndarray:
     if header.get("compression") == "zstd" and header.get("codec") == CODEC:
         every = header.get("stream_every_ticks") or [header["sample_every_ticks"]]
         samples = decode(raw, stored, tuple(k * float(header["tick_s"]) for k in every))
-        rec = np.concatenate(samples) if samples else np.zeros(0, dtype=stored)
+        del raw
     else:
         if header.get("compression") == "zstd":
             raw = decode_v1(raw, stored.itemsize)
         n = len(raw) // stored.itemsize
-        rec = np.frombuffer(raw[: n * stored.itemsize], dtype=stored)
-    if header.get("quantum"):
-        return dequantise(rec, TRAJECTORY_DTYPE)
-    return rec if stored == TRAJECTORY_DTYPE else rec.astype(TRAJECTORY_DTYPE)
+        samples = [np.frombuffer(raw[: n * stored.itemsize], dtype=stored)]
+        if stored == TRAJECTORY_DTYPE:
+            return samples[0]
+    out = np.empty(sum(len(s) for s in samples), dtype=TRAJECTORY_DTYPE)
+    at = 0
+    for s in samples:  # sample by sample into one array: no stored-dtype copy of the whole run
+        out[at : at + len(s)] = dequantise(s, TRAJECTORY_DTYPE) if header.get("quantum") else s
+        at += len(s)
+    return out
 
 
 def _stored_format(results_dir: Path) -> tuple[np.dtype, dict[str, Any]]:
