@@ -110,3 +110,32 @@ def test_load_results_has_each_agents_own_rows(runs: dict) -> None:
     assert len(traj) == 21 + 3 * 41 + 8 * 11
     times = traj[traj["agent_id"] == 7]["time_s"].to_numpy()
     np.testing.assert_allclose(times, 0.2 * np.arange(11))  # 5 Hz: every 0.2 s
+
+
+def test_replay_draws_a_group_agent_dead_once_a_due_sample_is_missing(tmp_path: Path) -> None:
+    """Agent 2 (every 80 ticks) last recorded at tick 160: alive up to tick 220, dead from
+    240, when its sample was due; agent 1 (every 20 ticks) recorded throughout."""
+    import json
+
+    from skyswarm.core.recorder import TRAJECTORY_DTYPE
+    from skyswarm.gui.replay import ReplaySource
+
+    ticks1, ticks2 = np.arange(0, 401, 20), np.array([0, 80, 160])
+    rec = np.zeros(len(ticks1) + len(ticks2), dtype=TRAJECTORY_DTYPE)
+    rec["tick"] = np.r_[ticks1, ticks2]
+    rec["agent_id"] = np.r_[np.ones(len(ticks1)), np.full(3, 2)]
+    rec["orientation"] = [0.0, 0.0, 0.0, 1.0]
+    rec["position"][:, 0] = rec["tick"]
+    rec = rec[np.argsort(rec["tick"], kind="stable")]
+    (tmp_path / "trajectory.bin").write_bytes(rec.tobytes())
+    agents = [{"id": 1, "role": "uav", "name": "a", "every_ticks": 20}]
+    agents.append({"id": 2, "role": "uav", "name": "b", "every_ticks": 80})
+    header = {"tick_s": 0.0025, "sample_every_ticks": 20, "agents": agents}
+    header["dtype"] = [[n, TRAJECTORY_DTYPE[n].base.str, list(TRAJECTORY_DTYPE[n].shape)]
+                       for n in TRAJECTORY_DTYPE.names]  # fmt: skip
+    (tmp_path / "trajectory.json").write_text(json.dumps(header), encoding="utf-8")
+    src = ReplaySource(tmp_path)
+    assert src.present[:, 0].all()
+    alive2 = src.present[:, 1]
+    assert alive2.tolist() == [t < 240 for t in ticks1]
+    assert src.positions[11, 1, 0] == 160.0  # tick 220: its sample of tick 160, held
