@@ -211,6 +211,9 @@ class AvoidanceConfig:
     )
 
 
+MAX_GROUPS = 1000  # [[results.groups]] tables
+
+
 @dataclass(frozen=True)
 class TrajectoryGroup:
     """Agents recorded at their own, lower rate ([[results.groups]]; core/recorder.py)."""
@@ -290,6 +293,9 @@ class ResultsConfig:
                 self.trajectory_precision,
                 'float64 or float32, or trajectory_compression = "zstd" (quantised is a codec)',
             )
+        if len(self.groups) > MAX_GROUPS:  # the zstd frame head holds 14 bits of stream
+            key = f"{path}.groups" if path else "groups"
+            raise ConfigError(file, key, len(self.groups), f"at most {MAX_GROUPS} groups")
         for i, group in enumerate(self.groups):
             ratio = self.trajectory_hz / group.trajectory_hz
             if ratio < 1.0 - 1e-9 or abs(ratio - round(ratio)) > 1e-9 * ratio:
