@@ -8,6 +8,7 @@ naming the file, the key path, the value and what was expected.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -204,6 +205,40 @@ class AvoidanceConfig:
     )
 
 
+MAX_GROUPS = 1000  # [[results.groups]] tables
+
+
+@dataclass(frozen=True)
+class TrajectoryGroup:
+    """Agents recorded at their own, lower rate ([[results.groups]]; core/recorder.py)."""
+
+    trajectory_hz: float = param(
+        doc="sampling rate of these agents, Hz: results.trajectory_hz divided by a whole number",
+        gt=0.0,
+        rate=True,
+    )
+    ids: tuple[int, ...] = param((), "agent ids of the group")
+    id_range: tuple[int, ...] = param(
+        (), "[first, last]: the agent ids first..last (inclusive); [] for none", length=(0, 2)
+    )
+    role: str = param("", "every agent of this role (e.g. 'uav'); empty: by ids only")
+
+    def validate(self, path: str, file: str) -> None:
+        if len(self.id_range) == 1 or (self.id_range and self.id_range[0] > self.id_range[1]):
+            raise ConfigError(file, f"{path}.id_range", list(self.id_range), "[first, last]")
+        if not (self.ids or self.id_range or self.role):
+            raise ConfigError(file, path, "{}", "ids, id_range or role: the agents of the group")
+
+    def holds(self, agent_id: int, role: str) -> bool:
+        """Whether the agent `agent_id` of `role` belongs to the group."""
+        lo, hi = self.id_range or (1, 0)
+        return lo <= agent_id <= hi or role == self.role or agent_id in self._id_set
+
+    @functools.cached_property
+    def _id_set(self) -> frozenset[int]:
+        return frozenset(self.ids)
+
+
 @dataclass(frozen=True)
 class ResultsConfig:
     dir: str = param("results", "parent folder of run directories (relative to the working dir)")
@@ -214,13 +249,22 @@ class ResultsConfig:
         "trajectory file: binary (trajectory.bin, flushed every sample) or parquet "
         "(trajectory.parquet, written in row groups; needs the skyswarm[data] extra)",
     )
-    trajectory_precision: Literal["float64", "float32"] = param(
+    trajectory_precision: Literal["float64", "float32", "quantised"] = param(
         "float64",
-        "binary trajectory floats: float64 (exact) or float32 (half the bytes; each value "
-        "rounded to the nearest float32: relative error <= 2^-24, 0.06 mm at 1 km)",
+        "binary trajectory floats: float64 (exact), float32 (half the bytes; each value "
+        "rounded to the nearest float32: relative error <= 2^-24, 0.06 mm at 1 km) or "
+        "quantised (needs zstd; position and velocity to 2^-10 m (m/s), error <= 0.49 mm "
+        "(mm/s), quaternion components to 2^-16, error <= 7.7e-6)",
     )
     trajectory_compression: Literal["none", "zstd"] = param(
-        "none", "binary trajectory: none, or zstd (lossless: one frame per sample, byte-shuffled)"
+        "none",
+        "binary trajectory: none, or zstd (lossless: each sample predicted from the ones before, "
+        "residuals byte-shuffled; ~0.4x float32's bytes for boids, ~0.01x for hover)",
+    )
+    groups: tuple[TrajectoryGroup, ...] = param(
+        (),
+        "agents recorded at a lower rate ([[results.groups]]; an agent in several: the first); "
+        "the others at trajectory_hz",
     )
 
     def validate(self, path: str, file: str) -> None:
@@ -236,6 +280,26 @@ class ResultsConfig:
                 "binary with trajectory_precision or trajectory_compression set (Parquet "
                 "compresses its own columns)",
             )
+        if self.trajectory_precision == "quantised" and self.trajectory_compression != "zstd":
+            raise ConfigError(
+                file,
+                f"{path}.trajectory_precision" if path else "trajectory_precision",
+                self.trajectory_precision,
+                'float64 or float32, or trajectory_compression = "zstd" (quantised is a codec)',
+            )
+        if len(self.groups) > MAX_GROUPS:  # the zstd frame head holds 14 bits of stream
+            key = f"{path}.groups" if path else "groups"
+            raise ConfigError(file, key, len(self.groups), f"at most {MAX_GROUPS} groups")
+        for i, group in enumerate(self.groups):
+            ratio = self.trajectory_hz / group.trajectory_hz
+            if ratio < 1.0 - 1e-9 or abs(ratio - round(ratio)) > 1e-9 * ratio:
+                raise ConfigError(
+                    file,
+                    f"{path}.groups[{i}].trajectory_hz" if path else f"groups[{i}].trajectory_hz",
+                    group.trajectory_hz,
+                    f"trajectory_hz ({self.trajectory_hz:g} Hz) divided by a whole number "
+                    "(1, 2, 3, ...)",
+                )
         if self.format == "parquet" and importlib.util.find_spec("pyarrow") is None:
             raise ConfigError(
                 file,

@@ -77,7 +77,9 @@ class ParquetTrajectory:
         self._buffer: list[np.ndarray] = []
         self._rows = 0
 
-    def write(self, records: np.ndarray) -> None:
+    def write(self, records: np.ndarray, stream: int = 0) -> None:
+        """Append `records`; `stream` (the recorder's agent group) is not stored: each row
+        holds its own tick."""
         self._buffer.append(records.copy())
         self._rows += len(records)
         if self._rows >= ROW_GROUP_ROWS:

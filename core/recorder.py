@@ -5,12 +5,15 @@ One directory per run:
 - `timeseries.csv`    one row per sample: time, alive agents, the mission's `sample()` numbers;
 - `events.csv`        deaths and other events, one row each;
 - `trajectory.bin`    fixed-size little-endian records (dtype `TRAJECTORY_DTYPE`) of every live
-                      physical agent at `results.trajectory_hz`, described by `trajectory.json`
-                      (or, with `results.format = "parquet"`, the same records as columns of
-                      `trajectory.parquet`, core/parquet.py); for big swarms its floats may be
-                      stored as float32 and compressed by zstd (`results.trajectory_precision`,
-                      `trajectory_compression`: trajectory.json says which), read back by
-                      `read_trajectory` as the same float64 records;
+                      physical agent at `results.trajectory_hz` (the agents of a
+                      `[[results.groups]]` table at its lower rate), described by
+                      `trajectory.json` (or, with `results.format = "parquet"`, the same records
+                      as columns of `trajectory.parquet`, core/parquet.py); for big swarms its
+                      floats may be stored as float32 or quantised and compressed by zstd
+                      (`results.trajectory_precision`, `trajectory_compression`, codec in
+                      core/trajectory_codec.py; trajectory.json says which), read back by
+                      `read_trajectory` as float64 records; the records of one sample tick come
+                      stream by stream (agents of no group, then each group), in agent order;
 - `summary.json`      written last: seed, versions, ticks, wall time, real-time factor, task
                       statistics, deaths by cause, mission metrics.
 Every sample is flushed to the OS, so a killed process leaves valid files up to the last sample
@@ -29,6 +32,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from skyswarm.core.trajectory_codec import (
+    CODEC,
+    QUANTUM,
+    BinaryTrajectory,
+    decode,
+    decode_v1,
+    dequantise,
+    quantised_dtype,
+)
 
 if TYPE_CHECKING:
     from skyswarm.core.backends import World
@@ -49,15 +62,21 @@ TRAJECTORY_DTYPE = np.dtype(
 
 def stored_dtype(precision: str) -> np.dtype:
     """The records as trajectory.bin stores them: TRAJECTORY_DTYPE, with float32 floats for
-    precision "float32"."""
+    precision "float32", int64 multiples of `trajectory_codec.QUANTUM` for "quantised"."""
     if precision == "float64":
         return TRAJECTORY_DTYPE
+    if precision == "quantised":
+        return quantised_dtype(TRAJECTORY_DTYPE)
     fields = []
     for name in TRAJECTORY_DTYPE.names:
         base, shape = TRAJECTORY_DTYPE[name].base, TRAJECTORY_DTYPE[name].shape
         fields.append((name, "<f4" if base.kind == "f" else base.str, shape))
     return np.dtype(fields)
 
+
+# zstd bytes / uncompressed bytes of a flying swarm's trajectory by precision (1,000 boids,
+# 30 m radio, bench/recording.py); hovering UAVs compress ~50x better
+ZSTD_RATIO = {"float64": 0.62, "float32": 0.40, "quantised": 0.086}
 
 EVENT_COLUMNS = ("time_s", "tick", "kind", "agent_id", "cause", "x", "y", "z", "detail")
 
@@ -73,9 +92,16 @@ class Recorder:
         self.sim = sim
         world = sim.world
         res = scenario.results
+        self._precision = res.trajectory_precision
         self._stored = stored_dtype(res.trajectory_precision)  # the records as written
         self._zstd = res.format == "binary" and res.trajectory_compression == "zstd"
         self.traj_every = max(1, world.ticks_for_until(1.0 / res.trajectory_hz))
+        self._groups = res.groups
+        self._stream_cache: dict[int, int] = {}
+        # ticks between samples of each stream: 0 the agents of no group, k + 1 groups[k]
+        self.stream_every = (self.traj_every,) + tuple(
+            max(1, world.ticks_for_until(1.0 / g.trajectory_hz)) for g in res.groups
+        )
         self.ts_every = max(1, world.ticks_for_until(1.0 / res.timeseries_hz))
         (out_dir / "config.toml").write_text(tomli_w.dumps(scenario.as_dict()), encoding="utf-8")
         (out_dir / "summary.json").unlink(
@@ -92,7 +118,11 @@ class Recorder:
 
             (out_dir / FILE).unlink(missing_ok=True)
             self._traj = BinaryTrajectory(
-                open(out_dir / "trajectory.bin", "wb"), self._stored, self._zstd
+                open(out_dir / "trajectory.bin", "wb"),
+                self._stored,
+                self._zstd,
+                tuple(k * world.tick_s for k in self.stream_every),
+                res.trajectory_precision == "quantised",
             )
         self.trajectory_file = FILE if res.format == "parquet" else "trajectory.bin"
         self._events_file = open(out_dir / "events.csv", "w", newline="", encoding="utf-8")
@@ -105,13 +135,20 @@ class Recorder:
         self._cache_key: tuple[int, int] = (-1, -1)
         self._ids = np.zeros(0, dtype=np.int64)
         self._slots = np.zeros(0, dtype=np.intp)
+        self._streams = np.zeros(0, dtype=np.intp)
         self._write_header(scenario)
         self.closed = False
         self.post_tick(world)  # the initial state, tick 0
 
     def _write_header(self, scenario: ScenarioConfig) -> None:
         agents = [
-            {"id": int(a.id), "role": a.role, "name": a.name} for a in self.sim.physical_agents
+            {
+                "id": int(a.id),
+                "role": a.role,
+                "name": a.name,
+                "every_ticks": self.stream_every[self._stream_of(a.id, a.role)],
+            }
+            for a in self.sim.physical_agents
         ]
         res, stored = scenario.results, self._stored
         header = {
@@ -119,25 +156,43 @@ class Recorder:
             "file": self.trajectory_file,  # trajectory.bin or trajectory.parquet
             "dtype": [[n, stored[n].base.str, list(stored[n].shape)] for n in stored.names],
             "record_bytes": stored.itemsize,
-            "compression": res.trajectory_compression,  # "zstd": see BinaryTrajectory
+            "compression": res.trajectory_compression,  # "zstd": core/trajectory_codec.py
+            "codec": CODEC,
+            "quantum": QUANTUM if res.trajectory_precision == "quantised" else None,
             "tick_s": self.sim.world.tick_s,
-            "sample_every_ticks": self.traj_every,
+            "sample_every_ticks": self.traj_every,  # agents of no [[results.groups]]
+            "stream_every_ticks": list(self.stream_every),  # stream 0, then each group's
             "agents": agents,
             "scenario": scenario.file,
             "geo_origin": list(scenario.geo.origin) or None,  # lat deg, lon deg, alt m of ENU 0
         }
         (self.dir / "trajectory.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
 
+    def _stream_of(self, agent_id: int, role: str) -> int:
+        """0 for an agent of no `[[results.groups]]`, else 1 + the first group holding it
+        (looked up once per agent: the live set is re-read at every death)."""
+        stream = self._stream_cache.get(agent_id)
+        if stream is None:
+            held = (k + 1 for k, g in enumerate(self._groups) if g.holds(agent_id, role))
+            stream = self._stream_cache[agent_id] = next(held, 0)
+        return stream
+
     def size_estimate(self, duration_s: float) -> tuple[int, str]:
         """(bytes, one line) of the trajectory a run of `duration_s` writes with every agent
-        alive: agents x samples x record bytes, before any compression."""
-        n = len(self.sim.physical_agents)
-        samples = self.sim.world.ticks_for_until(duration_s) // self.traj_every + 1
-        size = n * samples * self._stored.itemsize
+        alive: agents x their samples x record bytes, before any compression (the line adds
+        zstd's typical ratio for a flying swarm, measured by bench/recording.py)."""
+        ticks = self.sim.world.ticks_for_until(duration_s)
+        agents = self.sim.physical_agents
+        counts = np.bincount([self._stream_of(a.id, a.role) for a in agents], minlength=1)
+        samples = sum(int(c) * (ticks // k + 1) for c, k in zip(counts, self.stream_every))
+        size = samples * self._stored.itemsize
         text = (
             f"trajectory: ~{size / 1e6:,.1f} MB {'before zstd' if self._zstd else 'uncompressed'}"
-            f" ({n:,} agents x {samples:,} samples x {self._stored.itemsize} bytes)"
+            f" ({len(agents):,} agents, {samples:,} records x {self._stored.itemsize} bytes)"
         )
+        if self._zstd:
+            ratio = ZSTD_RATIO[self._precision]
+            text += f"; zstd: ~{size * ratio / 1e6:,.1f} MB flying boids, hover far less"
         return size, text
 
     # -- sampling -------------------------------------------------------------------------
@@ -148,25 +203,32 @@ class Recorder:
         if tick % self.ts_every == 0:
             self._write_sample(tick)
 
-    def _tracked(self) -> tuple[np.ndarray, np.ndarray]:
+    def _tracked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         key = (len(self.sim.agents), len(self.sim.deaths))
         if key != self._cache_key:
             live = [a for a in self.sim.physical_agents if a.alive]
             self._ids = np.array([a.id for a in live], dtype=np.int64)
             self._slots = np.array([a.slot for a in live], dtype=np.intp)
+            self._streams = np.array([self._stream_of(a.id, a.role) for a in live], dtype=np.intp)
             self._cache_key = key
-        return self._ids, self._slots
+        return self._ids, self._slots, self._streams
 
     def _write_trajectory(self, tick: int) -> None:
-        ids, slots = self._tracked()
+        """One sample: stream by stream (the agents of no group, then each group due at `tick`),
+        each in agent order."""
+        ids, slots, streams = self._tracked()
         st = self.sim.world.state
-        rec = np.empty(len(ids), dtype=TRAJECTORY_DTYPE)
-        rec["tick"] = tick
-        rec["agent_id"] = ids
-        rec["position"] = st.position[slots]
-        rec["orientation"] = st.orientation[slots]
-        rec["velocity"] = st.linear_velocity[slots]
-        self._traj.write(rec)
+        for stream, every in enumerate(self.stream_every):
+            if tick % every:
+                continue
+            pick = slots if len(self.stream_every) == 1 else slots[streams == stream]
+            rec = np.empty(len(pick), dtype=TRAJECTORY_DTYPE)
+            rec["tick"] = tick
+            rec["agent_id"] = ids if len(self.stream_every) == 1 else ids[streams == stream]
+            rec["position"] = st.position[pick]
+            rec["orientation"] = st.orientation[pick]
+            rec["velocity"] = st.linear_velocity[pick]
+            self._traj.write(rec, stream)
 
     def _write_sample(self, tick: int) -> None:
         row: dict[str, Any] = {
@@ -229,63 +291,6 @@ class Recorder:
             tmp = self.dir / "summary.json.tmp"  # written whole, then renamed: never half a file
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, self.dir / "summary.json")
-
-
-class BinaryTrajectory:
-    """trajectory.bin: the records' bytes as `dtype` (float64 or float32 floats), flushed to
-    the OS every sample. With `zstd`, each sample is one zstd frame: its records as 32-bit words
-    minus the sample before's (modulo 2^32, when it has as many records: a UAV's float bits
-    change little in 50 ms, so the differences are small integers), byte-shuffled (byte k of
-    every record, then byte k + 1, ...: columns of mostly-zero bytes). Each frame follows 8
-    bytes, little-endian: its compressed length * 2, + 1 if it holds differences; a killed
-    run's file decodes up to its last whole sample. Lossless: `read_trajectory` gives back the
-    same records, bit for bit."""
-
-    def __init__(self, file: Any, dtype: np.dtype = TRAJECTORY_DTYPE, zstd: bool = False) -> None:
-        self._file = file
-        self._dtype = dtype
-        self._zc = None
-        self._prev: np.ndarray | None = None  # the last sample's records as uint32 words (zstd)
-        if zstd:
-            import zstandard
-
-            self._zc = zstandard.ZstdCompressor(level=3)
-
-    def write(self, records: np.ndarray) -> None:
-        rec = records if records.dtype == self._dtype else records.astype(self._dtype)
-        if self._zc is not None:
-            words = np.ascontiguousarray(rec).view(np.uint32).reshape(len(rec), -1)
-            prev, self._prev = self._prev, words
-            delta = prev is not None and prev.shape == words.shape
-            data = words - prev if delta else words  # modulo 2^32: undone exactly
-            frame = self._zc.compress(data.view(np.uint8).reshape(len(rec), -1).T.tobytes())
-            head = (len(frame) << 1 | delta).to_bytes(8, "little")
-            self._file.write(head + frame)
-        else:
-            self._file.write(rec.tobytes())
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
-
-
-def _unshuffle(raw: bytes, itemsize: int) -> bytes:
-    """The records of a zstd trajectory.bin (`BinaryTrajectory`), up to its last whole sample."""
-    import zstandard
-
-    dz = zstandard.ZstdDecompressor()
-    out, at, prev = [], 0, np.zeros((0, 0), dtype=np.uint32)
-    while at + 8 <= len(raw):
-        head = int.from_bytes(raw[at : at + 8], "little")
-        size, delta = head >> 1, head & 1
-        if at + 8 + size > len(raw):
-            break  # a torn last sample: what came before it stands
-        block = np.frombuffer(dz.decompress(raw[at + 8 : at + 8 + size]), dtype=np.uint8)
-        words = np.ascontiguousarray(block.reshape(itemsize, -1).T).view(np.uint32)
-        prev = words + prev if delta else words  # modulo 2^32, as written
-        out.append(prev.tobytes())
-        at += 8 + size
-    return b"".join(out)
 
 
 def _fmt(v: Any) -> Any:
@@ -352,21 +357,33 @@ def read_trajectory(results_dir: Path | str) -> np.ndarray:
     path = Path(results_dir) / "trajectory.bin"
     if not path.is_file():
         return np.zeros(0, dtype=TRAJECTORY_DTYPE)
-    stored, compression = _stored_format(Path(results_dir))
+    stored, header = _stored_format(Path(results_dir))
     raw = path.read_bytes()
-    if compression == "zstd":
-        raw = _unshuffle(raw, stored.itemsize)
-    n = len(raw) // stored.itemsize
-    rec = np.frombuffer(raw[: n * stored.itemsize], dtype=stored)
-    return rec if stored == TRAJECTORY_DTYPE else rec.astype(TRAJECTORY_DTYPE)
+    if header.get("compression") == "zstd" and header.get("codec") == CODEC:
+        every = header.get("stream_every_ticks") or [header["sample_every_ticks"]]
+        samples = decode(raw, stored, tuple(k * float(header["tick_s"]) for k in every))
+        del raw
+    else:
+        if header.get("compression") == "zstd":
+            raw = decode_v1(raw, stored.itemsize)
+        n = len(raw) // stored.itemsize
+        samples = [np.frombuffer(raw[: n * stored.itemsize], dtype=stored)]
+        if stored == TRAJECTORY_DTYPE:
+            return samples[0]
+    out = np.empty(sum(len(s) for s in samples), dtype=TRAJECTORY_DTYPE)
+    at = 0
+    for s in samples:  # sample by sample into one array: no stored-dtype copy of the whole run
+        out[at : at + len(s)] = dequantise(s, TRAJECTORY_DTYPE) if header.get("quantum") else s
+        at += len(s)
+    return out
 
 
-def _stored_format(results_dir: Path) -> tuple[np.dtype, str]:
-    """The stored record dtype and compression named by trajectory.json (float64 records,
-    uncompressed, when it is missing or names none: runs written before they existed)."""
+def _stored_format(results_dir: Path) -> tuple[np.dtype, dict[str, Any]]:
+    """The stored record dtype and the header of trajectory.json (float64 records, no header,
+    when it is missing or names none: runs written before they existed)."""
     try:
         header = json.loads((results_dir / "trajectory.json").read_text(encoding="utf-8"))
         dtype = np.dtype([(n, s, tuple(shape)) for n, s, shape in header["dtype"]])
     except (OSError, ValueError, KeyError, TypeError):
-        return TRAJECTORY_DTYPE, "none"
-    return dtype, str(header.get("compression", "none"))
+        return TRAJECTORY_DTYPE, {}
+    return dtype, header

@@ -1,7 +1,9 @@
 """`skyswarm replay RESULTDIR`: play a recorded run (trajectory.bin) in the 3D views, or export it.
 
-The replay shows, at time t, the last trajectory sample at or before t. Agents missing from the
-samples after some time are dead: they stay drawn (dark) where they were last recorded. Base
+The replay shows, at time t, the last trajectory sample at or before t. An agent of a
+`[[results.groups]]` table recorded at a lower rate shows its own last sample between its samples
+(held, not interpolated: every pose drawn is one the run had). Agents missing from the samples
+due after some time are dead: they stay drawn (dark) where they were last recorded. Base
 stations are not in the trajectory (it holds physical agents only): they are read from the run's
 config.toml `[[comms.base_stations]]` and drawn at their fixed positions, after the recorded agents.
 With sensors on, the timeline's estimate offsets (estimate minus truth, GPS error) of the sample
@@ -48,16 +50,23 @@ class ReplaySource:
         a_idx = np.searchsorted(self.ids, records["agent_id"], sorter=np.argsort(self.ids))
         a_idx = np.argsort(self.ids)[a_idx]
         shape = (len(ticks), len(self.ids))
-        self.present = np.zeros(shape, dtype=bool)
-        self.present[t_idx, a_idx] = True
+        sampled = np.zeros(shape, dtype=bool)
+        sampled[t_idx, a_idx] = True
         self.positions = np.full((*shape, 3), np.nan)
         self.orientations = np.tile([0.0, 0.0, 0.0, 1.0], (*shape, 1))
         self.velocities = np.zeros((*shape, 3))  # m/s, world
+        last = np.full(shape, -(2**62), dtype=np.int64)  # tick of each agent's last sample
         self.positions[t_idx, a_idx] = records["position"]
         self.orientations[t_idx, a_idx] = records["orientation"]
         self.velocities[t_idx, a_idx] = records["velocity"]
-        _fill_forward(self.positions, self.present)
-        _fill_forward(self.orientations, self.present)
+        last[t_idx, a_idx] = records["tick"]
+        for values in (self.positions, self.orientations, self.velocities, last):
+            _fill_forward(values, sampled)
+        every = np.array(
+            [a.get("every_ticks", header["sample_every_ticks"]) for a in agents], dtype=np.int64
+        )
+        # alive: recorded at its own last due tick (every sample, for agents of no group)
+        self.present = last > ticks[:, None] - every[None, :]
         self.scenery, stations = self._config()
         self.station_ids = np.array([s.id for s in stations], dtype=np.int64)  # (M,)
         self.station_positions = np.array(

@@ -37,6 +37,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, np.ndarray]:
             'results.trajectory_precision="float32"',
             'results.trajectory_compression="zstd"',
         ),
+        "quant": (
+            'results.trajectory_precision="quantised"',
+            'results.trajectory_compression="zstd"',
+        ),
     }.items():
         out[name] = record(tmp, name, *over)[0]
         out[f"{name}_dir"] = tmp / name
@@ -49,7 +53,7 @@ def test_zstd_is_lossless_and_smaller(runs: dict) -> None:
     plain = (runs["plain_dir"] / "trajectory.bin").stat().st_size
     assert plain == len(runs["plain"]) * 96
     zstd = (runs["zstd_dir"] / "trajectory.bin").stat().st_size
-    assert zstd < 0.8 * plain, zstd / plain  # 12 UAVs: small frames; ~0.7 at 1,000
+    assert zstd < 0.8 * plain, zstd / plain  # 12 UAVs: small frames; 0.62 at 1,000 boids
 
 
 def test_float32_is_within_the_documented_bound(runs: dict) -> None:
@@ -66,6 +70,19 @@ def test_float32_is_within_the_documented_bound(runs: dict) -> None:
     assert runs["f32"].tobytes() == runs["f32zstd"].tobytes()
     size = (runs["f32_dir"] / "trajectory.bin").stat().st_size
     assert size == len(runs["f32"]) * (8 + 8 + 4 * 10)
+
+
+def test_quantised_is_within_half_a_step_and_smallest(runs: dict) -> None:
+    from skyswarm.core.trajectory_codec import QUANTUM
+
+    got = runs["quant"]
+    assert got.dtype == TRAJECTORY_DTYPE
+    np.testing.assert_array_equal(got["agent_id"], runs["plain"]["agent_id"])
+    for f, q in QUANTUM.items():  # the nearest multiple of the step: |error| <= step / 2
+        err = np.abs(got[f] - runs["plain"][f])
+        assert err.max() <= q / 2 and err.max() > q / 4, (f, err.max() / q)
+    sizes = {n: (runs[f"{n}_dir"] / "trajectory.bin").stat().st_size for n in ("f32zstd", "quant")}
+    assert sizes["quant"] < 0.6 * sizes["f32zstd"], sizes
 
 
 def test_a_cut_zstd_file_reads_up_to_its_last_whole_block(runs: dict, tmp_path: Path) -> None:
@@ -87,7 +104,7 @@ def test_the_size_estimate_is_the_uncompressed_file(tmp_path: Path) -> None:
     sim.run(until_s=2.0)
     sim.finish()
     assert size == (tmp_path / "est" / "trajectory.bin").stat().st_size == 12 * 41 * 96
-    assert text.startswith("trajectory: ~0.0 MB uncompressed (12 agents x 41 samples x 96")
+    assert text.startswith("trajectory: ~0.0 MB uncompressed (12 agents, 492 records x 96 bytes")
 
 
 def test_parquet_refuses_the_binary_packing(tmp_path: Path) -> None:
