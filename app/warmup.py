@@ -5,6 +5,10 @@ directory outside the package).
 
     $ skyswarm warmup
     compiled 22 kernel signatures in 128.4 s into /home/me/.cache/skyswarm/numba-3f2a…
+
+numba compiles on one core: `--jobs N` (default: every core) splits the kernels between N
+processes, each compiling whole kernels (every signature of a kernel in one process, so no two
+processes write one kernel's cache index).
 """
 
 from __future__ import annotations
@@ -18,7 +22,23 @@ import skyswarm.core.jit as jit
 def add_warmup_parser(sub: Any) -> None:
     """Register `skyswarm warmup` on the CLI's subparsers."""
     p = sub.add_parser("warmup", help="compile every kernel into the cache ahead of any run")
+    p.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=None,
+        help="processes compiling at once (default: one per core)",
+    )
     p.set_defaults(func=cmd_warmup)
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected a whole number >= 1")
+    return value
 
 
 def import_compiled_modules() -> None:
@@ -36,9 +56,33 @@ def import_compiled_modules() -> None:
     import skyswarm.uav.sensors.nearest  # noqa: F401
 
 
-def cmd_warmup(args: argparse.Namespace) -> int:
+def compile_share(part: int, parts: int) -> int:
+    """Compile every `parts`-th kernel from the `part`-th (all signatures of each); returns the
+    number of signatures compiled. Runs in a worker process of `cmd_warmup`."""
     import_compiled_modules()
-    seconds = jit.compile_ahead()
+    return jit.compile_ahead_share(part, parts)
+
+
+def cmd_warmup(args: argparse.Namespace) -> int:
+    import os
+    import time
+
+    import_compiled_modules()
+    jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
+    jobs = max(1, min(jobs, jit.kernel_count()))
+    start = time.perf_counter()
+    if jobs == 1:
+        jit.compile_ahead()
+    else:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            pool.starmap(compile_share, [(k, jobs) for k in range(jobs)])
+        jit.compile_ahead()  # loads what the workers cached: every signature ready here too
+    seconds = time.perf_counter() - start
     where = jit.cache_dir()
-    print(f"compiled {jit.declared_count()} kernel signatures in {seconds:.1f} s into {where}")
+    print(
+        f"compiled {jit.declared_count()} kernel signatures in {seconds:.1f} s into {where}"
+        + (f" ({jobs} processes)" if jobs > 1 else "")
+    )
     return 0

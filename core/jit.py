@@ -190,6 +190,35 @@ def compile_ahead() -> float:
     return time.perf_counter() - start
 
 
+def kernel_count() -> int:
+    """How many distinct kernels `ahead` has declared signatures of in this process."""
+    return len({id(k) for k, _ in _AHEAD})
+
+
+def shares(parts: int) -> list[list[tuple[Any, tuple[Any, ...]]]]:
+    """The declared (kernel, types) signatures split into `parts` shares by kernel: kernels in
+    the order `ahead` first declared them, dealt round-robin, every signature of a kernel in
+    its kernel's share (so no two processes write one kernel's cache index)."""
+    kernels: list[Any] = []
+    for kernel, _ in _AHEAD:
+        if all(kernel is not k for k in kernels):
+            kernels.append(kernel)
+    owner = {id(k): i % parts for i, k in enumerate(kernels)}
+    out: list[list[tuple[Any, tuple[Any, ...]]]] = [[] for _ in range(parts)]
+    for kernel, types in _AHEAD:
+        out[owner[id(kernel)]].append((kernel, types))
+    return out
+
+
+def compile_ahead_share(part: int, parts: int) -> int:
+    """Compile (or load) share `part` of `shares(parts)`: one of `parts` processes of
+    `skyswarm warmup --jobs`. Returns the number of signatures compiled."""
+    mine = shares(parts)[part]
+    for kernel, types in mine:
+        kernel.compile(types)
+    return len(mine)
+
+
 def declared_count() -> int:
     """How many signatures `ahead` has declared in this process (imported modules)."""
     return len(_AHEAD)

@@ -72,6 +72,31 @@ def test_warmup_compiles_every_declared_kernel(capsys: pytest.CaptureFixture[str
     assert all(counts[name] >= 1 for name in declared)
 
 
+def test_warmup_shares_split_by_whole_kernels() -> None:
+    import skyswarm.app.warmup as warmup
+
+    warmup.import_compiled_modules()
+    for parts in (1, 2, 3):
+        got = jit.shares(parts)
+        assert len(got) == parts
+        flat = [sig for share in got for sig in share]
+        key = [(id(k), str(t)) for k, t in flat]
+        assert sorted(key) == sorted((id(k), str(t)) for k, t in jit._AHEAD)  # each once
+        owners = [{id(k) for k, _ in share} for share in got]
+        assert all(not (a & b) for i, a in enumerate(owners) for b in owners[i + 1 :])
+    two = jit.shares(2)  # the two heaviest kernels, the serial and threaded flight kernel,
+    names = [{k.__name__ for k, _ in share} for share in two]  # compile side by side
+    assert ("fly" in names[0]) != ("fly" in names[1])
+    assert ("fly" in names[0]) != ("fly_parallel" in names[0])
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_warmup_refuses_a_bad_job_count(jobs: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["warmup", "--jobs", jobs]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"got '{jobs}', expected a whole number >= 1" in err[0]
+
+
 def _in_package(module: ModuleType) -> bool:
     path = getattr(module, "__file__", None)
     return bool(path) and Path(path).resolve().is_relative_to(jit.PACKAGE_ROOT)
