@@ -39,7 +39,7 @@ the members it lost, its coverage map and the roster every member has from the s
    with members still elsewhere and no merge takes the whole area: it plans lanes over every
    cell its own map misses, as an unsplit flock re-scouts. Its map lacks what the other parts
    swept since the split, so it flies some of that again (or meets them and merges). With seed 1
-   30 UAVs at 60 m reach 99 % at 115.2 s (docs/missions.md), before any part could have
+   30 UAVs at 60 m reach 99 % at 98.2 s (docs/missions.md), before any part could have
    waited 45 s.
 
 The strips split the whole area, not only what is left, so that parts that took over plans of

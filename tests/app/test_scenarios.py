@@ -60,8 +60,8 @@ FULL_MODEL = [
 @pytest.mark.parametrize("path", sorted(CONFIGS_DIR.glob("*.toml")), ids=lambda p: p.stem)
 def test_validate_shows_the_full_models_of_every_shipped_scenario(path, capsys) -> None:
     """`skyswarm validate` names the models a scenario runs with (issue 33): every shipped
-    scenario flying UAVs uses quad_x with the full flight model (flocking_split pins
-    quad_x_simple and says why in its file), and its wind line says second-order Dryden."""
+    scenario flying UAVs uses quad_x with the full flight model (none pins the simpler
+    quad_x_simple any more), and its wind line says second-order Dryden."""
     assert main(["validate", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     models = [line for line in lines if line.startswith("# model: ")]
@@ -70,11 +70,6 @@ def test_validate_shows_the_full_models_of_every_shipped_scenario(path, capsys) 
     text = path.read_text(encoding="utf-8")
     if "[uav]" not in text:  # drop_test, comms_demo: boxes and radios, no airframe
         assert models[0] == "# model: airframe none (this mission flies no UAVs)"
-        return
-    if 'airframe = "quad_x_simple"' in text:  # a pinned simpler model says why in its file
-        assert "Pinned to the simpler flight model (issue 33)" in text
-        assert models[0] == "# model: airframe quad_x_simple"
-        assert models[1] == "# model: rotor thrust_lag (tau 0.02 s)"
         return
     assert models[0] == "# model: airframe quad_x"
     assert models[1:6] == FULL_MODEL

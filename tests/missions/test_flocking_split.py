@@ -37,19 +37,20 @@ def check_split_coverage(summary: dict, uavs: int, limit_s: float) -> None:
 
 
 def test_split_flock_covers_without_collision_10_uavs_20m() -> None:
-    # seed 1 with the safety defaults: 99 % at 198.1 s (seeds 2, 3: 198.1, 151.1 s), closest 2.00 m
-    # (183.1 s with the old opt-in avoidance, closest pass 0.70 m; 230.1 s with the defaults
-    # before re-plans flew only unseen cells and edge lanes passed a slot beyond the edge)
+    # seed 1 with the safety defaults on quad_x: 99 % at 189.1 s (seeds 2, 3: 195.1, 191.1 s),
+    # closest pass 2.25 m (1.88, 1.72 m); 198.1 s on quad_x_simple (183.1 s with the old opt-in
+    # avoidance, closest 0.70 m; 230.1 s with the defaults before re-plans flew only unseen cells
+    # and edge lanes passed a slot beyond the edge)
     check_split_coverage(run([]), 10, 210.0)
 
 
 @pytest.mark.xdist_group("flocking_split_30")
 def test_split_flock_covers_without_collision_30_uavs_60m(flocking_split_30) -> None:
     # agents.count=30, comms.channels.radio.range_m=60.0 (tests/conftest.py, shared run)
-    # With the safety defaults: 95 % at 136.2 s, 99 % at 139.2 s (seed 1; seeds 2 and 3: 205.2 /
-    # 208.2 s and 138.2 / 141.1 s: seed 2 is open, docs/safety.md), no UAV lost, closest pass
-    # 1.79 m (1.82, 1.84 m); on the dense avoidance scan 143.2 s (146.2, 150.1 s). 132.1 s
-    # with the old opt-in avoidance; 324.2 s (308.1, 140.1 s) with the defaults before re-plans
-    # flew only unseen cells and edge lanes passed a slot beyond the edge (docs/safety.md).
-    check_split_coverage(flocking_split_30, 30, 160.0)
-    assert flocking_split_30["metrics"]["time_to_95_s"] <= 150.0
+    # With the safety defaults on the full quad_x model: 95 % at 151.1 s, 99 % at 156.1 s
+    # (seed 1; seeds 2 and 3: 163.2 / 167.1 s and 151.1 / 156.1 s), no UAV lost, closest pass
+    # 1.76 m (1.62, 1.69 m). On quad_x_simple (pinned until 2026-11-25) 139.2 s (208.2, 141.1 s);
+    # 132.1 s with the old opt-in avoidance; 324.2 s with the defaults before re-plans flew only
+    # unseen cells and edge lanes passed a slot beyond the edge (docs/safety.md).
+    check_split_coverage(flocking_split_30, 30, 175.0)
+    assert flocking_split_30["metrics"]["time_to_95_s"] <= 165.0
