@@ -35,9 +35,12 @@ from skyswarm.core.backends import PARALLEL_MIN
 from skyswarm.envs import FlightEnv, FlightVectorEnv
 
 
-def vector_rate(n: int, seconds: float, physics: str = "fast") -> dict[str, float]:
-    """One round at n agents: wall and CPU rates, the cost of a seeded reset and an autoreset."""
-    envs = FlightVectorEnv(n, physics=physics)
+def vector_rate(
+    n: int, seconds: float, physics: str = "fast", threads: int = 1
+) -> dict[str, float]:
+    """One round at n agents on `threads` numba threads: wall and CPU rates, the cost of a
+    seeded reset and an autoreset."""
+    envs = FlightVectorEnv(n, physics=physics, threads=threads)
     envs.reset(seed=0)
     rng = np.random.default_rng(0)
     actions = [rng.uniform(-0.2, 0.2, (n, 4)).astype(np.float32) for _ in range(16)]
@@ -59,6 +62,7 @@ def vector_rate(n: int, seconds: float, physics: str = "fast") -> dict[str, floa
     envs.close()
     return {
         "agents": n,
+        "threads": threads,
         "agent_env_steps_per_s": n * steps / wall,
         "agent_env_steps_per_cpu_s": n * steps / cpu,
         "seeded_reset_s": seeded,
@@ -113,7 +117,8 @@ def summarise(rounds: list[dict[str, float]]) -> dict[str, float]:
     """The medians of one size's rounds, with the range of the wall rate."""
     rates = [r["agent_env_steps_per_s"] for r in rounds]
     out = {key: float(np.median([r[key] for r in rounds])) for key in rounds[0]}
-    out.update(agents=rounds[0]["agents"], wall_min=min(rates), wall_max=max(rates))
+    out.update(agents=rounds[0]["agents"], threads=rounds[0]["threads"])
+    out.update(wall_min=min(rates), wall_max=max(rates))
     out["rounds"] = len(rounds)
     return out
 
@@ -159,12 +164,21 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="numba threads of the vector env (FlightSettings.threads) at sizes >= 2,048",
+    )
     args = parser.parse_args()
-    measured: dict[int, list[dict[str, float]]] = {n: [] for n in args.sizes}
+    cases = [(n, 1) for n in args.sizes if n < PARALLEL_MIN]
+    cases += [(n, t) for n in args.sizes if n >= PARALLEL_MIN for t in args.threads]
+    measured: dict[tuple[int, int], list[dict[str, float]]] = {c: [] for c in cases}
     for _ in range(args.rounds):
-        for n in args.sizes:
-            measured[n].append(vector_rate(n, args.seconds))
-    rows = [summarise(measured[n]) for n in args.sizes]
+        for n, t in cases:
+            measured[(n, t)].append(vector_rate(n, args.seconds, threads=t))
+    rows = [summarise(measured[c]) for c in cases]
     idle = idle_estimate(max(args.sizes))
     bullet = single_rate(FlightEnv("hover", physics="bullet"), args.seconds)
     fast_single = single_rate(FlightEnv("hover"), args.seconds)
@@ -176,7 +190,8 @@ def main() -> None:
     for r in rows:
         spread = f"{r['wall_min']:,.0f}-{r['wall_max']:,.0f}"
         print(
-            f"{'skyswarm vector, fast':<34}{r['agents']:>7}{r['agent_env_steps_per_s']:>19,.0f}"
+            f"{'skyswarm vector, fast, ' + str(r['threads']) + ' thr':<34}{r['agents']:>7}"
+            f"{r['agent_env_steps_per_s']:>19,.0f}"
             f"{spread:>22}{r['agent_env_steps_per_cpu_s']:>11,.0f}"
             f"{r['seeded_reset_s']:>9.4f}{r['autoreset_s']:>12.5f}"
         )
@@ -202,7 +217,7 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
         "vector": rows,
-        "vector_rounds": measured,
+        "vector_rounds": {f"{n} agents, {t} threads": r for (n, t), r in measured.items()},
         "idle_estimate": idle,
         "single_fast": fast_single,
         "single_bullet": bullet,

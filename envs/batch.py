@@ -54,6 +54,10 @@ class FlightSettings:
     # numbers of docs/rl.md and the PPO smoke budget were measured on; "quad_x" trains on the
     # full model (the PPO smoke run gained +2.9 on it against +15.9 in the same 98,304 steps).
     airframe: str = "quad_x_simple"
+    # numba threads of the compiled passes ([simulation] threads: 1, the house default; 0 every
+    # core). Results never depend on it. A 4,096-slot vector env on 2 idle cores: 2 threads step
+    # 480-507k agent-env-steps/s against 351-367k on one (bench/rl_envs.py --threads 1 2).
+    threads: int = 1
 
     def __post_init__(self) -> None:
         if isinstance(self.randomize, dict):
@@ -117,7 +121,11 @@ class FlightBatch:
         if settings.observe == "estimate" and not uav.sensors.active:
             raise ValueError("observe='estimate' needs sensors: set sensors='qrsim'")
         sim_cfg = SimulationConfig(
-            tick_s=settings.tick_s, duration_s=1e9, seed=seed, physics=settings.physics
+            tick_s=settings.tick_s,
+            duration_s=1e9,
+            seed=seed,
+            physics=settings.physics,
+            threads=settings.threads,
         )
         self.sim = Simulator(sim_cfg, world=WorldConfig())
         if origin is None:
