@@ -53,6 +53,13 @@ def _grid(pos, alive, h):  # pragma: no cover - compiled
 
 
 @njit(nogil=True)
+def _shift(i, s, target, rel, dist):  # pragma: no cover - compiled
+    """Agent i's slot s - 1 moved one place down, into slot s (the insertion sorts' step)."""
+    target[i, s], dist[i, s] = target[i, s - 1], dist[i, s - 1]
+    rel[i, s, 0], rel[i, s, 1], rel[i, s, 2] = rel[i, s - 1, 0], rel[i, s - 1, 1], rel[i, s - 1, 2]
+
+
+@njit(nogil=True)
 def _offer(i, t, d, dx, dy, dz, target, rel, dist):  # pragma: no cover - compiled
     """Insert target `t` at distance `d` (offset dx, dy, dz) into agent i's slots, kept sorted
     by (distance, index); dropped when all slots are nearer."""
@@ -62,12 +69,7 @@ def _offer(i, t, d, dx, dy, dz, target, rel, dist):  # pragma: no cover - compil
         return
     s = last
     while s > 0 and (d < dist[i, s - 1] or (d == dist[i, s - 1] and t < target[i, s - 1])):
-        target[i, s], dist[i, s] = target[i, s - 1], dist[i, s - 1]
-        rel[i, s, 0], rel[i, s, 1], rel[i, s, 2] = (
-            rel[i, s - 1, 0],
-            rel[i, s - 1, 1],
-            rel[i, s - 1, 2],
-        )
+        _shift(i, s, target, rel, dist)
         s -= 1
     target[i, s], dist[i, s] = t, d
     rel[i, s, 0], rel[i, s, 1], rel[i, s, 2] = dx, dy, dz
@@ -140,12 +142,7 @@ def _by_index(i, target, rel, dist):  # pragma: no cover - compiled
         d, x, y, z = dist[i, s], rel[i, s, 0], rel[i, s, 1], rel[i, s, 2]
         r = s
         while r > 0 and target[i, r - 1] > t:
-            target[i, r], dist[i, r] = target[i, r - 1], dist[i, r - 1]
-            rel[i, r, 0], rel[i, r, 1], rel[i, r, 2] = (
-                rel[i, r - 1, 0],
-                rel[i, r - 1, 1],
-                rel[i, r - 1, 2],
-            )
+            _shift(i, r, target, rel, dist)
             r -= 1
         target[i, r], dist[i, r] = t, d
         rel[i, r, 0], rel[i, r, 1], rel[i, r, 2] = x, y, z
