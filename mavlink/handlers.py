@@ -7,6 +7,7 @@ Commands (MAV_CMD) and their answers, as PX4 gives them:
   (param2 = 21196) -> ACCEPTED / DENIED;
 - 22 NAV_TAKEOFF (param7 AMSL m; NaN: MIS_TAKEOFF_ALT above home), armed only; 21 NAV_LAND;
   20 NAV_RETURN_TO_LAUNCH; 192 DO_REPOSITION (lat, lon, alt AMSL; NaN keeps the current);
+  as COMMAND_INT the altitude is in the command's frame (above home in the relative ones);
 - 176 DO_SET_MODE (param1 with MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, param2 main, param3 sub):
   OFFBOARD needs a setpoint within COM_OF_LOSS_T, MISSION an uploaded mission, else DENIED;
 - 300 MISSION_START, 224 DO_SET_MISSION_CURRENT;
@@ -27,6 +28,7 @@ import numpy as np
 
 from skyswarm.mavlink import modes
 from skyswarm.mavlink.frames import yaw_ned_to_enu
+from skyswarm.mavlink.mission_protocol import ALT_FRAMES
 
 if TYPE_CHECKING:
     from skyswarm.mavlink.link import Link
@@ -38,7 +40,10 @@ REAL32 = 9  # MAV_PARAM_TYPE_REAL32
 
 
 class Cmd:
-    """COMMAND_LONG or COMMAND_INT, normalised: params 1..4, lat/lon deg, z (param7)."""
+    """COMMAND_LONG or COMMAND_INT, normalised: params 1..4, lat/lon deg, z (param7) and whether
+    z is above home (`relative`): COMMAND_INT's frame says (GLOBAL_RELATIVE_ALT(_INT) and the
+    terrain frames over flat ground: above home; GLOBAL(_INT): AMSL); COMMAND_LONG's param7 is
+    AMSL, as PX4 reads it."""
 
     def __init__(self, m, is_int: bool) -> None:
         self.command = int(m.command)
@@ -46,8 +51,10 @@ class Cmd:
         if is_int:
             self.lat, self.lon, self.z = m.x / 1e7, m.y / 1e7, m.z
             self.frame = int(m.frame)
+            self.relative = ALT_FRAMES.get(self.frame, False)
         else:
             self.lat, self.lon, self.z, self.frame = m.param5, m.param6, m.param7, 0
+            self.relative = False
 
 
 class Handlers:
@@ -138,7 +145,7 @@ class Handlers:
             v.statustext("Takeoff denied: disarmed", 4)
             return DENIED
         rel = v.params.values["MIS_TAKEOFF_ALT"]
-        v.takeoff_z = v.alt_to_z(c.z, False) if math.isfinite(c.z) else v.home[2] + rel
+        v.takeoff_z = v.alt_to_z(c.z, c.relative) if math.isfinite(c.z) else v.home[2] + rel
         v.take()
         v.set_mode(modes.TAKEOFF)
         return ACCEPTED
@@ -160,10 +167,12 @@ class Handlers:
         v.take()
         v.set_mode(modes.HOLD)
         if lat is not None and lon is not None:
-            z = c.z if math.isfinite(c.z) else v.service.amsl(v.pos)
-            v.hold_xyz = v.global_to_enu(lat, lon, z, relative=False)
+            if math.isfinite(c.z):
+                v.hold_xyz = v.global_to_enu(lat, lon, c.z, relative=c.relative)
+            else:  # keep the height
+                v.hold_xyz = v.global_to_enu(lat, lon, v.service.amsl(v.pos), relative=False)
         elif math.isfinite(c.z):
-            v.hold_xyz[2] = v.alt_to_z(c.z, False)
+            v.hold_xyz[2] = v.alt_to_z(c.z, c.relative)
         if math.isfinite(c.p[3]):
             v.hold_yaw = float(yaw_ned_to_enu(c.p[3]))  # rad, NED heading
         return ACCEPTED

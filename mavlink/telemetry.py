@@ -3,7 +3,7 @@ snapshot of the sensed state per poll.
 
 Default rates are PX4's for a "normal" MAVLink link (mavlink_main.cpp, MAVLINK_MODE_NORMAL):
 HEARTBEAT 1 Hz, SYS_STATUS 1, EXTENDED_SYS_STATE 1, ATTITUDE 15, ATTITUDE_QUATERNION 10,
-LOCAL_POSITION_NED 1, GLOBAL_POSITION_INT 5, GPS_RAW_INT 5, ALTITUDE 1, VFR_HUD 4,
+LOCAL_POSITION_NED 1, GLOBAL_POSITION_INT 5, GPS_RAW_INT 1, ALTITUDE 1, VFR_HUD 4,
 BATTERY_STATUS 0.5, HOME_POSITION 0.5, plus SYSTEM_TIME 1 and MISSION_CURRENT 1 (PX4 sends
 these on change and on request). SET_MESSAGE_INTERVAL changes a rate per vehicle (rounded to
 whole polls; at most the poll rate); REQUEST_MESSAGE sends one at once. Every timestamp is
@@ -293,7 +293,7 @@ STREAMS = (
     Stream(31, "ATTITUDE_QUATERNION", 10.0, _attitude_q),
     Stream(32, "LOCAL_POSITION_NED", 1.0, _local),
     Stream(33, "GLOBAL_POSITION_INT", 5.0, _global),
-    Stream(24, "GPS_RAW_INT", 5.0, _gps),
+    Stream(24, "GPS_RAW_INT", 1.0, _gps),
     Stream(141, "ALTITUDE", 1.0, _altitude),
     Stream(74, "VFR_HUD", 4.0, _vfr_hud),
     Stream(147, "BATTERY_STATUS", 0.5, _battery),
