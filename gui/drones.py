@@ -94,15 +94,20 @@ class DronePass:
         MARKER_UNTIL_PX are drawn as a round marker `marker_px` across in their colour instead
         (role, leader, dead, selected). Off: the meshes at every size, and agents under
         MARKER_PX also get a MARKER_SIZE_PX square dot. `ids`: every agent in its ID colour
-        (`id_colors`), unshaded, no estimate ghost: the ID buffer of gui/picking.py."""
+        (`id_colors`), unshaded, no estimate ghost: the ID buffer of gui/picking.py.
+
+        An agent whose mesh's bounding sphere holds the camera's eye is not drawn: the camera
+        rides inside it (FPV from its camera mount), and its own arms and rotors would be
+        blobs across the picture (`inside_agents`)."""
         px_per_m = projected_scale(camera, frame.positions, self.ctx.viewport[3])
+        inside = inside_agents(camera, frame.positions, self.agent_radii(frame))
         colors_all = id_colors(len(frame.ids)) if ids else agent_colors(frame, selected)
         self.mesh_prog["u_ids"].value = 1.0 if ids else 0.0
         dots: list[np.ndarray] = []
         for k, role in enumerate(frame.roles):
             mask = frame.role_index == k
             pos, quat = frame.positions[mask], frame.orientations[mask]
-            ok = np.all(np.isfinite(pos), axis=1)
+            ok = np.all(np.isfinite(pos), axis=1) & ~inside[mask]
             alive = frame.alive[mask][ok]
             pos, quat, colors = pos[ok], quat[ok], colors_all[mask][ok]
             radius_px = role_mesh(role).radius * self.agent_scale * px_per_m[mask][ok]
@@ -180,6 +185,17 @@ def id_colors(n: int) -> np.ndarray:
     code = np.arange(1, n + 1)
     rgb = np.c_[code & 255, (code >> 8) & 255, (code >> 16) & 255] / 255.0
     return np.c_[rgb, np.ones(n)]
+
+
+def inside_agents(camera: Camera, positions: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """(N,) bool: the camera's eye is within `radii` (N,) m of the agent at `positions` (N, 3),
+    m. An orthographic camera's eye is a point far above the scene: inside none."""
+    view = np.asarray(camera.view, dtype=float)
+    if float(np.asarray(camera.projection)[3, 3]) != 0.0:  # orthographic
+        return np.zeros(len(positions), dtype=bool)
+    eye = np.linalg.inv(view)[:3, 3]
+    gap = np.linalg.norm(np.asarray(positions, dtype=float).reshape(-1, 3) - eye, axis=1)
+    return gap < np.asarray(radii, dtype=float)
 
 
 def projected_scale(camera: Camera, points: np.ndarray, viewport_h: int) -> np.ndarray:

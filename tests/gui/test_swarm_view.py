@@ -182,3 +182,31 @@ def test_markers_switch_off_to_meshes_only() -> None:
     off = agent_pixels(canvas, frame, cam)[0]
     canvas.release()
     assert on >= MIN_PX and off < 30, (on, off)
+
+
+@pytest.mark.parametrize("pitch_deg", [0.0, 10.0, 20.0])
+def test_fpv_camera_leaves_out_the_uav_it_rides_and_chase_shows_it(pitch_deg: float) -> None:
+    """FPV from UAV 1's camera mount, nose down by `pitch_deg` as in forward flight: its own
+    arms and rotors are not drawn (they covered ~126,000 px at 10 deg, 14 % of the frame),
+    UAV 2 six metres ahead is; the chase camera behind UAV 1 shows UAV 1 large."""
+    from skyswarm.gui.director import CameraSpec, Director
+    from skyswarm.gui.offscreen import OffscreenCanvas
+    from skyswarm.gui.picking import agent_pixels
+    from skyswarm.gui.scene import Frame, Scenery
+
+    half = np.radians(pitch_deg) / 2  # positive about +y: nose (+x) down
+    q = [0.0, np.sin(half), 0.0, np.cos(half)]
+    frame = Frame(
+        0.0, np.array([1, 2]), ["uav"], np.zeros(2, np.intp),
+        np.array([[0.0, 0.0, 5.0], [6.0, 0.0, 4.5]]), np.array([q, q]), np.ones(2, bool),
+    )  # fmt: skip
+    canvas = OffscreenCanvas(Scenery(), SIZE)
+    try:
+        seen = {}
+        for name in ("fpv", "chase"):
+            director = Director(CameraSpec(name, target=1), SIZE, None, frame)
+            seen[name] = agent_pixels(canvas, frame, director.update(frame))
+    finally:
+        canvas.release()
+    assert seen["fpv"][0] == 0 and seen["fpv"][1] >= MIN_PX, seen
+    assert seen["chase"][0] >= 400 and seen["chase"][1] >= 40, seen
