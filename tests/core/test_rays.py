@@ -5,6 +5,7 @@ hits on Bullet and the fast backend within CROSS_TOL_M."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -91,6 +92,35 @@ def test_a_terrain_slope(name: str) -> None:
     d, hit = cast(w, [(-10, 0.7, 6), (-10, 0, 1)], [(1, 0, 0), (1, 0, 1)], 30.0)
     assert d[0] == pytest.approx(12.0, abs=FACE_TOL_M)
     assert hit.tolist() == [tid, MISS] and d[1] == math.inf
+
+
+def tent(path: Path) -> Path:
+    """An OBJ terrain mesh: a ridge along y, z = 4 - 0.5 |x| over x, y in [-8, 8] (4 triangles;
+    the ridge and the edges fall on a 1 m grid, so the fast backend's sampling is exact)."""
+    v = [(-8, -8, 0), (0, -8, 4), (8, -8, 0), (-8, 8, 0), (0, 8, 4), (8, 8, 0)]
+    f = [(1, 2, 5), (1, 5, 4), (2, 3, 6), (2, 6, 5)]
+    lines = [f"v {x} {y} {z}" for x, y, z in v] + [f"f {a} {b} {c}" for a, b, c in f]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_a_terrain_mesh(name: str, tmp_path: Path) -> None:
+    # The tent from an OBJ file (add_terrain: Bullet's concave triangle mesh; the fast backend
+    # samples it on a 1 m grid). Down from 20 m at x in {-6.5, -0.25, 0.25, 3.7}: 20 - (4 -
+    # 0.5 |x|). Along +x at 2 m from x = -10: the face at x = -4, 6 m. Along -x at 3.5 m from
+    # x = 12: the far face at x = 1, 11 m. From under the tent at 1 m, straight up: the mesh
+    # is one-sided on neither backend (z = 4 - 0.5 |2| = 3 above: 2 m).
+    w = world(name)
+    tid = w.add_terrain(tent(tmp_path / "tent.obj"), 1.0)
+    xs = np.array([-6.5, -0.25, 0.25, 3.7])
+    o = np.column_stack([xs, np.full(4, 1.3), np.full(4, 20.0)])
+    d, hit = cast(w, o, np.tile((0.0, 0.0, -1.0), (4, 1)), 30.0)
+    assert d == pytest.approx(20 - (4 - 0.5 * np.abs(xs)), abs=FACE_TOL_M)
+    assert hit.tolist() == [tid] * 4
+    d, hit = cast(w, [(-10, -2, 2), (12, 5, 3.5), (2, 0, 1)], [(1, 0, 0), (-1, 0, 0), (0, 0, 1)])
+    assert d == pytest.approx([6.0, 11.0, 2.0], abs=FACE_TOL_M)
+    assert hit.tolist() == [tid] * 3
 
 
 @pytest.mark.parametrize("name", BACKENDS)
