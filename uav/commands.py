@@ -295,6 +295,9 @@ class SwarmState:
         def level_out(state: SwarmState, command: CommandInterface) -> None:
             rates = -4.0 * state.euler * [1.0, 1.0, 0.0]  # rad/s back to level, no yaw rate
             command.body_rates(state.index, rates, np.full(state.n, 11.8))
+
+        swarm.control(0.05, stop_at_walls, members=[0, 1])  # 20 Hz, with the lidar on
+        swarm.control(0.01, level_out, members=[2, 3])  # 100 Hz
     """
 
     tick: int
@@ -330,12 +333,14 @@ class SwarmState:
 class ControllerFn(Protocol):
     """A user controller: reads the state, writes commands (`Swarm.control`).
 
-    def hover_at_10m(state: SwarmState, command: CommandInterface) -> None:
-        target = state.position.copy()
-        target[:, 2] = 10.0
-        command.position(state.index, target)
+    Any function of that signature; installed with `Swarm.control(period_s, fn)`:
 
-    swarm.control(0.02, hover_at_10m)  # 50 Hz
+        def hover_at_10m(state: SwarmState, command: CommandInterface) -> None:
+            target = state.position.copy()
+            target[:, 2] = 10.0
+            command.position(state.index, target)
+
+        swarm.control(0.02, hover_at_10m)  # 50 Hz
     """
 
     def __call__(self, state: SwarmState, command: CommandInterface) -> None: ...
