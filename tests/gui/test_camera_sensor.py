@@ -175,6 +175,41 @@ def test_images_are_identical_for_one_seed_and_the_noise_follows_the_seed() -> N
     assert np.array_equal(a[1], c[1]) and np.array_equal(a[2], c[2])  # no noise on these
 
 
+def test_a_controller_stops_short_of_the_wall_its_camera_sees() -> None:
+    # Issue 32: the camera through the controller interface (SwarmState.camera, an
+    # ImageReading). Two UAVs at 3 m, (0, 0) and (0, 6), level 32 x 32 cameras at 20 Hz looking
+    # along +x; a wall (face at x = 9.7, y -2..2) ahead of the first only. The controller flies
+    # +x at 2 m/s and holds once the depth at the image centre is under 3 m: the first stops
+    # before x = 8.5 (1.2 m clear of the face), the second, seeing only sky ahead, passes x = 12
+    # in 8 s. A second controller on the second UAV alone gets its own row of the last frame.
+    from skyswarm.uav.commands import SwarmState
+    from skyswarm.uav.sensors.camera import ImageReading
+
+    wall = ObstacleConfig("box", (10.0, 0.0, 4.0), (0.6, 4.0, 8.0))
+    sim, swarm, cam = flying([[0, 0, 3.0], [0, 6, 3.0]], boxes=[wall], period_s=0.05,
+                             width=32, height=32)  # fmt: skip
+    sim.world.add_box(wall.center, wall.size)  # the physics too: a UAV that fails hits it
+
+    def stop_at_walls(state: SwarmState, command) -> None:
+        centre = state.camera.depth[:, 15:17, 15:17].min(axis=(1, 2))  # (n,) m, inf: sky
+        speed = np.where(centre < 3.0, 0.0, 2.0)
+        command.velocity(state.index, np.column_stack([speed, 0 * speed, 0 * speed]))
+
+    seen: list[tuple[SwarmState, np.ndarray]] = []
+    swarm.control(0.05, stop_at_walls)
+    swarm.control(0.05, lambda st, _: seen.append((st, cam.depth.copy())), members=[1])
+    for _ in range(int(8.0 / TICK_S)):
+        sim.step()
+    x = sim.world.state.position[swarm.slots, 0]
+    assert 6.0 < x[0] < 8.5 and x[1] > 12.0, x
+    assert swarm.alive.all()
+    last, depth = seen[-1]
+    assert isinstance(last.camera, ImageReading) and last.camera.depth.shape == (1, 32, 32)
+    assert last.camera.tick == last.tick and set(last.readings) == {"camera"}
+    assert np.array_equal(last.camera.depth, depth[[1]]) and np.isinf(depth[1]).any()
+    assert np.array_equal(last.camera.K, cam.K) and last.lidar is None
+
+
 def test_one_framebuffer_read_per_sample_for_all_sixteen_cameras(monkeypatch) -> None:
     reads: list[str] = []
     for name in ("read", "read_into"):
