@@ -31,9 +31,13 @@ class EnvView:
         self.batch = batch
         self.source = LiveSource(batch.sim)
         extent = 2.0 * distance_m
-        self.canvas = OffscreenCanvas(Scenery(), SIZE, (0.0, 0.0), extent, agent_scale=2.0)
-        self.camera = OrbitCamera(distance=distance_m, azimuth_deg=-60.0, elevation_deg=20.0)
+        # "human": the canvas draws on the window's own GL context. A standalone (EGL) context
+        # beside the window's (GLX) one keeps the thread's GL calls after its first render, so
+        # the window's blit went into the canvas's framebuffer and the window showed nothing.
         self.window: Any = _Window() if window else None
+        ctx = self.window.moderngl_context() if window else None
+        self.canvas = OffscreenCanvas(Scenery(), SIZE, (0.0, 0.0), extent, agent_scale=2.0, ctx=ctx)
+        self.camera = OrbitCamera(distance=distance_m, azimuth_deg=-60.0, elevation_deg=20.0)
 
     def draw(self, slot: int) -> np.ndarray:
         """(H, W, 3) uint8: the world around slot `slot`'s target, the UAV and its neighbours."""
@@ -48,9 +52,9 @@ class EnvView:
         return image
 
     def close(self) -> None:
+        self.canvas.release()  # before the window: in "human" mode its GL context is the window's
         if self.window is not None:
             self.window.close()
-        self.canvas.release()
 
 
 class _Window:
@@ -62,9 +66,19 @@ class _Window:
         self.pyglet = pyglet
         self.win = pyglet.window.Window(*SIZE, caption="skyswarm env")
 
+    def moderngl_context(self) -> Any:
+        """A moderngl context on this window's GL context (the canvas draws into its own
+        framebuffer there; `show` blits to the window's)."""
+        import moderngl
+
+        self.win.switch_to()
+        self.ctx = moderngl.create_context(require=330)
+        return self.ctx
+
     def show(self, image: np.ndarray) -> None:
         pg = self.pyglet
         self.win.switch_to()
+        self.ctx.screen.use()  # the window's framebuffer, not the canvas's
         self.win.dispatch_events()
         data = np.ascontiguousarray(image[::-1]).tobytes()  # pyglet's rows go bottom up
         pg.image.ImageData(SIZE[0], SIZE[1], "RGB", data).blit(0, 0)
