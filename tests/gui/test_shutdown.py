@@ -101,3 +101,48 @@ def test_esc_closes_the_joystick_window_alone_and_on_the_main_window_closes_all(
     finally:
         app.shutdown()
         sim.close()
+
+
+# The replay window: ready once its event loop has run 1 s (it plays on; nothing to save).
+REPLAY_DRIVER = """
+import sys, pyglet
+from skyswarm.app.cli import main
+from skyswarm.gui import player
+
+original = player.ReplayApp.__init__
+
+def init(self, *a, **k):
+    original(self, *a, **k)
+    pyglet.clock.schedule_once(lambda dt: print("ready", flush=True), 1.0)
+
+player.ReplayApp.__init__ = init
+rc = main(["replay", sys.argv[1]])
+print("windows left", len(pyglet.app.windows), flush=True)
+sys.exit(rc)
+"""
+
+
+def test_ctrl_c_on_replay_prints_the_line_and_exits_130(xvfb: str, tmp_path: Path) -> None:
+    """Ctrl-C on the replay window: the one interrupt path of every command (app/cli.py)."""
+    from skyswarm.app.cli import main
+
+    run = tmp_path / "run"
+    assert main(["run", str(HOVER), "--duration", "2", "--out", str(run), "--quiet"]) == 0
+    proc = subprocess.Popen(
+        [sys.executable, "-c", REPLAY_DRIVER, str(run)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "DISPLAY": xvfb},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("ready"), line + proc.stderr.read()  # type: ignore[union-attr]
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "skyswarm: interrupted", err
+    assert "windows left 0" in rest
