@@ -5,14 +5,17 @@ on and off."""
 from __future__ import annotations
 
 import math
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 from conftest import ROOT
 
 from skyswarm.core.config import AvoidanceConfig, load_scenario
+from skyswarm.core.resources import shipped
 from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
+from skyswarm.extend import Mission, Swarm, UavSection
 from skyswarm.uav import control as ctl
 from skyswarm.uav.avoidance import PASSES, RIGHT_TURN, Avoidance, _OwnScan, speed_allowed
 from skyswarm.uav.avoidance_kernel import mode_kinds, steer
@@ -180,5 +183,69 @@ def test_a_big_swarm_flies_with_it_on_k_slots_per_uav() -> None:
         nearest = np.sort(av.proximity.scan.range_m[inner], axis=1)[:, :4]
         assert np.allclose(nearest, 4.0, atol=0.3)  # 5 cm noise; the next are 5.7 m away
         assert (av.target[:, 0] >= 0).all()  # every UAV tracks its nearest
+    finally:
+        sim.close()
+
+
+class HeadOnSwap(Mission):
+    """A plug-in mission written against skyswarm.extend that says nothing about safety: every
+    UAV flies, in Position mode, to the start of the UAV opposite it in the row."""
+
+    sections: ClassVar[dict[str, Any]] = {"uav": UavSection}
+
+    def setup(self) -> None:
+        self.swarm = Swarm.from_scenario(self.sim, self.config, hovering=True, altitude_m=3.0)
+        target = self.swarm.start_positions[::-1].copy()
+        target[:, 2] = 3.0
+        self.swarm.command.position(None, target)
+
+
+def swap(tmp_path, overrides: list[str]) -> tuple[Simulator, dict]:
+    # two UAVs 10 m apart on a row, hovering at 3 m, swap places head-on at the position
+    # loop's top speed (the plug-in names no [avoidance] and no sensor)
+    path = tmp_path / "swap.toml"
+    path.write_text(
+        "[simulation]\nduration_s = 12.0\nseed = 1\n[mission]\n"
+        f'type = "{__name__}:HeadOnSwap"\n'
+        '[agents]\ncount = 2\nlayout = "line"\nspacing_m = 10.0\n'
+    )
+    sim = Simulator.from_scenario(load_scenario(path, overrides))
+    try:
+        sim.run()
+        return sim, sim.finish()
+    finally:
+        sim.close()
+
+
+def test_a_plugin_mission_gets_avoidance_from_the_mission_base(tmp_path) -> None:
+    sim, summary = swap(tmp_path, [])
+    av = sim.mission.swarm.avoidance
+    assert av is not None and isinstance(av.proximity, _OwnScan)  # on, with no sensor named
+    assert summary["deaths_by_cause"] == {} and summary["alive"] == 2
+    report = av.summary()
+    assert report["engaged_agent_s"] > 0.0 and report["min_separation_m"] >= 1.0
+    # they got past each other: each ends nearer the other's start than its own
+    pos = sim.world.state.position[sim.mission.swarm.rows]
+    start = sim.mission.swarm.start_positions
+    assert np.linalg.norm(pos[:, :2] - start[::-1, :2], axis=1).max() < 3.0
+    # the same mission with the layer switched off flies straight through: a collision
+    _, off = swap(tmp_path, ["avoidance.enabled=false"])
+    assert off["deaths_by_cause"].get("collision", 0) == 2
+
+
+@pytest.mark.parametrize("name", sorted(shipped()))
+def test_every_shipped_uav_mission_flies_with_avoidance(name: str) -> None:
+    # safety on by default in every shipped scenario: each that flies quadrotors builds the
+    # layer (no scenario turns it off); drop_test and comms_demo drop boxes, no UAV
+    scenario = load_scenario(shipped()[name])
+    assert scenario.avoidance.enabled
+    if name == "mavlink":  # its vehicles open UDP ports when built: the config says enough
+        return
+    boxes_only = name in ("drop_test", "comms_demo")
+    overrides = ["agents.count=20"] if name == "boids" else []
+    sim = Simulator.from_scenario(load_scenario(shipped()[name], overrides))
+    try:
+        swarm = sim.mission.swarm if not boxes_only else None
+        assert boxes_only or swarm.avoidance is not None
     finally:
         sim.close()
