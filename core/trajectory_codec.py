@@ -29,6 +29,10 @@ import numpy as np
 #: (quaternion components): a value is stored as the nearest multiple, error <= step / 2.
 QUANTUM = {"position": 2.0**-10, "velocity": 2.0**-10, "orientation": 2.0**-16}
 CODEC = 2
+_LIMIT = 2.0**62  # a quantised value saturates at +-_LIMIT steps; the codes lie beyond
+NAN_CODE = -(2**63)  # quantised NaN, +inf and -inf (never a multiple: beyond _LIMIT)
+POS_INF_CODE = 2**63 - 1
+NEG_INF_CODE = -(2**63) + 1
 LEVEL = 3  # zstd level: 9 is 1 % smaller and 3x slower, 19 is 3 % and 40x (bench/recording.py)
 _ORDER_FIELDS = ("tick", "agent_id", "velocity", "orientation", "position")  # velocity first
 
@@ -91,20 +95,46 @@ class BinaryTrajectory:
 
 
 def quantise(records: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Records as `quantised_dtype`: each float the nearest multiple of its QUANTUM."""
+    """Records as `quantised_dtype`: each float the nearest multiple of its QUANTUM, within
+    +-2^62 steps (beyond, the multiple saturates there: 4.7e15 m at the position's step); NaN,
+    +inf and -inf stored as the codes `NAN_CODE`, `POS_INF_CODE`, `NEG_INF_CODE`."""
     out = np.empty(len(records), dtype=dtype)
     for name in dtype.names:
         q = QUANTUM.get(name)
-        out[name] = records[name] if q is None else np.rint(records[name] / q)
+        if q is None:
+            out[name] = records[name]
+            continue
+        steps = records[name] / q
+        finite = np.isfinite(steps)
+        if finite.all():
+            out[name] = np.rint(np.clip(steps, -_LIMIT, _LIMIT))
+            continue
+        ints = np.where(finite, np.rint(np.clip(np.nan_to_num(steps), -_LIMIT, _LIMIT)), 0.0)
+        ints = ints.astype(np.int64)
+        ints[np.isnan(steps)] = NAN_CODE
+        ints[steps == np.inf] = POS_INF_CODE
+        ints[steps == -np.inf] = NEG_INF_CODE
+        out[name] = ints
     return out
 
 
 def dequantise(records: np.ndarray, target: np.dtype) -> np.ndarray:
-    """Quantised records back as `target` (TRAJECTORY_DTYPE) floats, value = integer x QUANTUM."""
+    """Quantised records back as `target` (TRAJECTORY_DTYPE) floats, value = integer x QUANTUM
+    (the codes of NaN and of the infinities back as those)."""
     out = np.empty(len(records), dtype=target)
     for name in target.names:
         q = QUANTUM.get(name)
-        out[name] = records[name] if q is None else records[name] * q
+        if q is None:
+            out[name] = records[name]
+            continue
+        ints = records[name]
+        values = ints * q
+        odd = np.abs(ints) > _LIMIT  # only the codes lie beyond the saturated multiples
+        if odd.any():
+            values[ints == NAN_CODE] = np.nan
+            values[ints == POS_INF_CODE] = np.inf
+            values[ints == NEG_INF_CODE] = -np.inf
+        out[name] = values
     return out
 
 

@@ -97,6 +97,31 @@ def test_quantised_values_are_within_half_a_step() -> None:
             np.testing.assert_allclose(err[3:6], q / 2 - 2.0**-30 * q, rtol=1e-6)
 
 
+def test_quantised_keeps_nan_and_infinities_and_saturates_far_values() -> None:
+    """NaN and +-inf come back as themselves (they used to come back as -9.0e15: an integer
+    cast of NaN), a value beyond 2^62 steps as the last multiple of its sign, through the
+    whole coding (prediction from samples holding the codes included)."""
+    samples = _samples(np.random.default_rng(7), 10, 5)
+    samples[1]["position"][0] = [np.nan, np.inf, -np.inf]
+    samples[2]["position"][0] = [np.nan, np.inf, -np.inf]  # predicted from the codes
+    samples[2]["velocity"][3] = [1e300, -1e300, 2.0**52]
+    samples[3]["orientation"][2] = [np.inf, np.nan, -np.inf, 0.5]
+    stored = stored_dtype("quantised")
+    raw = _write([(0, r) for r in samples], stored, True)
+    got = [dequantise(g, TRAJECTORY_DTYPE) for g in decode(raw, stored, (0.05,))]
+    for k in (1, 2):
+        p = got[k]["position"][0]
+        assert np.isnan(p[0]) and p[1] == np.inf and p[2] == -np.inf
+    q = QUANTUM["velocity"]
+    assert got[2]["velocity"][3].tolist() == [2.0**62 * q, -(2.0**62) * q, 2.0**52]
+    o = got[3]["orientation"][2]
+    assert o[0] == np.inf and np.isnan(o[1]) and o[2] == -np.inf and o[3] == 0.5
+    for g, rec in zip(got, samples):  # every other value within half a step, as before
+        for name, q in QUANTUM.items():
+            ok = np.isfinite(rec[name]) & (np.abs(rec[name]) < 2.0**61 * q)
+            assert (np.abs(g[name][ok] - rec[name][ok]) <= q / 2).all(), name
+
+
 def _v1_file(records: list[np.ndarray]) -> bytes:
     """A codec 1 trajectory.bin (runs before codec 2), written as its docstring says."""
     import zstandard
