@@ -241,3 +241,60 @@ def test_the_default_ports_are_px4_sitls_on_127_0_0_1(repo_root):
         for c in clients:
             c.close()
         sim.close()
+
+
+def _offboard(run, send) -> None:
+    """Stream `send` every poll, switch to OFFBOARD (PX4: only while setpoints arrive)."""
+    run.pump(0.2, every=send)
+    assert run.command(SET_MODE, 1, 6, every=send) == ACCEPTED
+
+
+def test_attitude_target_tilts_and_body_rate_target_turns(mav_run):
+    # SET_ATTITUDE_TARGET: a 10 deg nose-down quaternion (NED) at the thrust that carries the
+    # weight (quad_x hovers at half of full thrust) accelerates north at g tan 10 deg = 1.7 m/s2;
+    # then body rates only (attitude ignored, bit 7): yaw at 0.5 rad/s
+    run = mav_run()
+    take_off(run, 5.0)
+    c = run.clients[0]
+    pitch = math.radians(-10.0)
+    q = [math.cos(pitch / 2), 0.0, math.sin(pitch / 2), 0.0]  # w, x, y, z
+    thrust = 0.5 / math.cos(pitch)
+
+    def tilt():
+        c.mav.set_attitude_target_send(0, 1, 1, 0b0000_0111, q, 0, 0, 0, thrust)
+
+    _offboard(run, tilt)
+    start = run.truth()
+    run.pump(2.0, every=tilt)
+    att = run.wait("ATTITUDE", 0.2, every=tilt)
+    assert abs(att.pitch - pitch) < 0.02 and abs(att.roll) < 0.02
+    gpi = run.wait("GLOBAL_POSITION_INT", 0.3, every=tilt)
+    assert 2.5 < gpi.vx / 100 < 4.0 and abs(gpi.vy) < 30  # north ~1.7 m/s2 x 2 s, not east
+    assert abs(run.truth()[2] - start[2]) < 0.5  # the thrust carried the weight
+
+    def turn():
+        c.mav.set_attitude_target_send(0, 1, 1, 0b1000_0000, [1, 0, 0, 0], 0, 0, 0.5, 0.5)
+
+    run.pump(1.0, every=turn)
+    att = run.wait("ATTITUDE", 0.2, every=turn)
+    assert abs(att.yawspeed - 0.5) < 0.05 and abs(att.rollspeed) < 0.05
+
+
+def test_global_position_target_relative_alt_flies_there(mav_run):
+    # SET_POSITION_TARGET_GLOBAL_INT, frame GLOBAL_RELATIVE_ALT_INT, position only (mask 0xFF8):
+    # 10 m east of home at 6 m above it
+    run = mav_run()
+    home = run.truth()
+    take_off(run, 5.0)
+    c = run.clients[0]
+    lon = int(round((LON0 + 10.0 / (M_PER_DEG_LAT * math.cos(math.radians(LAT0)))) * 1e7))
+
+    def goto():
+        c.mav.set_position_target_global_int_send(
+            0, 1, 1, 6, 0xFF8, int(LAT0 * 1e7), lon, 6.0, 0, 0, 0, 0, 0, 0, 0, 0
+        )
+
+    _offboard(run, goto)
+    run.pump(12.0, every=goto)
+    there = run.truth() - home
+    assert abs(there[0] - 10.0) < 0.3 and abs(there[1]) < 0.3 and abs(there[2] - 6.0) < 0.3
