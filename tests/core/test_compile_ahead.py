@@ -12,6 +12,7 @@ import numba
 import numpy as np
 import pytest
 
+import skyswarm.core.backends as backends
 from skyswarm.app.cli import main
 from skyswarm.core import jit
 from skyswarm.core.config import load_scenario
@@ -20,24 +21,43 @@ from skyswarm.core.simulator import Simulator
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
+FAST = 'simulation.physics="fast"'
+K_NEAREST = "comms.channels.radio.neighbour_table=8"
+
+
 @pytest.mark.parametrize(
-    ("name", "over"),
+    ("name", "over", "until_s"),
     [
-        ("boids", ["agents.count=40"]),  # beacons (pairs, merge), boids steering, flight kernel
-        ("obstacle_field", []),  # boxes: contacts and the body hash
-        ("drop_test", []),  # ground impacts
+        ("boids", [FAST, "agents.count=40"], 1.5),  # beacons (pairs, merge), steering, flight
+        ("boids", [FAST, "agents.count=40", K_NEAREST], 0.5),  # the bounded table's pass
+        ("obstacle_field", [FAST], 1.5),  # boxes: contacts and the body hash
+        ("drop_test", [FAST], 1.5),  # ground impacts
+        ("boids", ['simulation.physics="bullet"', "agents.count=10"], 0.5),  # kernels on Bullet
+        # the threaded variants (from PARALLEL_MIN bodies with more than one thread)
+        ("hover", [FAST, "agents.count=2048", "simulation.threads=2"], 0.1),
     ],
+    ids=["boids", "boids-k-nearest", "obstacle_field", "drop_test", "boids-bullet", "threaded"],
 )
-def test_no_kernel_compiles_inside_the_loop(name: str, over: list[str], tmp_path: Path) -> None:
-    sc = load_scenario(CONFIGS / f"{name}.toml", ['simulation.physics="fast"', *over])
-    sim = Simulator.from_scenario(sc, results_dir=tmp_path / "out")
-    before = jit.compiled_signatures()
-    assert sim.compile_s > 0.0  # the set-up compiled or loaded the declared kernels
-    sim.run(until_s=1.5)  # beacons every 0.1 s, steering, contacts: every kernel called
-    after = jit.compiled_signatures()
+def test_no_kernel_compiles_inside_the_loop(
+    name: str, over: list[str], until_s: float, tmp_path: Path
+) -> None:
+    threaded = "simulation.threads=2" in over
+    if threaded and numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba started one thread: no threaded variant runs")
+    before_threads = numba.get_num_threads()
+    try:
+        sc = load_scenario(CONFIGS / f"{name}.toml", over)
+        sim = Simulator.from_scenario(sc, results_dir=tmp_path / "out")
+        assert backends.threaded(len(sim.agents)) == threaded  # which variants the loop runs
+        before = jit.compiled_signatures()
+        assert sim.compile_s > 0.0  # the set-up compiled or loaded the declared kernels
+        sim.run(until_s=until_s)  # beacons every 0.1 s, steering, contacts: every kernel called
+        after = jit.compiled_signatures()
+        summary = sim.finish()
+    finally:
+        numba.set_num_threads(before_threads)
     grown = {k: (before[k], n) for k, n in after.items() if n != before.get(k)}
     assert grown == {}  # a kernel compiled inside the loop: its `ahead` types are wrong
-    summary = sim.finish()
     assert summary["compile_s"] == sim.compile_s
     assert summary["wall_time_s"] > 0.0
 
