@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from skyswarm.core.overlays import Lines, Quads
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -173,10 +175,11 @@ class EstimateSource(Protocol):
         ...
 
 
-Overlay = Mapping[str, Any]
-"""One overlay item a mission draws: `segments` (M, 2, 3) line endpoints or `corners` (M, 4, 3)
-filled quads, m world ENU, and an optional linear RGBA `color` (4 floats in [0, 1]). An object
-with those attributes is read the same way (gui.overlays `Lines` and `Quads`)."""
+Overlay = Mapping[str, Any] | Lines | Quads
+"""One overlay item a mission draws: a mapping with `segments` (M, 2, 3) line endpoints or
+`corners` (M, 4, 3) filled quads, m world ENU, and an optional linear RGBA `color` (4 floats in
+[0, 1]), or a `core.overlays.Lines` / `Quads`. Nothing else: core reads no attribute of any
+other object (`core.overlays.as_overlay` refuses it by type)."""
 
 
 @runtime_checkable

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.overlays import Lines, as_overlay
 
 if TYPE_CHECKING:
     from skyswarm.core.backends import World
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from skyswarm.core.simulator import Simulator
 
 PERIOD_S = 0.5  # s of simulated time between samples (a whole number of ticks at 2.5 ms)
-KINDS = ("segments", "corners")
 
 
 class Timeline:
@@ -136,14 +136,14 @@ class Timeline:
 
     def _overlays(self, items: Any) -> list[dict[str, Any]] | None:
         current = []
-        for item in items:
-            for kind in KINDS:
-                data = _get(item, kind)
-                if data is not None:
-                    arr = np.ascontiguousarray(data, dtype=np.float32)
-                    color = tuple(float(c) for c in (_get(item, "color") or ()))
-                    current.append((kind, color, arr.tobytes(), arr.shape))
-                    break
+        for ov in map(as_overlay, items):  # the declared item types only (core.hooks.Overlay)
+            if ov is None:
+                continue
+            kind, data = (
+                ("segments", ov.segments) if isinstance(ov, Lines) else ("corners", ov.corners)
+            )
+            arr = np.ascontiguousarray(data)
+            current.append((kind, tuple(float(c) for c in ov.color), arr.tobytes(), arr.shape))
         key = [(k, c, b) for k, c, b, _ in current]
         if key == self._last:
             return None
@@ -159,11 +159,6 @@ class Timeline:
                 )  # fmt: skip
                 self._offset += len(packed)
         return out
-
-
-def _get(item: Any, key: str) -> Any:
-    """A field of an overlay item (`core.hooks.Overlay`): a mapping, or an object with it."""
-    return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
 
 
 def highlighted(mission: ViewSource | None) -> list[int]:

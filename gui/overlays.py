@@ -3,46 +3,24 @@
 A mission that draws areas, paths or a coverage grid overrides `Mission.overlays()` (declared,
 with a do-nothing default, on the Mission base in core/mission.py; the contract is
 `core.hooks.ViewSource`). Missions must not import gui/ (imports point gui -> missions, never
-back), so they return plain data (`core.hooks.Overlay`): a mapping (or any object) with
-`segments` (M, 2, 3) or `corners` (M, 4, 3) and an optional RGBA `color`; `overlays_of` turns
-those into the `Lines` and `Quads` below.
+back), so they return plain data (`core.hooks.Overlay`): a mapping with `segments` (M, 2, 3)
+or `corners` (M, 4, 3) and an optional RGBA `color`, or the `Lines` and `Quads` of
+core/overlays.py (re-exported here); `overlays_of` turns those into Lines and Quads, read the
+same way as the timeline records them (`core.overlays.as_overlay`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from skyswarm.core.hooks import ViewSource
+from skyswarm.core.overlays import Color, Lines, Quads, as_overlay
 
-Color = tuple[float, float, float, float]  # linear RGBA in [0, 1]
-
-
-@dataclass(frozen=True)
-class Lines:
-    """Line segments: `segments` is an (M, 2, 3) array of endpoints in m, world ENU."""
-
-    segments: np.ndarray
-    color: Color = (1.0, 1.0, 1.0, 1.0)
-
-    def __post_init__(self) -> None:
-        seg = np.asarray(self.segments, dtype=np.float32).reshape(-1, 2, 3)
-        object.__setattr__(self, "segments", seg)
-
-
-@dataclass(frozen=True)
-class Quads:
-    """Filled quads: `corners` is an (M, 4, 3) array in m, corners in drawing order."""
-
-    corners: np.ndarray
-    color: Color = (0.2, 0.6, 1.0, 0.35)
-
-    def __post_init__(self) -> None:
-        c = np.asarray(self.corners, dtype=np.float32).reshape(-1, 4, 3)
-        object.__setattr__(self, "corners", c)
-
+__all__ = [
+    "Color", "Lines", "Overlay", "Quads", "as_overlays", "ground_cross", "overlays_of", "rectangle"
+]  # fmt: skip
 
 Overlay = Lines | Quads
 
@@ -53,21 +31,9 @@ def overlays_of(mission: ViewSource) -> list[Overlay]:
 
 
 def as_overlays(items: Any) -> list[Overlay]:
-    """Plain overlay data (mappings or objects with `segments` / `corners` and `color`) as
-    Lines and Quads; items with neither are skipped."""
-    return [ov for ov in map(_as_overlay, items) if ov is not None]
-
-
-def _as_overlay(item: Any) -> Overlay | None:
-    if isinstance(item, Lines | Quads):
-        return item
-    get = item.get if isinstance(item, dict) else lambda k, d=None: getattr(item, k, d)
-    color = get("color")
-    for key, cls in (("segments", Lines), ("corners", Quads)):
-        data = get(key)
-        if data is not None:
-            return cls(data) if color is None else cls(data, tuple(color))
-    return None
+    """Plain overlay data (`core.hooks.Overlay`: mappings with `segments` / `corners` and
+    `color`, or Lines and Quads) as Lines and Quads; mappings with neither key are skipped."""
+    return [ov for ov in map(as_overlay, items) if ov is not None]
 
 
 def rectangle(x0: float, y0: float, x1: float, y1: float, z: float = 0.02) -> np.ndarray:

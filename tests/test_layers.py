@@ -305,6 +305,113 @@ def test_the_name_read_check_sees_getattr_discovery(tmp_path: Path) -> None:
     assert sorted(name_reads(bad)) == [(2, "sensors"), (3, "position")]
 
 
+# `getattr(obj, <expression>)` in core on anything but `self`: a computed name is invisible to
+# the literal check above (core/timeline.py once read overlay items as `getattr(item, key)`).
+# Allowed, by (file, object expression, name expression), with the reason:
+COMPUTED_READS_ALLOWED = {
+    ("core/backends/__init__.py", "importlib.import_module(module_name)", "attr"): "the "
+    "backend loader takes the class a `module:Class` registry entry names",
+    ("core/mission.py", "module", "attr"): "the mission loader takes the class a scenario's "
+    "`package.module:Class` names",
+    ("core/mission.py", "type(self)", "hook"): "whether a Mission subclass overrides a base "
+    "method (its own class against the base)",
+    ("core/mission.py", "Mission", "hook"): "the base method that override check compares with",
+    ("core/schema.py", "obj", "f.name"): "the fields of a config dataclass, by `fields()`",
+    ("core/config.py", "scenario", "name"): "ScenarioConfig's own tick-period fields",
+    ("core/comms/fates.py", "p", "f"): "the fields of its own Copies, by its annotations",
+}
+
+
+def computed_reads(path: Path) -> Iterator[tuple[int, str, str]]:
+    """(line, object, name) source of every getattr/hasattr whose name is not a literal, on an
+    object other than `self`."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr")
+            and len(node.args) >= 2
+            and not isinstance(node.args[1], ast.Constant)
+            and not (isinstance(node.args[0], ast.Name) and node.args[0].id == "self")
+        ):
+            yield node.lineno, ast.unparse(node.args[0]), ast.unparse(node.args[1])
+
+
+def test_core_reads_no_computed_attribute_name_but_the_named_ones(tmp_path: Path) -> None:
+    found = {}
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for line, obj, name in computed_reads(path):
+            found.setdefault((rel, obj, name), f"{rel}:{line} getattr({obj}, {name})")
+    bad = [where for key, where in found.items() if key not in COMPUTED_READS_ALLOWED]
+    assert not bad, "attributes read by a computed name in core:\n" + "\n".join(bad)
+    stale = set(COMPUTED_READS_ALLOWED) - set(found)
+    assert not stale, f"stale allow-list entries: {sorted(stale)}"
+    # the check can fail: the timeline's old overlay read is seen, a read of self is not
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def f(self, item, key):\n    return getattr(item, key, None) or getattr(self, key)\n"
+    )
+    assert list(computed_reads(probe)) == [(2, "item", "key")]
+
+
+# A private (`_`-prefixed) module or name is imported only from within its own package
+# (missions/wildfire once took flocking's private `_coverage`; what two packages share is a
+# public module, missions/coverage.py). Allowed across packages, with the reason:
+PRIVATE_IMPORTS_ALLOWED = {
+    ("skyswarm.app.warmup", "skyswarm.missions._boids_steering"): "warmup imports every module "
+    "of compiled code to compile its kernels (tests/core/test_compile_ahead.py: the list is whole)",
+    ("skyswarm.core.backends.bullet", "skyswarm.core._quiet"): "core's own helper that silences "
+    "pybullet's start-up banner; no other floor has a use for it",
+    ("skyswarm.core.backends.bullet", "skyswarm.core._quiet.import_pybullet"): "(the same)",
+}
+
+
+def private_imports(name: str, path: Path) -> Iterator[tuple[int, str]]:
+    """(line, target) of every import of a `_`-named module or name of skyswarm that does not
+    live in `name`'s own package (a sibling module's, or its own package's __init__)."""
+    own = name if path.stem == "__init__" else name.rpartition(".")[0]
+    for line, target in imports_of(path, name):
+        parts = target.split(".")
+        if parts[0] != "skyswarm":
+            continue
+        for i, part in enumerate(parts):
+            if part.startswith("_") and not part.startswith("__"):
+                holder = ".".join(parts[:i])  # the module (or package) the private name is in
+                package = (
+                    holder
+                    if (ROOT / "/".join(parts[1:i]) / "__init__.py").is_file()
+                    else (holder.rpartition(".")[0])
+                )
+                if own != package:
+                    yield line, target
+                break
+
+
+def test_private_names_are_imported_only_within_their_package() -> None:
+    found = {
+        (name, target): f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for name, path in modules().items()
+        for line, target in private_imports(name, path)
+    }
+    bad = [where for key, where in found.items() if key not in PRIVATE_IMPORTS_ALLOWED]
+    assert not bad, "private names imported from another package:\n" + "\n".join(bad)
+    assert set(PRIVATE_IMPORTS_ALLOWED) <= set(found), "stale PRIVATE_IMPORTS_ALLOWED entries"
+
+
+def test_the_private_import_check_sees_a_cross_package_import(tmp_path: Path) -> None:
+    probe = tmp_path / "views.py"
+    probe.write_text(
+        "from skyswarm.missions._boids_steering import steering_all\n"
+        "from skyswarm.missions.wildfire.fire import _slices\n"
+    )  # the first crosses from missions.wildfire up to missions; the second is its own package
+    found = list(private_imports("skyswarm.missions.wildfire.views", probe))
+    assert found == [
+        (1, "skyswarm.missions._boids_steering"),
+        (1, "skyswarm.missions._boids_steering.steering_all"),
+    ]
+
+
 def test_every_subpackage_is_installed() -> None:
     # pyproject lists the packages by hand (the repository root is the package): a folder with
     # an __init__.py missing from that list would be left out of the wheel.

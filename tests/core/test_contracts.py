@@ -28,6 +28,7 @@ from skyswarm.core.comms.fates import FateSink
 from skyswarm.core.config import SimulationConfig
 from skyswarm.core.events import ChannelParams, StationParams, registered_actions
 from skyswarm.core.hooks import EstimateSource, ViewSource
+from skyswarm.core.overlays import Lines, Quads, as_overlay
 from skyswarm.core.simulator import Simulator
 from skyswarm.core.timeline import Timeline, read_timeline
 
@@ -188,6 +189,79 @@ def test_a_group_without_an_estimate_records_none_and_no_highlight_role_records_
     assert reads == []
     (sample,) = read_timeline(tmp_path)
     assert sample["leaders"] == [] and "estimates" not in sample  # role_members never asked
+
+
+class LookalikeOverlay:
+    """An overlay item of an undeclared type that has the right attribute names: core must
+    refuse it by type, never read `segments` / `color` off it by name."""
+
+    segments = np.zeros((1, 2, 3))
+    color = (1.0, 0.0, 0.0, 1.0)
+
+    def __getattribute__(self, name: str) -> Any:
+        _check("Overlay", frozenset(), name)
+        return object.__getattribute__(self, name)
+
+
+class OverlayMission(WatchedMission):
+    def __init__(self, items: list[Any]) -> None:
+        super().__init__()
+        self._t_items = items
+
+    def overlays(self) -> list[Any]:
+        return self._t_items
+
+
+def _one_sample(tmp_path: Path, items: list[Any]) -> dict[str, Any]:
+    sim = Simulator(SimulationConfig(physics="fast"))
+    sim.mission = OverlayMission(items)  # type: ignore[assignment]
+    timeline = Timeline(tmp_path, sim, period_s=0.0025)
+    sim.step()
+    timeline.post_tick(sim.world)
+    (sample,) = read_timeline(tmp_path)
+    return sample
+
+
+def test_overlay_items_are_read_by_declared_type_and_a_lookalike_is_refused_unread(
+    tmp_path: Path,
+) -> None:
+    seg = np.array([[[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]]])
+    quad = np.arange(12.0).reshape(1, 4, 3)
+    items = [
+        {"segments": seg},  # no colour: Lines' default, recorded as such
+        {"corners": quad, "color": [0.0, 1.0, 0.0, 0.5]},
+        Lines(seg * 2, (0.0, 0.0, 1.0, 1.0)),
+        Quads(quad),
+        {"text": "neither key"},  # skipped
+    ]
+    with watching() as reads:
+        sample = _one_sample(tmp_path / "ok", items)
+    assert reads == []
+    got = [(ov["kind"], ov["color"], ov["data"].tolist()) for ov in sample["overlays"]]
+    assert got == [
+        ("segments", (1.0, 1.0, 1.0, 1.0), seg.tolist()),
+        ("corners", (0.0, 1.0, 0.0, 0.5), quad.tolist()),
+        ("segments", (0.0, 0.0, 1.0, 1.0), (seg * 2).tolist()),
+        ("corners", (0.2, 0.6, 1.0, 0.35), quad.tolist()),  # Quads' default
+    ]
+    with (
+        watching() as reads,
+        pytest.raises(TypeError, match="LookalikeOverlay: expected a mapping"),
+    ):
+        _one_sample(tmp_path / "bad", [LookalikeOverlay()])
+    assert reads == []  # refused by its type: not one of its attributes read
+
+
+def test_a_replay_draws_what_the_live_view_draws_colourless_items_included() -> None:
+    # The live view and the timeline read items through the one `as_overlay`; a timeline written
+    # before colours were resolved holds [] for "no colour": it too gets the type's default.
+    live = as_overlay({"segments": np.zeros((2, 2, 3))})
+    assert isinstance(live, Lines) and live.color == (1.0, 1.0, 1.0, 1.0)
+    old = as_overlay({"corners": np.zeros((1, 4, 3)), "color": ()})
+    assert isinstance(old, Quads) and old.color == Quads(np.zeros((1, 4, 3))).color
+    assert as_overlay({"color": (1, 1, 1, 1)}) is None
+    with pytest.raises(ValueError, match=r"overlay color \(1, 0, 0\): expected 4 floats"):
+        as_overlay({"segments": np.zeros((1, 2, 3)), "color": (1, 0, 0)})
 
 
 class WatchedDispatcher:
