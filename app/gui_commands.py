@@ -117,6 +117,10 @@ def window_args(p: argparse.ArgumentParser) -> None:
         "--trails", type=float, nargs="?", const=DEFAULT_TRAIL_S, metavar="S",
         help=f"show motion trails of the last S s ({DEFAULT_TRAIL_S:g}); key L",
     )  # fmt: skip
+    p.add_argument("--no-dead", action="store_true", help="hide dead UAVs and their crosses; key D")
+    p.add_argument(
+        "--no-leader", action="store_true", help="the leader in its role's colour; key U"
+    )
 
 
 def view_options(args: argparse.Namespace) -> Any:
@@ -131,7 +135,7 @@ def view_options(args: argparse.Namespace) -> Any:
     live = getattr(args, "camera_pip", False), getattr(args, "lidar", False)  # `view` only
     return ViewOptions(
         camera_spec(args), not args.no_inset, not args.no_markers, trails, links, args.proximity,
-        *live,
+        not args.no_dead, not args.no_leader, *live,
     )  # fmt: skip
 
 

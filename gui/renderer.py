@@ -102,6 +102,8 @@ class Renderer:
         self.flat = FlatBatches(ctx, self.flat_prog)
         self.drones = DronePass(ctx, self.mesh_prog, self.flat, agent_scale, self.marker_prog)
         self.markers = True  # drones far away drawn as markers (drones.py); False: meshes only
+        self.dead = True  # dead agents where they fell, and their ground crosses
+        self.leader = True  # the mission's leader(s) in the LEADER colour (Frame.shown)
         self.occluders: list[tuple[int, int, int, int]] = []  # 2D images drawn since render()
         uv = np.array([0, 0, 1, 0, 0, 1, 1, 1], dtype=np.float32)
         uv_buf = ctx.buffer(uv)
@@ -172,7 +174,9 @@ class Renderer:
     ) -> None:
         """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it;
         far drones as markers `marker_px` across (with `self.markers`); `extra` lines (vertex
-        rows position + RGBA, two per line: e.g. gui/links.py) over the agents."""
+        rows position + RGBA, two per line: e.g. gui/links.py) over the agents; the dead and
+        the leader's colour as `self.dead` and `self.leader` say (`Frame.shown`)."""
+        frame = frame.shown(self.dead, self.leader)
         ctx = self.ctx
         self.occluders = []
         camera = self._begin(camera, viewport, HORIZON)

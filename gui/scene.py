@@ -6,7 +6,7 @@ kernel's arrays are never handed to the renderer), so drawing can never change a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +62,24 @@ class Frame:
         """(N,) bool: agents that fly or move (every role but the fixed STATION_ROLES)."""
         fixed = np.array([r in STATION_ROLES for r in self.roles], dtype=bool)
         return ~fixed[self.role_index] if len(self.roles) else np.zeros(len(self.ids), bool)
+
+    def shown(self, dead: bool = True, leader: bool = True) -> Frame:
+        """This frame as the layers show it: without the dead agents (`dead` False) and with
+        no agent highlighted as the leader (`leader` False: its role colour); itself when
+        both are shown."""
+        if dead and leader:
+            return self
+        keep = np.ones(len(self.ids), dtype=bool) if dead else self.alive.astype(bool)
+
+        def rows(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[keep]
+
+        return replace(
+            self, ids=self.ids[keep], role_index=self.role_index[keep],
+            positions=self.positions[keep], orientations=self.orientations[keep],
+            alive=self.alive[keep], leader=rows(self.leader) if leader else None,
+            estimates=rows(self.estimates), gps_fixes=rows(self.gps_fixes),
+        )  # fmt: skip
 
     def index_of(self, agent_id: int | None) -> int | None:
         if agent_id is None:

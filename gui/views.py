@@ -59,6 +59,10 @@ VIEW_ACTIONS = (
     Action(key.I, "I", None, "toggle_inset", "show / hide the inset map (--no-inset)"),
     Action(key.M, "M", None, "toggle_markers", "far drones as markers / meshes (--no-markers)"),
     Action(key.X, "X", None, "toggle_proximity", "rings by nearest neighbour (--proximity)"),
+    Action(key.D, "D", None, "toggle_dead", "dead UAVs where they fell / hidden (--no-dead)"),
+    Action(
+        key.U, "U", None, "toggle_leader", "the leader in its colour / its role's (--no-leader)"
+    ),
     Action(key.P, "P", "Shot", "save_screenshot", "save a PNG of the 3D view (results dir)"),
 )
 HELP_ACTION = Action(key.H, "H", "Help", "toggle_help", "show / hide this help")
@@ -86,6 +90,8 @@ class ViewOptions:
     trails_s: float | None = None  # trail length, s; None: off (L shows DEFAULT_TRAIL_S)
     links: bool = False  # radio links of the last gui/links.py LINK_WINDOW_S (live view only)
     proximity: bool = False  # rings coloured by the nearest neighbour's distance (gui/proximity.py)
+    dead: bool = True  # dead agents where they fell, with a cross on the ground
+    leader: bool = True  # the mission's leader in the LEADER colour
     sensor_camera: bool = False  # a UAV's camera as a picture-in-picture (live view only)
     lidar: bool = False  # the UAVs' lidar beams (live view only)
 
@@ -105,6 +111,7 @@ class ViewerBase:
         self.trail_s = opts.trails_s if opts.trails_s is not None else DEFAULT_TRAIL_S
         self.show_inset, self.markers = opts.inset, opts.markers
         self.show_proximity = opts.proximity
+        self.show_dead, self.show_leader = opts.dead, opts.leader
         self.note = ""  # the last screenshot written (or why not), under the HUD
         self.selected: int | None = None
         self.show_help = False
@@ -161,7 +168,8 @@ class ViewerBase:
     def layout(self, frame: Frame, scene: tuple[int, int]) -> Layout:
         """The 2D parts over the 3D view's `scene` (w, h) pixels: the legend (bottom left) and
         the inset map (top right); the HUD is in the panel."""
-        return replace(Layout.of(frame, scene, hud=True, inset=self.show_inset), hud=None)
+        shown = frame.shown(self.show_dead, self.show_leader)  # the legend's rows
+        return replace(Layout.of(shown, scene, hud=True, inset=self.show_inset), hud=None)
 
     # -- Host protocol --------------------------------------------------------------------
     def renderer_for(self, window: ViewWindow) -> Renderer:
@@ -170,7 +178,7 @@ class ViewerBase:
             r = self._renderers[id(window)] = Renderer(
                 window.ctx, self.source.scenery, self.center, self.half_extent
             )
-        r.markers = self.markers
+        r.markers, r.dead, r.leader = self.markers, self.show_dead, self.show_leader
         return r
 
     def prepare(self, window: ViewWindow) -> None:
@@ -204,7 +212,8 @@ class ViewerBase:
         frame = self.frame()
         if not self.show_trails:
             return np.zeros((len(frame.ids), 0, 3))
-        return self.trail_points(frame)
+        points = self.trail_points(frame)
+        return points if self.show_dead else points[frame.alive]
 
     def on_key(self, symbol: int, modifiers: int) -> bool:
         self.invalidate_panel()
@@ -303,6 +312,12 @@ class ViewerBase:
 
     def toggle_proximity(self) -> None:
         self.show_proximity = not self.show_proximity
+
+    def toggle_dead(self) -> None:
+        self.show_dead = not self.show_dead
+
+    def toggle_leader(self) -> None:
+        self.show_leader = not self.show_leader
 
     def save_screenshot(self) -> Path | None:
         """Write the 3D view (scene, inset, legend and panel, as shown) to a PNG in the
@@ -469,7 +484,7 @@ class ViewerBase:
         if pip is not None:
             scene_w = window.scene_viewport[2]
             renderer.draw_image(pip, scene_w - pip.shape[1] - 8, h - pip.shape[0] - 8, (w, h))
-        legend = legend_entries(frame)
+        legend = legend_entries(frame.shown(self.show_dead, self.show_leader))
         if self._legend is None or self._legend[0] != legend:
             self._legend = (legend, legend_image(legend))
         renderer.draw_image(self._legend[1], 8, h - self._legend[1].shape[0] - 8, (w, h))

@@ -230,3 +230,102 @@ def test_replay_trails_are_the_live_trails(xvfb: str, tmp_path: Path) -> None:
         assert got[0, 0, 2] == pytest.approx(10 - 9.81 * 0.4**2 / 2, abs=0.01)
     finally:
         app.shutdown()
+
+
+NOT_LAYERS = {"toggle_help", "toggle_follow", "toggle_pause", "toggle_joystick"}
+NOT_LAYERS |= {"toggle_subjective_mode"}  # chase / first person in the subjective window
+
+
+@pytest.mark.parametrize("command", ["view", "replay"])
+def test_every_layer_key_is_on_the_help_overlay_with_a_flag_the_command_takes(
+    command: str,
+) -> None:
+    """Each layer a window toggles by a key (an Action whose method is toggle_*) is a line of
+    the help overlay naming its flag, and that flag changes the command's ViewOptions."""
+    import re
+    from types import SimpleNamespace
+
+    from skyswarm.app.cli import _parser
+    from skyswarm.app.gui_commands import view_options
+    from skyswarm.gui.app import ViewerApp
+    from skyswarm.gui.player import ReplayApp
+    from skyswarm.gui.views import ViewerBase
+
+    actions = (ViewerApp if command == "view" else ReplayApp).actions
+    lines = ViewerBase.help_lines(SimpleNamespace(actions=actions))  # type: ignore[arg-type]
+    head = [command, str(DROP) if command == "view" else "RUN"]
+    base = view_options(_parser().parse_args(head))
+    layers = [a for a in actions if a.method.startswith("toggle_") and a.method not in NOT_LAYERS]
+    expected = {"L", "I", "M", "X", "D", "U"} | ({"O", "E", "B"} if command == "view" else set())
+    assert {a.key_label for a in layers} == expected
+    for action in layers:
+        line = next(x for x in lines if x.split()[0] == action.key_label)
+        flag = re.search(r"\((--[a-z-]+)", line)
+        assert flag is not None, line
+        opts = view_options(_parser().parse_args([*head, flag.group(1)]))
+        assert opts != base, (command, flag.group(1))
+    assert any(x.split()[:1] == ["P"] and "PNG" in x for x in lines)  # the screenshot key
+
+
+def test_dead_and_leader_keys_hide_the_fallen_and_the_leader_colour(xvfb: str) -> None:
+    """Flocking coverage with UAV 5 killed: its dark body and red ground cross, and the cyan
+    leader (UAV 1), are in the 3D view; D hides the dead, U draws the leader in its role's
+    colour; the legend follows; D and U again bring both back. --no-dead / --no-leader start
+    that way."""
+    from pyglet.window import key
+
+    from skyswarm.core.config import load_scenario
+    from skyswarm.core.simulator import Simulator
+    from skyswarm.gui.app import ViewerApp
+    from skyswarm.gui.palette import DEAD, LEADER, role_color
+    from skyswarm.gui.renderer import legend_entries
+    from skyswarm.gui.views import ViewOptions
+    from tests.gui.conftest import near_color
+
+    sim = Simulator.from_scenario(load_scenario(ROOT / "configs" / "flocking_coverage.toml"))
+    app = ViewerApp(sim)
+    app.session.clock = lambda: 0.0
+    try:
+        app.update(1.0)
+        assert sim.kill(sim.agents[5], "test")
+        app.update(0.1)
+
+        def shot() -> tuple[np.ndarray, np.ndarray, Any]:
+            app.main.render_now()
+            frame = app.frame()
+            _, _, w, h = app.main.scene_viewport
+            return app.main.screenshot(), app.main.camera.project(frame.positions, w, h), frame
+
+        img, xy, frame = shot()
+        dead, lead = xy[frame.index_of(5)], xy[frame.index_of(1)]
+        _, _, w, h = app.main.scene_viewport
+        cross = app.main.camera.project(frame.positions[[frame.index_of(5)]] * [1, 1, 0], w, h)
+        assert near_color(img, *dead, DEAD, 2) and near_color(img, *lead, LEADER, 2)
+        assert _red_near(img, cross[0])
+        for k in (key.D, key.U):
+            _send(app.main, "on_key_press", k, 0)
+        img, _, _ = shot()
+        assert not near_color(img, *dead, DEAD, 4) and not _red_near(img, cross[0])
+        assert not near_color(img, *lead, LEADER, 4)
+        assert near_color(img, *lead, role_color("uav", 0), 2)
+        shown = frame.shown(app.show_dead, app.show_leader)
+        assert [n for n, _ in legend_entries(shown)] == ["base_station", "uav"]
+        for k in (key.D, key.U):
+            _send(app.main, "on_key_press", k, 0)
+        img, _, _ = shot()
+        assert near_color(img, *dead, DEAD, 2) and near_color(img, *lead, LEADER, 2)
+    finally:
+        app.shutdown()
+    flagged = ViewerApp(sim, options=ViewOptions(dead=False, leader=False))
+    try:
+        assert not flagged.show_dead and not flagged.show_leader
+    finally:
+        flagged.shutdown()
+        sim.close()
+
+
+def _red_near(img: np.ndarray, xy: np.ndarray, r: int = 6) -> bool:
+    """Any pixel within `r` of `xy` as red as the dead's ground cross (palette DEAD_CROSS)."""
+    x, y = (int(round(v)) for v in xy)
+    patch = img[max(0, y - r) : y + r + 1, max(0, x - r) : x + r + 1].astype(int)
+    return bool(np.any((patch[..., 0] - patch[..., 1] > 60) & (patch[..., 0] - patch[..., 2] > 60)))
