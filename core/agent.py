@@ -22,7 +22,38 @@ AgentId = NewType("AgentId", int)
 class Agent:
     """A logical agent: an id, a role, periodic tasks, alive or killed (with cause and time).
 
-    Random faults strike only agents that also implement `core.hooks.FaultCapable`.
+    Random faults strike only agents that also implement `core.hooks.FaultCapable`. Subclass it
+    for an agent without a body (a base station, a logger): it joins the simulation when built
+    and acts through its periodic tasks (`every`):
+
+        from skyswarm import Agent, Simulator, load_scenario
+
+
+        class Logger(Agent):
+            '''Counts the UAVs alive every 0.1 s.'''
+
+            role = "logger"
+
+            def __init__(self, sim: Simulator, agent_id: int) -> None:
+                super().__init__(sim, agent_id)
+                self.counts: list[int] = []
+                self.every(0.1, self.count)
+
+            def count(self) -> None:
+                self.counts.append(sum(a.alive for a in self.sim.physical_agents))
+                if len(self.counts) == 3:
+                    raise RuntimeError("log disk full")  # an error in a task kills its agent
+
+
+        sim = Simulator.from_scenario(load_scenario("hover", ["agents.count=2"]))
+        logger = Logger(sim, agent_id=100)  # the UAVs are agents 1 and 2
+        sim.run(until_s=0.5)
+        print(logger.counts)  # [2, 2, 2]: its task stopped when it died
+        print(logger.alive, logger.death_cause)  # False software fault: RuntimeError: log disk full
+        print(sim.summary()["alive"])  # 2: the UAVs fly on
+        sim.close()
+
+    (With `[simulation] strict = true` the error stops the run instead.)
     """
 
     role = "agent"
@@ -74,7 +105,20 @@ class Agent:
 
 class PhysicalAgent(Agent):
     """An agent with a body in the world, named by its state `slot` (never a backend's body id);
-    pose and velocity are views into the world's state arrays."""
+    pose and velocity are views into the world's state arrays. A UAV is one (`UavAgent`); the
+    drop test's boxes are plain ones, falling from 10 m:
+
+        from skyswarm import PhysicalAgent, Simulator, load_scenario
+
+        sim = Simulator.from_scenario(load_scenario("drop_test", ["agents.count=2"]))
+        box = sim.physical_agents[0]
+        print(isinstance(box, PhysicalAgent), box.role)  # True body
+        z0 = float(box.position[2])  # a copy: `position` is a view that moves with the body
+        sim.run(until_s=0.3)
+        print(round(z0 - box.position[2], 2))  # 0.45 m fallen (1/2 g t^2 = 0.44)
+        print(box.velocity.round(2))  # [ 0.    0.   -2.94]: m/s, world ENU
+        sim.close()
+    """
 
     role = "body"
     crashable = False  # collisions kill it (UAVs); boxes of a drop test may touch freely

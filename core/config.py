@@ -343,6 +343,33 @@ def registered_sections() -> dict[str, type]:
 
 @dataclass(frozen=True)
 class ScenarioConfig:
+    """A validated scenario (frozen): the core sections as attributes (`simulation`, `agents`,
+    `world`, `comms`, ...), the mission's own sections by name (`section("hover")`), the
+    mission class, and `file`, the TOML file it came from ("" when built in Python).
+
+    Make one with `load_scenario` (a file or a shipped name, `--set` style overrides) or
+    `scenario_from_dict`; to change one, change its plain data (`as_dict()`) and validate it
+    again; `to_toml` writes it back as a file:
+
+        import tempfile
+        from pathlib import Path
+
+        from skyswarm import load_scenario, scenario_from_dict
+
+        scenario = load_scenario("hover", ["simulation.seed=4"])
+        print(scenario.simulation.seed, scenario.agents.count)  # 4 4
+        print(scenario.section("hover").altitude_m)  # 10.0
+        print(scenario.mission_class.__name__)  # Hover
+
+        data = scenario.as_dict()  # every key, defaults filled in
+        data["agents"]["count"] = 2
+        smaller = scenario_from_dict(data)  # the same checks and errors as a file's
+        print(smaller.agents.count, smaller.simulation.seed)  # 2 4
+        with tempfile.TemporaryDirectory() as folder:
+            path = smaller.to_toml(Path(folder) / "hover2.toml")
+            print(load_scenario(path).agents == smaller.agents)  # True: reads back equal
+    """
+
     file: str
     simulation: SimulationConfig
     mission: MissionConfig

@@ -48,7 +48,23 @@ def kill(sim: Simulator, agent: Agent, cause: str, detail: str = "") -> bool:
     """Kill `agent`: mark it dead, stop its tasks, take its body out of the world, record it.
 
     The agent's own `on_killed` hook runs first (a UAV masks itself out of the swarm arrays, a
-    transceiver goes silent). Returns False if the agent was already dead.
+    transceiver goes silent). Returns False if the agent was already dead. The cause's text
+    before the first colon is its kind, which the summary counts (`deaths_by_cause`).
+
+        from skyswarm import Simulator, kill, load_scenario
+        from skyswarm.extend import swarms_of
+
+        sim = Simulator.from_scenario(load_scenario("hover", ["agents.count=3"]))
+        (swarm,) = swarms_of(sim)
+        uav = swarm.agents[1]
+        print(kill(sim, uav, "crash: hit by a bird"))  # True
+        print(kill(sim, uav, "crash: again"))  # False: it was dead already
+        sim.run(until_s=0.1)  # the others fly on
+        print(swarm.alive)  # [ True False  True]
+        print(uav.alive, uav.death_time_s, sim.deaths[0].cause)  # False 0.0 crash: hit by a bird
+        summary = sim.finish()
+        print(summary["alive"], summary["deaths_by_cause"])  # 2 {'crash': 1}
+        sim.close()
     """
     if not agent.alive:
         return False

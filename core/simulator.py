@@ -47,7 +47,20 @@ class RandomStreams:
     """One numpy Generator per subsystem, all spawned from the run's seed.
 
     Nothing in skyswarm calls `np.random.*` module functions: a subsystem draws only from its own
-    stream, so adding draws in one subsystem never shifts another's numbers.
+    stream, so adding draws in one subsystem never shifts another's numbers. The streams are
+    `mission`, `comms`, `faults`, `environment` and `sensors`; a simulation's are `sim.rng`
+    (a mission draws from `self.sim.rng.mission`).
+
+        from skyswarm import RandomStreams
+
+        rng = RandomStreams(seed=7)
+        noise = rng.sensors.normal(0.0, 0.1, size=(4, 3))  # a numpy Generator: (4, 3) draws
+        again = RandomStreams(seed=7).sensors.normal(0.0, 0.1, size=(4, 3))
+        print((noise == again).all())  # True: same seed, same numbers
+
+        busy = RandomStreams(seed=7)
+        busy.mission.random(1_000)  # many more draws in the mission's stream ...
+        print(busy.faults.exponential() == RandomStreams(seed=7).faults.exponential())  # True
     """
 
     def __init__(self, seed: int) -> None:
@@ -70,6 +83,23 @@ class Simulator:
     Extension points, one registry per phase (Protocols and examples in core/hooks.py):
     `add_pre_tick` (phase 2), `add_controller` (3), `add_environment` (4), `add_post_tick` (6)
     and `add_death_listener`; each has its `remove_…`. Phase 1 is the comms `dispatcher`.
+
+    Build one from a scenario, advance it by ticks (`step`) or seconds (`run`), then `finish`
+    (the mission's teardown and the summary) and `close`:
+
+        from skyswarm import Simulator, load_scenario
+
+        scenario = load_scenario("hover", ["agents.count=2", "simulation.duration_s=0.5"])
+        sim = Simulator.from_scenario(scenario)  # no results_dir: nothing is written
+        try:
+            sim.step()  # one tick, phases 1 to 6
+            print(sim.tick, sim.time_s)  # 1 0.0025
+            print(sim.run(until_s=0.25))  # duration: stepped on to t = 0.25 s
+            print(sim.run())  # duration: on to the scenario's 0.5 s
+            summary = sim.finish()
+            print(summary["outcome"], summary["ticks"])  # target reached 200
+        finally:
+            sim.close()
     """
 
     def __init__(

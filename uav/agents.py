@@ -26,7 +26,35 @@ if TYPE_CHECKING:
 
 class UavAgent(PhysicalAgent):
     """A quadrotor commanded by stick (Manual) or by attitude (Attitude). Fault-capable
-    (core.hooks.FaultCapable): random faults strike it at its swarm's `fault_rates`."""
+    (core.hooks.FaultCapable): random faults strike it at its swarm's `fault_rates`.
+
+    A swarm builds one per UAV, of the class it is given (`Swarm.from_scenario(sim, scenario,
+    MyUav)`, as a mission's `setup()` does). Here one UAV of two leans 10 degrees nose-down at
+    the thrust that holds its height, and flies forward (east: it faces east), while the other
+    holds its spot:
+
+        import numpy as np
+
+        from skyswarm import Simulator, Swarm, UavAgent, load_scenario
+
+
+        class Leaner(UavAgent):
+            def lean(self, pitch_deg: float) -> None:
+                pitch = np.radians(pitch_deg)
+                weight = self.swarm.config.airframe.mass_kg * self.swarm.g  # N
+                self.command_attitude(0.0, pitch, self.euler[2], weight / np.cos(pitch))
+
+
+        scenario = load_scenario("hover", ["agents.count=2", "agents.heading_deg=90"])
+        sim = Simulator(scenario.simulation, scenario.world, scenario.base_dir)  # no mission
+        swarm = Swarm.from_scenario(sim, scenario, Leaner, hovering=True, altitude_m=5.0)
+        swarm.agents[0].lean(10.0)
+        sim.run(until_s=1.0)
+        print([uav.mode_name() for uav in swarm.agents])  # ['Attitude', 'Position']
+        print(swarm.agents[0].velocity.round(1))  # [1.4 0.  0. ] m/s: east
+        print(round(swarm.agents[0].altitude, 1))  # 5.0 m
+        sim.close()
+    """
 
     role = "uav"
     crashable = True  # collisions and hard ground contact kill it (core.collisions)
@@ -169,7 +197,38 @@ class UavAgent(PhysicalAgent):
 
 class AutonomousUavAgent(UavAgent):
     """A quadrotor commanded by speeds, altitude, heading or position. Subclass it and add
-    behaviour with `self.every(period_s, fn)`."""
+    behaviour with `self.every(period_s, fn)`; a mission hands the class to its swarm
+    (`Swarm.from_scenario(self.sim, self.config, MyUav)`). A scout that flies forward at 2 m/s
+    and holds (Position mode) once 1 m out, checking at 20 Hz:
+
+        from skyswarm import AutonomousUavAgent, Simulator, Swarm, load_scenario
+
+
+        class Scout(AutonomousUavAgent):
+            def start(self) -> None:
+                self.x0 = float(self.sensed_position[0])
+                self.out = False
+                self.fly(2.0, 0.0, self.altitude)  # forward, in the heading frame
+                self.every(0.05, self.check, name="scout")
+
+            def check(self) -> None:
+                if not self.out and self.sensed_position[0] - self.x0 >= 1.0:
+                    self.out = True
+                    self.hold()  # brakes, and settles back on this spot
+
+
+        scenario = load_scenario("hover", ["agents.count=2", "agents.heading_deg=90"])
+        sim = Simulator(scenario.simulation, scenario.world, scenario.base_dir)  # no mission
+        swarm = Swarm.from_scenario(sim, scenario, Scout, hovering=True, altitude_m=3.0)
+        for uav in swarm.agents:
+            uav.start()
+        sim.run(until_s=1.5)
+        scout = swarm.agents[0]
+        print([uav.mode_name() for uav in swarm.agents])  # ['Position', 'Position']
+        print(round(scout.position[0] - scout.x0, 1))  # 1.7 m out: braking overshot the spot
+        print(round(scout.target_distance, 1))  # 0.7 m from it: Position mode flies it back
+        sim.close()
+    """
 
     def fly_velocity(self, vx: float, vy: float, vz: float, yaw_rate_rad_s: float = 0.0) -> None:
         """GroundSpeedAndVertSpeed: vx, vy in the heading frame and vz (m/s), yaw rate."""

@@ -369,13 +369,30 @@ def register_backend(cls: type[World]) -> type[World]:
     """Register the World subclass `cls` under `cls.name` (a class decorator; returns `cls`).
 
     The name is lower-case letters, digits and `_`, starting with a letter; a name a shipped or
-    installed backend already has, or another registered class, is a ValueError.
+    installed backend already has, or another registered class, is a ValueError. Once
+    registered, `[simulation] physics` names it. The default backend, counting its physics
+    steps (a backend from scratch implements every abstract method of `World`):
+
+        from skyswarm import Simulator, load_scenario
+        from skyswarm.core.backends.bullet import BulletWorld  # the shipped default
+        from skyswarm.extend import register_backend
+
 
         @register_backend
-        class MyWorld(World):
-            name = "mine"  # [simulation] physics = "mine"
-            capabilities = Capabilities(mesh_obstacles=False)
-            ...
+        class CountingWorld(BulletWorld):
+            name = "counting"  # [simulation] physics = "counting"
+            steps = 0
+
+            def step_physics(self) -> None:
+                super().step_physics()
+                self.steps += 1
+
+
+        overrides = ["simulation.physics=counting", "agents.count=1"]
+        sim = Simulator.from_scenario(load_scenario("hover", overrides))
+        sim.run(until_s=0.1)
+        print(type(sim.world).__name__, sim.world.steps)  # CountingWorld 40
+        sim.close()
     """
     if not (inspect.isclass(cls) and issubclass(cls, World)) or inspect.isabstract(cls):
         raise ValueError(f"{cls!r}: a backend is a concrete subclass of World")
