@@ -241,12 +241,36 @@ _REGISTRY: dict[str, type[Sensor]] = {}
 def register_sensor(cls: type[Sensor]) -> type[Sensor]:
     """Class decorator: make `cls` the sensor `[uav.sensors.<cls.name>]`. Checks the declaration
     (a new name, a frozen Config with `enabled`, full `defaults`, a known `feeds`). Register
-    before the scenario is loaded (the `Sensor` docstring has a whole sensor):
+    before the scenario is loaded. The smallest sensor, the true height above z = 0 (the
+    `Sensor` docstring has one with noise, a sample period and a recorded column):
+
+        from dataclasses import dataclass
+
+        from skyswarm import Simulator, load_scenario
+        from skyswarm.extend import Sensor, param, register_sensor, swarms_of
+
+
+        @dataclass(frozen=True)
+        class HeightConfig:
+            enabled: bool | None = param(None, "measure the height above z = 0")
+
 
         @register_sensor
-        class Sonar(Sensor):
-            name = "sonar"
-            ...
+        class Height(Sensor):
+            name = "height"  # [uav.sensors.height]
+            Config = HeightConfig
+            defaults = HeightConfig(enabled=False)
+
+            def sample(self, tick, truth):
+                self.value = truth.position[:, 2].copy()  # (N,) m
+
+
+        overrides = ["agents.count=2", "uav.sensors.height.enabled=true"]
+        sim = Simulator.from_scenario(load_scenario("hover", overrides))
+        (swarm,) = swarms_of(sim)
+        sim.step()
+        print(swarm.sensors.sensor("height").value)  # [10. 10.]
+        sim.close()
     """
     name = cls.name
     if name in _REGISTRY:
