@@ -298,7 +298,7 @@ class FlockingCoverage(FlockReport, Mission):
     def check_delivery(self, now: float, leaders_done: bool) -> None:
         """Instrumentation (10 Hz): end the run, honestly, when every live leader's plan is done
         but the base station has not heard enough: UNDELIVERED_S after that (plus, with the data
-        mule, the flight to the farthest base station at transit speed)."""
+        mule, its flight from the areas to a base station at transit speed, `mule_flight_m`)."""
         if not leaders_done or self.sweep_done_s is not None or self.target_met():
             self.plan_done_s = None if not leaders_done else self.plan_done_s
             return
@@ -306,12 +306,21 @@ class FlockingCoverage(FlockReport, Mission):
             self.plan_done_s = now
         wait = UNDELIVERED_S
         if self.flock.mule:
-            span = max(float(np.hypot(*np.ptp(a.corners(), axis=0))) for a in self.areas)
-            far = max(float(np.hypot(*st.position[:2])) for st in self.stations)
-            wait += (span + far) / self.flock.transit_speed_m_s
+            wait += self.mule_flight_m() / self.flock.transit_speed_m_s
         if now - self.plan_done_s >= wait:
             self.undelivered = self.done = True
             self._log("undelivered", -1, f"base station knows {self.coverage:.1%}")
+
+    def mule_flight_m(self) -> float:
+        """Horizontal distance (m) the data mule may have to fly once the sweep is done, from
+        wherever in the areas the plan ends: the least, over the base stations, of the
+        farthest area corner's distance to it (the mule flies to the nearest station, never
+        farther than that one). Measured from the areas, where the flock is, not from the ENU
+        origin: an area 400 m from a base station at the origin is a 100 s flight at 4 m/s."""
+        corners = np.concatenate([a.corners() for a in self.areas])  # (4 A, 2) m
+        sites = np.array([np.asarray(st.position[:2], dtype=float) for st in self.stations])
+        gaps = np.linalg.norm(corners[:, None, :] - sites[None, :, :], axis=2)  # (4 A, S) m
+        return float(gaps.max(axis=0).min())
 
     def target_met(self) -> bool:
         """The base station knows `coverage.target` of each area (or of all, per_area off)."""

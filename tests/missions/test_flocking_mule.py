@@ -71,3 +71,38 @@ def test_the_mule_is_off_when_the_base_station_is_in_reach() -> None:
     far_link = "comms.channels.long_range.range_m=65.0"
     sim = Simulator.from_scenario(load_scenario(CONFIG, [near, far_link]))
     assert sim.mission.flock.mule is False
+
+
+def test_the_undelivered_wait_covers_the_flight_from_the_area() -> None:
+    # an area 300 m out (40 m x 50 m at (300, 300)), the base station at (0, -10) with a 100 m
+    # link: the mule's flight home starts at the area, 402-461 m from the base station. The
+    # wait once the plan is done bounds that flight (farthest corner to the station), not the
+    # area's diagonal plus the station's distance from the ENU origin (64 + 10 m: 18 s at
+    # 4 m/s, while the flight takes up to 90 s and the run ended "not informed" on the way home)
+    far = [
+        "areas=[{id = 1, center = [300.0, 300.0], size = [40.0, 50.0], heading_deg = 60.0}]",
+        "comms.channels.long_range.range_m=100.0",
+    ]
+    sim = Simulator.from_scenario(load_scenario(ROOT / "configs" / "flocking_coverage.toml", far))
+    try:
+        mission = sim.mission
+        assert mission.flock.mule is True  # detected
+        corners = mission.areas[0].corners()
+        gaps = np.hypot(*(corners - [0.0, -10.0]).T)
+        assert mission.mule_flight_m() == pytest.approx(gaps.max())
+        assert 455.0 < mission.mule_flight_m() < 465.0  # 461.1 m
+        # two stations: the bound is the nearer one's farthest corner (the mule flies to the
+        # station nearest to it, never farther than that one)
+        two = "comms.base_stations=[{id = 0, position = [0.0, -10.0, 2.0]}, " + (
+            "{id = 11, position = [300.0, 200.0, 2.0]}]"
+        )
+        sim2 = Simulator.from_scenario(
+            load_scenario(ROOT / "configs" / "flocking_coverage.toml", [*far, two])
+        )
+        try:
+            gaps2 = np.hypot(*(sim2.mission.areas[0].corners() - [300.0, 200.0]).T)
+            assert sim2.mission.mule_flight_m() == pytest.approx(gaps2.max())
+        finally:
+            sim2.close()
+    finally:
+        sim.close()
