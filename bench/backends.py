@@ -47,13 +47,15 @@ class HoverLoop:
     """N UAVs hovering at 10 m on one backend, as a scenario run steps them."""
 
     def __init__(self, n: int, physics: str) -> None:
-        self.sim = Simulator(SimulationConfig(physics=physics), WorldConfig())
+        # threads = 0: every numba thread (the fast column); OneThread sets one per chunk
+        self.sim = Simulator(SimulationConfig(physics=physics, threads=0), WorldConfig())
         cfg = load_uav_config()
         pos = grid(n, z=ALTITUDE_M)
         self.swarm = Swarm(self.sim, cfg, range(1, n + 1), pos, np.zeros(n), hovering=True)
         self.sim.install_faults(FaultsConfig())
 
     def run(self, ticks: int) -> None:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)  # as set up: every thread
         step = self.sim.step
         for _ in range(ticks):
             step()
@@ -100,14 +102,16 @@ class OneThread:
         threads = numba.get_num_threads()
         numba.set_num_threads(1)
         try:
-            self.loop.run(ticks)
+            step = self.loop.sim.step
+            for _ in range(ticks):
+                step()
         finally:
             numba.set_num_threads(threads)
 
 
 def measure(n: int, seconds: float, rounds: int, bare: bool) -> dict:
     loops = {"bullet": HoverLoop(n, "bullet"), "fast": HoverLoop(n, "fast")}
-    if numba.get_num_threads() > 1:
+    if numba.config.NUMBA_NUM_THREADS > 1:
         loops["fast_1_thread"] = OneThread(HoverLoop(n, "fast"))
     if bare:
         loops["bare"] = BareLoop(n)
@@ -120,22 +124,34 @@ def measure(n: int, seconds: float, rounds: int, bare: bool) -> dict:
         per = (time.perf_counter() - t0) / 3
         ticks[name] = max(3, int(seconds / per))
     times: dict[str, list[float]] = {name: [] for name in loops}
+    cpu: dict[str, list[float]] = {name: [] for name in loops}  # process CPU s per tick
     for _ in range(rounds):
         for name, loop in loops.items():
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             loop.run(ticks[name])
             times[name].append((time.perf_counter() - t0) / ticks[name])
+            cpu[name].append((time.process_time() - c0) / ticks[name])
     row: dict = {"n": n, "hover_error_m": {k: loops[k].check() for k in ("bullet", "fast")}}
     row["deaths"] = {k: len(loops[k].sim.deaths) for k in ("bullet", "fast")}
     for name, ts in times.items():
         per_tick = float(np.median(ts))
         row[name] = {
             "s_per_tick": per_tick,
+            "s_per_tick_range": [min(ts), max(ts)],
+            "cpu_s_per_tick": float(np.median(cpu[name])),
             "agent_steps_per_s": n / per_tick,
             "real_time_factor": TICK_S / per_tick,
             "ticks_per_round": ticks[name],
         }
     row["fast_over_bullet"] = row["bullet"]["s_per_tick"] / row["fast"]["s_per_tick"]
+    # per round (interleaved, so the same load): median, min, max; and by CPU time, which a
+    # loaded machine disturbs less (one thread's: the serial columns)
+    per_round = [b / f for b, f in zip(times["bullet"], times["fast"], strict=True)]
+    row["fast_over_bullet_rounds"] = [float(np.median(per_round)), min(per_round), max(per_round)]
+    if "fast_1_thread" in loops:
+        row["fast_1_thread_over_bullet_cpu"] = (
+            row["bullet"]["cpu_s_per_tick"] / row["fast_1_thread"]["cpu_s_per_tick"]
+        )
     if "fast_1_thread" in row:
         row["threads_speedup"] = row["fast_1_thread"]["s_per_tick"] / row["fast"]["s_per_tick"]
     for loop in loops.values():
@@ -158,7 +174,8 @@ def main() -> None:
     )
     print(
         f"{'N':>6} {'bullet ag-steps/s':>18} {'RTF':>7} {'fast ag-steps/s':>16} {'RTF':>7} "
-        f"{'fast 1 thread RTF':>17} {'bare ag-steps/s':>16} {'RTF':>7} {'fast/bullet':>12}"
+        f"{'fast 1 thread RTF':>17} {'bare ag-steps/s':>16} {'RTF':>7} {'fast/bullet':>12} "
+        f"{'(min-max)':>12} {'1 thread/bullet CPU':>20}"
     )
     for n in args.sizes:
         r = measure(n, args.seconds, args.rounds, not args.no_bare)
@@ -172,10 +189,13 @@ def main() -> None:
         )
         one = r.get("fast_1_thread")
         one_col = f"{one['real_time_factor']:>17.2f}" if one else f"{'-':>17}"
+        _, lo, hi = r["fast_over_bullet_rounds"]
+        spread = f"({lo:.1f}-{hi:.1f})"
+        cpu_col = f"{r['fast_1_thread_over_bullet_cpu']:.1f}" if one else "-"
         print(
             f"{n:>6} {b['agent_steps_per_s']:>18,.0f} {b['real_time_factor']:>7.2f} "
             f"{f['agent_steps_per_s']:>16,.0f} {f['real_time_factor']:>7.2f} {one_col} "
-            f"{bare_cols} {r['fast_over_bullet']:>12.1f}"
+            f"{bare_cols} {r['fast_over_bullet']:>12.1f} {spread:>12} {cpu_col:>20}"
         )
     memory = {}
     for n in args.memory:

@@ -24,6 +24,12 @@ interleaved rounds, each boids variant's ratio to hover with its spread over the
 
     python bench/swarm_scale.py [--quick] [--rows N:PHYSICS ...] [--phases] [--rounds R]
     python bench/swarm_scale.py --dense 16 32 [--rounds R]
+    python bench/swarm_scale.py --bar 1000 [--rounds R]
+
+`--bar N` measures only the hover stack (what `skyswarm run`'s progress bar times) at N UAVs on
+the fast engine against Bullet (bench/results/swarm_scale_bar.json). Both `--dense` and `--bar`
+give each ratio per round by wall clock and by the process's CPU time (a loaded machine
+disturbs the latter less), median, min and max.
 
 Prints tables and writes bench/results/swarm_scale.json. Not a test: numbers depend on the host.
 """
@@ -78,35 +84,74 @@ def dense_radio(n: int, ks: list[int], seconds: float, rounds: int, tmp: Path) -
     for k in ks:
         sims["exact" if k == 0 else f"K={k}"] = build("boids", n, "fast", tmp, (100.0, k))
     ticks = max(40, round(seconds / 0.0025))
-    for sim in sims.values():
-        chunk(sim, 80)
-    times: dict[str, list[float]] = {k: [] for k in sims}
-    for _ in range(rounds):
-        for name, sim in sims.items():
-            times[name].append(chunk(sim, ticks))
     row: dict = {"n": n, "range_m": 100.0, "ticks_per_round": ticks, "rounds": rounds}
-    for name, ts in times.items():
-        ratios = [h / t for h, t in zip(times["hover"], ts, strict=True)]
-        row[name] = {
-            "real_time_factor": 0.0025 / float(np.median(ts)),
-            "ratio_to_hover": [float(np.median(ratios)), min(ratios), max(ratios)],
-            "deaths": len(sims[name].deaths),
-        }
+    row.update(interleaved(sims, "hover", ticks, rounds, "ratio_to_hover"))
     for sim in sims.values():
         sim.close()
     return row
 
 
-def print_dense(row: dict) -> None:
+def interleaved(sims: dict[str, Simulator], base: str, ticks: int, rounds: int, key: str) -> dict:
+    """Each sim `ticks` ticks in turn, `rounds` times (after an 80-tick warm-up; not closed):
+    per variant the median real-time factor and, per round, base's time per tick / the
+    variant's by wall clock (`key`: median, min, max) and by the process's CPU time
+    (`key` + "_cpu"), which a loaded machine disturbs less (one thread: the default)."""
+    for sim in sims.values():
+        chunk(sim, 80)
+    wall: dict[str, list[float]] = {k: [] for k in sims}
+    cpu: dict[str, list[float]] = {k: [] for k in sims}
+    for _ in range(rounds):
+        for name, sim in sims.items():
+            c0 = time.process_time()
+            wall[name].append(chunk(sim, ticks))
+            cpu[name].append((time.process_time() - c0) / ticks)
+    out = {}
+    for name in sims:
+        by_wall = [b / t for b, t in zip(wall[base], wall[name], strict=True)]
+        by_cpu = [b / t for b, t in zip(cpu[base], cpu[name], strict=True)]
+        out[name] = {
+            "real_time_factor": 0.0025 / float(np.median(wall[name])),
+            "cpu_real_time_factor": 0.0025 / float(np.median(cpu[name])),
+            key: [float(np.median(by_wall)), min(by_wall), max(by_wall)],
+            f"{key}_cpu": [float(np.median(by_cpu)), min(by_cpu), max(by_cpu)],
+            "s_per_tick": float(np.median(wall[name])),
+            "deaths": len(sims[name].deaths),
+        }
+    return out
+
+
+def fast_over_bullet(n: int, seconds: float, rounds: int, tmp: Path) -> dict:
+    """The hover scenario stack as `skyswarm run` builds it (the progress bar's real-time
+    factor), fast engine against Bullet at n UAVs, in interleaved rounds: per round Bullet's
+    time per tick / the fast engine's (above 1: fast is faster)."""
+    sims = {"bullet": build("hover", n, "bullet", tmp), "fast": build("hover", n, "fast", tmp)}
+    ticks = max(40, round(seconds / 0.0025))
+    row: dict = {"n": n, "ticks_per_round": ticks, "rounds": rounds}
+    row.update(interleaved(sims, "bullet", ticks, rounds, "speed_up_over_bullet"))
+    for sim in sims.values():
+        sim.close()
+    return row
+
+
+def print_versus(row: dict, key: str, title: str) -> None:
+    print(f"\n{title} ({row['rounds']} interleaved rounds of {row['ticks_per_round']} ticks)")
     print(
-        f"\nfast engine, N = {row['n']:,}, boids with a 100 m radio against hover "
-        f"({row['rounds']} interleaved rounds of {row['ticks_per_round']} ticks)"
+        f"{'variant':<10} {'RTF':>7} {'CPU RTF':>8} {'ratio: median':>14} {'min':>6} {'max':>6} "
+        f"{'by CPU: median':>15} {'min':>6} {'max':>6}"
     )
-    print(f"{'variant':<10} {'RTF':>7} {'ratio to hover: median':>23} {'min':>6} {'max':>6}")
     for name, v in row.items():
         if isinstance(v, dict):
-            med, lo, hi = v["ratio_to_hover"]
-            print(f"{name:<10} {v['real_time_factor']:>7.2f} {med:>23.2f} {lo:>6.2f} {hi:>6.2f}")
+            med, lo, hi = v[key]
+            cmed, clo, chi = v[f"{key}_cpu"]
+            print(
+                f"{name:<10} {v['real_time_factor']:>7.2f} {v['cpu_real_time_factor']:>8.2f} "
+                f"{med:>14.2f} {lo:>6.2f} {hi:>6.2f} {cmed:>15.2f} {clo:>6.2f} {chi:>6.2f}"
+            )
+
+
+def print_dense(row: dict) -> None:
+    title = f"fast engine, N = {row['n']:,}, boids with a 100 m radio against hover"
+    print_versus(row, "ratio_to_hover", title)
 
 
 def chunk(sim: Simulator, ticks: int) -> float:
@@ -121,21 +166,10 @@ def chunk(sim: Simulator, ticks: int) -> float:
 def side_by_side(n: int, physics: str, seconds: float, rounds: int, tmp: Path) -> dict:
     sims = {k: build(k, n, physics, tmp) for k in ("hover", "boids")}
     ticks = max(20, round(seconds / 0.0025))
-    for sim in sims.values():
-        chunk(sim, 80)  # warm-up: compiled kernels, first beacon and behaviour ticks
-    times: dict[str, list[float]] = {k: [] for k in sims}
-    for _ in range(rounds):
-        for k, sim in sims.items():
-            times[k].append(chunk(sim, ticks))
     row: dict = {"n": n, "physics": physics, "ticks_per_round": ticks, "rounds": rounds}
-    for k, ts in times.items():
-        per_tick = float(np.median(ts))
-        row[k] = {
-            "s_per_tick": per_tick,
-            "agent_steps_per_s": n / per_tick,
-            "real_time_factor": 0.0025 / per_tick,
-            "deaths": len(sims[k].deaths),
-        }
+    row.update(interleaved(sims, "hover", ticks, rounds, "ratio_to_hover"))
+    for k in sims:
+        row[k]["agent_steps_per_s"] = n / row[k]["s_per_tick"]
     row["ratio"] = row["boids"]["agent_steps_per_s"] / row["hover"]["agent_steps_per_s"]
     row["boids_polarisation"] = float(sims["boids"].mission.polarisation)
     for sim in sims.values():
@@ -221,10 +255,16 @@ def print_phases(n: int, physics: str, ph: dict) -> None:
 
 
 def print_row(n: int, physics: str, row: dict) -> None:
+    _, lo, hi = row["boids"]["ratio_to_hover"]
+    by_cpu = row["boids"]["ratio_to_hover_cpu"][0]
     print(
         f"{n:>6} {physics:>7} {row['hover']['agent_steps_per_s']:>10.0f} "
         f"{row['boids']['agent_steps_per_s']:>10.0f} {row['ratio']:>6.2f} "
-        f"{row['boids_polarisation']:>6.2f}"
+        f"{row['boids_polarisation']:>6.2f}  (rounds {lo:.2f}-{hi:.2f}; by CPU {by_cpu:.2f}; "
+        f"RTF hover {row['hover']['real_time_factor']:.2f}, boids "
+        f"{row['boids']['real_time_factor']:.2f}; CPU RTF hover "
+        f"{row['hover']['cpu_real_time_factor']:.2f}, boids "
+        f"{row['boids']['cpu_real_time_factor']:.2f})"
     )
 
 
@@ -257,6 +297,13 @@ def main() -> None:
         help="only the dense-radio table: fast hover vs boids at 1,000 UAVs, 100 m radio, "
         "exact and with each neighbour table size K (default 16 32)",
     )
+    ap.add_argument(
+        "--bar",
+        type=int,
+        metavar="N",
+        help="only the hover stack (what `skyswarm run`'s progress bar times) at N UAVs, "
+        "fast engine against Bullet",
+    )
     args = ap.parse_args()
     rounds = args.rounds or (3 if args.quick else 5)
     load0 = os.getloadavg()
@@ -280,6 +327,15 @@ def main() -> None:
             out["dense_radio"] = row
             print_dense(row)
             OUT.with_name("swarm_scale_dense.json").write_text(json.dumps(out, indent=2))
+            print(f"load average: start {load0[0]:.2f}, end {os.getloadavg()[0]:.2f}")
+            return
+        if args.bar:
+            row = fast_over_bullet(args.bar, 0.25, rounds, tmp)
+            out["fast_over_bullet"] = row
+            print_versus(
+                row, "speed_up_over_bullet", f"hover stack, N = {args.bar:,}: fast / Bullet"
+            )
+            OUT.with_name("swarm_scale_bar.json").write_text(json.dumps(out, indent=2))
             print(f"load average: start {load0[0]:.2f}, end {os.getloadavg()[0]:.2f}")
             return
         if args.rows:
