@@ -31,6 +31,7 @@ from skyswarm.uav.sensors.camera import (
     GROUND,
     NOTHING,
     OBSTACLE,
+    TERRAIN,
     CameraImages,
     CameraScene,
     CameraViews,
@@ -77,6 +78,7 @@ void main() {
 """
 GROUND_HALF_M = 20000.0  # m: the ground quad under each camera, as big as the GUI's
 SKY_RGB = np.round(np.array(palette.SKY) * 255).astype(np.uint8)
+_MESH_RGB = {TERRAIN: palette.GROUND, OBSTACLE: palette.OBSTACLE}  # colour by class
 _CONTEXT: list[moderngl.Context] = []  # one EGL context for every renderer of the process
 
 
@@ -167,6 +169,10 @@ class EglCameraRenderer:
         self._boxes = self._vao(box_mesh(), boxes)
         ground = _instances(np.eye(4)[None], palette.GROUND, np.ones(1), GROUND)
         self._ground = self._vao(_ground_mesh(), ground)
+        self._meshes = [  # static triangles in world coordinates: one identity instance each
+            self._vao(flat_mesh(v, f), _instances(np.eye(4)[None], _MESH_RGB[c], np.ones(1), c))
+            for v, f, c in scene.meshes
+        ]
         self._uav_rgb = palette.role_color("uav", 0)
         mesh = role_mesh("uav")
         self._uavs = self._vao(mesh, np.zeros((max(n, 1), 21), np.float32))
@@ -224,13 +230,15 @@ class EglCameraRenderer:
         return self._images(n)
 
     def _draw(self, i: int, views: CameraViews, uavs: np.ndarray) -> None:
-        """Camera i's tile: boxes, the UAVs it may see (`uavs`: their instance rows), the
-        ground under the camera. The UAVs' rows go to fresh storage (orphan): a queued draw
-        of an earlier tile still reads the old one."""
+        """Camera i's tile: boxes, terrain and mesh obstacles, the UAVs it may see (`uavs`:
+        their instance rows), the ground under the camera. The UAVs' rows go to fresh storage
+        (orphan): a queued draw of an earlier tile still reads the old one."""
         prog = self.prog
         prog["u_shift"].value = (0.0, 0.0, 0.0)
         if len(self.scene.box_centers):
             self._boxes[0].render(moderngl.TRIANGLES, instances=len(self.scene.box_centers))
+        for vao, _ in self._meshes:
+            vao.render(moderngl.TRIANGLES, instances=1)
         if len(uavs):
             self._uavs[1].orphan()
             self._uavs[1].write(uavs.tobytes())
@@ -257,7 +265,7 @@ class EglCameraRenderer:
     def release(self) -> None:
         """Free the GPU objects (the shared context stays)."""
         with egl_current():
-            for vao, ibo in (self._boxes, self._ground, self._uavs):
+            for vao, ibo in (self._boxes, self._ground, self._uavs, *self._meshes):
                 vao.release()
                 ibo.release()
             self.fbo.release()

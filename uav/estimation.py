@@ -98,9 +98,10 @@ class SensorSuite:
         truth = self._truth()
         self._last_velocity = truth.velocity.copy()
         boxes, yaws = _boxes_of(swarm)
+        scenario = swarm.sim.scenario
         setting = Setting(
             n, dt, swarm.g, boxes, self.rng, swarm.sim.world, np.asarray(swarm.slots),
-            swarm.ids, yaws,
+            swarm.ids, yaws, getattr(scenario, "world", None), getattr(scenario, "base_dir", None),
         )  # fmt: skip
         built = {}  # built (and their start states drawn) in registration order
         for name in config.enabled():

@@ -19,7 +19,10 @@ import numpy as np
 from skyswarm.core.schema import ConfigError, ticks_exact
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from skyswarm.core.backends import World
+    from skyswarm.core.config import WorldConfig
 
 
 @dataclass(frozen=True)
@@ -49,8 +52,9 @@ class Setting:
     the scenario's static boxes (B, 6: centre, half size) and the run's `sensors` stream; the
     physics `world` and the agents' (N,) state `slots` in it, for sensors that cast rays
     through the World seam (`World.cast_rays`; None where a sensor is built without one); the
-    agents' (N,) `ids` and the boxes' (B,) `box_yaw_rad` (for sensors that draw the scene). A
-    sensor's `__init__` sizes its state from it:
+    agents' (N,) `ids`, the boxes' (B,) `box_yaw_rad`, and the scenario's `scenery` (its
+    WorldConfig: terrain and mesh obstacles) with `base_dir`, the folder its paths are relative
+    to (for sensors that draw the scene). A sensor's `__init__` sizes its state from it:
 
         def __init__(self, cfg, setting: Setting, truth: Truth) -> None:
             super().__init__(cfg, setting, truth)
@@ -66,6 +70,8 @@ class Setting:
     slots: np.ndarray | None = None
     ids: np.ndarray | None = None
     box_yaw_rad: np.ndarray | None = None
+    scenery: WorldConfig | None = None
+    base_dir: Path | None = None
 
 
 def ticks_of(seconds: float, tick_s: float, key: str, allow_zero: bool = False) -> int:

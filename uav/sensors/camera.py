@@ -21,10 +21,11 @@ What a sample holds (N cameras, H x W pixels, row 0 at the top of the image):
 - `rgb` (N, H, W, 3) uint8: flat colours under one light (the GUI's palette), the sky colour
   where nothing is seen;
 - `segmentation` (N, H, W) int32: the agent id (>= 0) of the UAV seen, else a class:
-  GROUND (-1), OBSTACLE (-2, box obstacles), NOTHING (the int32 minimum: the sky, or a dead
-  UAV's camera).
-The renderer sees the ground, the scenario's box obstacles and the UAVs (drawn with the GUI's
-mesh), not terrain or mesh obstacles (yet). Noise draws (N, H, W) normals from the `sensors`
+  GROUND (-1), OBSTACLE (-2, box and mesh obstacles), TERRAIN (-3, the scenario's height grid
+  or terrain mesh), NOTHING (the int32 minimum: the sky, or a dead UAV's camera).
+The renderer sees the ground, the scenario's obstacles (boxes, and OBJ meshes as placed and
+scaled), its terrain (`[world] terrain` as the OBJ's own triangles, `heightfield` as the
+grid's) and the UAVs (drawn with the GUI's mesh). Noise draws (N, H, W) normals from the `sensors`
 stream at every sample when `depth_sigma_m` > 0, so one seed gives one image sequence.
 
 Usage, in a scenario (64 x 64 at 10 Hz, looking ahead) and in a behaviour:
@@ -44,7 +45,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -52,8 +54,12 @@ from skyswarm.core.schema import ConfigError, param
 from skyswarm.uav.sensors.base import Sensor, Setting, Truth, register_sensor
 from skyswarm.uav.sensors.lidar import mount_rotation
 
+if TYPE_CHECKING:
+    from skyswarm.core.config import WorldConfig
+
 GROUND = -1  # segmentation class of the ground plane (the World's GROUND id)
-OBSTACLE = -2  # segmentation class of the box obstacles
+OBSTACLE = -2  # segmentation class of the box and mesh obstacles
+TERRAIN = -3  # segmentation class of the terrain (height grid or terrain mesh)
 NOTHING = int(np.iinfo(np.int32).min)  # segmentation of the sky (nothing within max_depth_m)
 MAX_ID = 1 << 24  # agent ids below this are exact in the renderer's float32 channel
 # sensor frame (x ahead, y left, z up) -> OpenGL eye frame (x right, y up, looking down -z)
@@ -101,13 +107,16 @@ class ImageReading:
 class CameraScene:
     """The static scene and the agents a renderer draws: `ground` (the plane z = 0), box
     obstacles as `box_centers` (B, 3) m, `box_sizes` (B, 3) m (full) and `box_yaw_rad` (B,),
-    and the (N,) `ids` of the swarm's agents (their segmentation values)."""
+    the (N,) `ids` of the swarm's agents (their segmentation values), and static triangle
+    `meshes`: (vertices (V, 3) m world, faces (F, 3) int, class) each, the terrain (TERRAIN)
+    and mesh obstacles (OBSTACLE)."""
 
     ground: bool
     box_centers: np.ndarray
     box_sizes: np.ndarray
     box_yaw_rad: np.ndarray
     ids: np.ndarray
+    meshes: tuple[tuple[np.ndarray, np.ndarray, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -204,7 +213,35 @@ def _scene(setting: Setting) -> CameraScene:
     yaw = setting.box_yaw_rad if setting.box_yaw_rad is not None else np.zeros(len(boxes))
     ids = setting.ids if setting.ids is not None else np.arange(setting.n)
     ground = bool(setting.world.has_ground) if setting.world is not None else True
-    return CameraScene(ground, boxes[:, :3], 2 * boxes[:, 3:], np.asarray(yaw, float), ids)
+    meshes = scenery_meshes(setting.scenery, setting.base_dir)
+    return CameraScene(ground, boxes[:, :3], 2 * boxes[:, 3:], np.asarray(yaw, float), ids, meshes)
+
+
+def scenery_meshes(
+    world: WorldConfig | None, base_dir: Path | None
+) -> tuple[tuple[np.ndarray, np.ndarray, int], ...]:
+    """The scenario's static triangles as the physics builds them (core/simulator.py): the
+    terrain OBJ and the height grid (TERRAIN), each mesh obstacle scaled and moved to its
+    centre (OBSTACLE); paths relative to `base_dir` (the working directory without one)."""
+    if world is None:
+        return ()
+    from skyswarm.core.backends.meshes import load_mesh
+    from skyswarm.core.backends.terrain import load_height_grid
+
+    base = Path(base_dir) if base_dir is not None else Path()
+    out = []
+    if world.terrain:
+        out.append((*load_mesh(base / world.terrain), TERRAIN))
+    if world.heightfield:
+        grid = load_height_grid(
+            base / world.heightfield, world.heightfield_cell_m, world.heightfield_origin
+        )
+        out.append((*grid.triangles(), TERRAIN))
+    for ob in world.obstacles:
+        if ob.type == "mesh":
+            v, f = load_mesh(base / ob.mesh, ob.scale)
+            out.append((v + np.asarray(ob.center, dtype=float), f, OBSTACLE))
+    return tuple(out)
 
 
 @register_sensor
