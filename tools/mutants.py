@@ -10,7 +10,9 @@ tests fails (pytest -x: the first failure is enough), survived when they all pas
     python tools/mutants.py -k beacon,drag  # those whose file or description contains either
     python tools/mutants.py --list          # the mutants, without running anything
 
-Run time: ~15 minutes on two cores (kernel mutants recompile their numba module once each).
+A kill counts only if the same tests pass on the unmutated copy (each selection run once,
+cached; --no-baseline skips that). Run time: ~15 minutes on two cores without the baseline
+(kernel mutants recompile their numba module once each), about twice that with it.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         UK,
-        "            w += c.alpha * (math.sqrt(cmd / c.k_f) - w)",
+        "            w += alpha * (math.sqrt(cmd / c.k_f) - w)",
         "            w = math.sqrt(cmd / c.k_f)",
         "no rotor-speed lag",
         (T_KNOWN, "-k", "63_2"),
@@ -334,6 +336,18 @@ def check(mutant: Mutant, text: str) -> None:
         raise SystemExit(f"{mutant.file}: {count} lines equal {mutant.original.strip()!r}")
 
 
+def run_tests(tests: tuple[str, ...], pkg: Path, env: dict[str, str], timeout_s: float) -> str:
+    """Run one test selection in the copy: "passed", "failed", "timeout" or "error <rc>"."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts="]
+    try:
+        proc = subprocess.run(
+            [*cmd, *tests], cwd=pkg, env=env, capture_output=True, timeout=timeout_s
+        )
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    return {0: "passed", 1: "failed"}.get(proc.returncode, f"error {proc.returncode}")
+
+
 def run_one(mutant: Mutant, pkg: Path, env: dict[str, str], timeout_s: float) -> tuple[str, float]:
     """Apply the mutant in the copy, run its tests, put the line back: (verdict, seconds)."""
     path = pkg / mutant.file
@@ -342,18 +356,27 @@ def run_one(mutant: Mutant, pkg: Path, env: dict[str, str], timeout_s: float) ->
     lines = text.split("\n")
     lines[lines.index(mutant.original)] = mutant.mutated
     path.write_text("\n".join(lines), encoding="utf-8")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts="]
     start = time.monotonic()
     try:
-        proc = subprocess.run(
-            [*cmd, *mutant.tests], cwd=pkg, env=env, capture_output=True, timeout=timeout_s
-        )
-        verdict = {0: "survived", 1: "killed"}.get(proc.returncode, f"error {proc.returncode}")
-    except subprocess.TimeoutExpired:
-        verdict = "killed (timeout)"
+        result = run_tests(mutant.tests, pkg, env, timeout_s)
     finally:
         path.write_text(text, encoding="utf-8")
-    return verdict, time.monotonic() - start
+    verdict = {"passed": "survived", "failed": "killed", "timeout": "killed (timeout)"}
+    return verdict.get(result, result), time.monotonic() - start
+
+
+class Baseline:
+    """Each test selection run once on the unmutated copy (cached): a mutant counts as killed
+    only if its tests pass without it, otherwise the verdict is "baseline fails"."""
+
+    def __init__(self, pkg: Path, env: dict[str, str], timeout_s: float) -> None:
+        self.pkg, self.env, self.timeout_s = pkg, env, timeout_s
+        self.results: dict[tuple[str, ...], str] = {}
+
+    def passes(self, tests: tuple[str, ...]) -> bool:
+        if tests not in self.results:
+            self.results[tests] = run_tests(tests, self.pkg, self.env, self.timeout_s)
+        return self.results[tests] == "passed"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,6 +384,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-k", default="", help="only mutants whose file or description contains one")
     p.add_argument("--list", action="store_true", help="list the mutants and exit")
     p.add_argument("--timeout", type=float, default=600.0, help="s per mutant's tests")
+    p.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="do not re-run a killing selection unmutated (by default a kill counts only if "
+        "the same tests pass without the mutant)",
+    )
     args = p.parse_args(argv)
     words = args.k.split(",")
     chosen = [m for m in MUTANTS if any(w in m.file or w in m.breaks for w in words)]
@@ -375,9 +404,16 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "PYTHONPATH": tmp, "NUMBA_CACHE_DIR": str(Path(tmp, "numba"))}
         env.pop("PYTEST_ADDOPTS", None)
         killed = 0
+        baseline = Baseline(pkg, env, args.timeout)
         print(f"{'verdict':17} {'s':>5}  {'file':32} what it breaks")
         for m in chosen:
             verdict, took = run_one(m, pkg, env, args.timeout)
+            if (
+                verdict.startswith("killed")
+                and not args.no_baseline
+                and not baseline.passes(m.tests)
+            ):
+                verdict = "baseline fails"
             killed += verdict.startswith("killed")
             print(f"{verdict:17} {took:5.0f}  {m.file:32} {m.breaks}", flush=True)
     print(f"score: {killed}/{len(chosen)} killed")

@@ -226,6 +226,27 @@ def gps_horizontal_rms(fixes: int = 20000) -> tuple[float, float]:
     return float(derived), float(np.sqrt(np.mean(np.sum(errs[:, :2] ** 2, axis=1))))
 
 
+@pytest.mark.parametrize("period_s", [0.2, 1.0])
+def test_gps_error_drifts_per_fix_as_its_period_and_time_constant_say(period_s: float) -> None:
+    # The shared pseudorange errors are Gauss-Markov with tau 2000 s stepped once per fix:
+    # between fixes T apart each changes by a variance 2 pr^2 (1 - exp(-T / tau)), so with no
+    # receiver noise the horizontal position error moves by an RMS of pr sqrt(2 (1 - e^(-T /
+    # tau))) HDOP from one fix to the next: 3.2 mm at 5 Hz, 7.2 mm at 1 Hz (sqrt 5 times
+    # more). 20000 fixes: 40,000 dof, within 3 % (chi-square 99 %: 1.3 %). Kills errors
+    # stepped with any period but the receiver's (mutation pass, tools/mutants.py).
+    cfg = gps_cfg(period_s=period_s, receiver_sigma_m=0.0)
+    model = GpsModel(cfg, 1, np.random.default_rng(9))
+    errs = np.array([model.step()[0].copy() for _ in range(20000)])
+    step_rms = np.sqrt(np.mean(np.sum(np.diff(errs[:, :2], axis=0) ** 2, axis=1)))
+    los = sky(cfg.satellites)
+    g = np.hstack([-los, np.ones((len(los), 1))])
+    q = np.linalg.inv(g.T @ g)
+    hdop = np.sqrt(q[0, 0] + q[1, 1])
+    derived = cfg.pr_sigma_m * np.sqrt(2 * (1 - np.exp(-period_s / cfg.pr_tau_s))) * hdop
+    assert derived == pytest.approx({0.2: 0.00321, 1.0: 0.00718}[period_s], rel=0.01)
+    assert step_rms == pytest.approx(derived, rel=0.03)
+
+
 def test_co_located_receivers_share_their_error() -> None:
     # Two receivers, same satellites: the shared pseudorange errors dominate (0.1746 m vs
     # 0.02 m receiver noise), so corr = 0.1746^2 / (0.1746^2 + 0.02^2) = 0.987 per axis and the
