@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -18,6 +17,7 @@ import numpy as np
 
 from skyswarm.app.results_dir import atomic_path, check_export_target
 from skyswarm.core.geo import enu_to_wgs84
+from skyswarm.core.limits import loads_json
 from skyswarm.core.recorder import read_header, read_trajectory
 from skyswarm.core.schema import ConfigError
 
@@ -117,7 +117,9 @@ def _flight_plans(results: Path) -> dict[str, list[dict]]:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"), str(path))
+    except ConfigError:  # nested too deep: already one line naming the file
+        raise
     except (OSError, ValueError) as exc:
         raise ConfigError(str(path), "(file)", path.name, f"readable JSON ({exc})") from None
     return data if isinstance(data, dict) else {}

@@ -240,11 +240,25 @@ def check_export_target(target: Path, results: Path, overwrite: bool, flag: str)
     if (folder / MARKER).exists() or (folder / "trajectory.json").exists():
         expected = f"a file outside run directories ({folder} is one)"
         raise ConfigError("", flag, str(target), expected)
-    if os.path.lexists(target):
-        if target.is_dir():
-            raise ConfigError("", flag, str(target), "a file name (this is a directory)")
-        if not overwrite:
-            raise ConfigError("", flag, str(target), "a new file (or --overwrite)")
+    check_new_file(target, overwrite, flag)
+
+
+def check_new_file(target: Path, overwrite: bool, flag: str, hint: str = "or --overwrite") -> None:
+    """Refuse, before any work, a `target` file (the value of `flag`) that `atomic_path` could
+    not write: a directory, an existing file without `overwrite`, or a name whose folder is
+    missing, not a folder, or not writable (the temporary file goes there)."""
+    if target.is_dir():
+        raise ConfigError("", flag, str(target), "a file name (this is a directory)")
+    if os.path.lexists(target) and not overwrite:
+        raise ConfigError("", flag, str(target), f"a new file ({hint})")
+    folder = target.absolute().parent
+    if not folder.is_dir():
+        missing = "is not a folder" if folder.exists() else "does not exist"
+        raise ConfigError(
+            "", flag, str(target), f"a file in an existing folder ({folder} {missing})"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError("", flag, str(target), f"a file in a writable folder (not {folder})")
 
 
 @contextlib.contextmanager
@@ -257,7 +271,10 @@ def atomic_path(path: Path) -> Iterator[Path]:
         with atomic_path(Path("map.png")) as tmp:
             fig.savefig(tmp, format="png")
     """
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # the error names the file asked for, not the temporary one
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     os.close(fd)
     tmp = Path(name)
     try:

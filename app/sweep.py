@@ -191,9 +191,13 @@ def load_sweep(
     n_points, n_runs = count_runs(top.grid, top.points, settings, file)
     if announce is not None:
         announce(f"sweep: {n_runs} runs ({n_points} points x {n_runs // n_points} replicates)")
-    if n_runs > max_runs:
+    if n_runs > max_runs:  # named by what made it too many: the points, or their replicates
+        key = ("grid" if top.grid is not None else "points") if n_points > max_runs else None
         raise ConfigError(
-            file, "grid", f"{n_runs} runs", f"at most --max-runs {max_runs} runs (or raise it)"
+            file,
+            key or "sweep.seeds",
+            f"{n_runs} runs",
+            f"at most --max-runs {max_runs} runs (or raise it)",
         )
     points = _points(top.grid, top.points, file)
     keys = tuple(dict.fromkeys(k for p in points for k in p.params))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from skyswarm.core.schema import ConfigError
@@ -38,7 +39,14 @@ class Move:
     note: str = ""
 
     def message(self, file: str) -> str:
-        fix = f"`skyswarm migrate {file}` rewrites the file" if file else "see docs/reliability.md"
+        """The `expected` of the error; the command it gives works as written (an in-place
+        migrate needs --overwrite, so it names a new file)."""
+        new_file = str(Path(file).with_name(f"{Path(file).stem}_schema{SCHEMA}.toml"))
+        fix = (
+            f"`skyswarm migrate {file} --out {new_file}` writes the file in the current schema"
+            if file
+            else "see docs/reliability.md"
+        )
         if self.new is None:
             return f"no {self.old}: removed in {self.version} ({self.note})"
         return f"no {self.old}: moved to [{self.new}] in {self.version} ({fix})"

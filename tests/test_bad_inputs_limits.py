@@ -49,14 +49,16 @@ def test_a_million_run_sweep_is_counted_and_refused_at_once(tmp_path, monkeypatc
     out, err = capsys.readouterr()
     assert "sweep: 1000000 runs (1000000 points x 1 replicates)" in out
     assert err.count("\n") == 1 and f"at most --max-runs {MAX_RUNS}" in err, err
+    assert ": grid = '1000000 runs'" in err, err
     assert not (tmp_path / "out").exists()  # refused before the output folder
 
 
 def test_replicates_count_too_and_the_cap_is_exact(tmp_path, monkeypatch):
     path = _sweep(tmp_path, "drop_test.height_m = [2.0, 5.0]\n", seeds="1_000_000_000_000")
     _never_enumerate(monkeypatch)
-    with pytest.raises(ConfigError, match="2000000000000 runs"):
+    with pytest.raises(ConfigError, match="2000000000000 runs") as err:
         load_sweep(path)
+    assert err.value.key == "sweep.seeds"  # two points: the replicates make it hopeless
     monkeypatch.undo()
     six = _sweep(tmp_path, "drop_test.height_m = [2.0, 5.0]\n", seeds="3")  # 2 x 3 = 6 runs
     with pytest.raises(ConfigError, match="at most --max-runs 5 runs"):
@@ -157,3 +159,22 @@ def test_more_fuzz_findings_are_one_line(scenario, setting, key, capsys):
     assert main(["validate", scenario, "--set", setting]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and key in err, err
+
+
+def test_a_results_file_nested_50000_deep_is_one_line(tmp_path, capsys):
+    from skyswarm.core.limits import loads_json
+
+    assert loads_json('{"a": [[1, 2]]}', "f.json") == {"a": [[1, 2]]}
+    with pytest.raises(ConfigError, match=f"nested at most {MAX_DEPTH} deep"):
+        loads_json(DEEP, "run/summary.json")  # was a RecursionError from json's decoder
+    with pytest.raises(ValueError, match="Expecting"):
+        loads_json("{", "f.json")  # malformed is the caller's to name
+    # the KML export reads a flight-plan run's flight_plan.json (a run someone sent you)
+    run = tmp_path / "run"
+    assert main(["run", "survey", "--quiet", "--duration", "0.5", "--out", str(run)]) == 5
+    (run / "flight_plan.json").write_text(DEEP)
+    capsys.readouterr()
+    assert main(["export", str(run), "--kml", str(tmp_path / "x.kml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "flight_plan.json" in err and "nested at most" in err, err
+    assert not (tmp_path / "x.kml").exists()

@@ -202,3 +202,25 @@ def test_an_export_that_fails_midway_leaves_the_old_file_and_no_debris(a_run, us
     monkeypatch.setattr(export.csv, "writer", Full)
     assert main(["export", str(a_run), "--csv", str(target), "--overwrite"]) == 1
     assert tree_hash(users) == before  # the old bytes, and no temporary file left
+
+
+def test_an_export_or_migrate_into_a_missing_folder_is_refused_before_any_work(
+    a_run, users, tmp_path, capsys
+):
+    # was exit 1 after reading the run, naming the temporary file (.x.csv.abc123.tmp)
+    before = tree_hash(users)
+    for target, why in (
+        (tmp_path / "nodir" / "sub" / "x.csv", "does not exist"),
+        (users / "chapter1.tex" / "x.csv", "is not a folder"),
+    ):
+        assert main(["export", str(a_run), "--csv", str(target)]) == 2
+        err = _one_line_refusal(capsys, "--csv = '", "a file in an existing folder", why)
+        assert ".tmp" not in err
+    old = tmp_path / "old.toml"
+    old.write_text((ROOT / "configs" / "hover.toml").read_text() + "[faults.rates]\nx = 1.0\n")
+    assert main(["migrate", str(old), "--out", str(tmp_path / "nodir" / "new.toml")]) == 2
+    _one_line_refusal(capsys, "--out", "does not exist")
+    assert main(["migrate", str(old), "--out", str(users), "--overwrite"]) == 2
+    _one_line_refusal(capsys, "--out", "this is a directory")
+    assert tree_hash(users) == before
+    assert not (tmp_path / "nodir").exists()
