@@ -5,7 +5,7 @@ An agent object is a thin handle: its state lives in the world's arrays, read th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NewType
 
 import numpy as np
@@ -96,6 +96,12 @@ class Agent:
     def estimate_row(self) -> tuple[EstimateSource, int] | None:
         """The group whose state estimate this agent flies on, and its row there
         (`core.hooks.EstimateSource`); None when it acts on the truth (the default)."""
+        return None
+
+    def heard_from(self) -> Mapping[int, float] | None:
+        """{agent id: simulated time s this agent last heard from it}, for the viewer's
+        inspector; None when the agent keeps no such record (the default; a flocking member
+        keeps one)."""
         return None
 
     def __repr__(self) -> str:

@@ -17,8 +17,9 @@ Agents that random faults strike implement `FaultCapable`; the fault injector fi
 
 What the views and the timeline read of the floors above core is declared here too:
 `EstimateSource` (a group of agents flying on a state estimate, e.g. a UAV swarm with sensors)
-and `ViewSource` (what a mission shows: HUD lines, overlays, the highlighted role; the `Mission`
-base implements it with do-nothing defaults). Core reads nothing else of those objects.
+and `ViewSource` (what a mission shows: HUD lines, overlays, the highlighted role, the viewer's
+commands; the `Mission` base implements it with do-nothing defaults). Core reads nothing else
+of those objects.
 """
 
 from __future__ import annotations
@@ -215,6 +216,11 @@ class ViewSource(Protocol):
 
     def role_members(self, role: str) -> list[int]:
         """Ids of the agents holding `role` now; [] when nobody does."""
+        ...
+
+    def gui_commands(self) -> Sequence[tuple[str, Callable[[int | None], Any]]]:
+        """The live viewer's mission commands, keys 1-9 in order: (label, function of the
+        selected agent's id, or None); [] for none."""
         ...
 
 

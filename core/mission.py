@@ -13,7 +13,7 @@ import importlib.metadata
 import inspect
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from skyswarm.core.schema import ConfigError, did_you_mean
@@ -141,6 +141,13 @@ class Mission:
     def role_members(self, role: str) -> list[int]:
         """Agent ids currently holding `role` (e.g. "leader"), for an event's `target = role`.
         An empty list means nobody holds it now (the event then applies to no agent)."""
+        return []
+
+    def gui_commands(self) -> Sequence[tuple[str, Callable[[int | None], Any]]]:
+        """Commands the live viewer offers on keys 1-9, in order: (label, function called with
+        the selected agent's id, or None when none is selected). None by default.
+
+        Example: `return [("land", lambda agent_id: self.land(agent_id))]`."""
         return []
 
     # True for a mission whose task is to fly until the time limit (hover, keep-spot): reaching

@@ -230,13 +230,14 @@ class ViewerApp(ViewerBase):
 
     # -- mission commands (keys 1..9) -----------------------------------------------------
     def mission_commands(self) -> list[tuple[str, Callable[[int | None], None]]]:
-        """The mission's `gui_commands()` (label, function of the selected id), at most nine,
-        read with getattr: a mission without them has none."""
-        fn = getattr(self.session.sim.mission, "gui_commands", None)
-        if fn is None:
+        """The mission's `gui_commands()` (label, function of the selected id; declared by
+        `core.hooks.ViewSource`, [] on the Mission base), at most nine."""
+        mission = self.session.sim.mission
+        if mission is None:
             return []
         try:
-            return [(str(label), call) for label, call in list(fn())[: len(COMMAND_KEYS)]]
+            commands = list(mission.gui_commands())[: len(COMMAND_KEYS)]
+            return [(str(label), call) for label, call in commands]
         except Exception as exc:  # noqa: BLE001 - a mission bug must not close the viewer
             self.command_note = f"gui_commands failed: {type(exc).__name__}: {exc}"
             return []
@@ -402,8 +403,8 @@ def inspect(sim: Simulator, agent: Any, frame: Frame) -> list[str]:
             comms = f"msgs in {rx} / out {tx}"
         except Exception:  # noqa: BLE001 - an agent the dispatcher does not know
             comms = ""
-    last = getattr(agent, "last_heard", None)  # {id: time heard, s}, e.g. a flock member
-    if isinstance(last, dict):
+    last = agent.heard_from()  # {id: time heard, s}, e.g. a flock member (core Agent method)
+    if last is not None:
         recent = sum(1 for t in last.values() if sim.time_s - float(t) <= HEARD_WITHIN_S)
         comms = f"heard {recent} neighbours in {HEARD_WITHIN_S:g} s   {comms}"
     if comms:

@@ -205,6 +205,10 @@ class FlockUav(AutonomousUavAgent):
                     self.far[p.sender] = d >= split_m
 
     # -- membership -------------------------------------------------------------------------
+    def heard_from(self) -> Mapping[int, float]:
+        """{member id: time s its beacon was last heard} (core.agent.Agent.heard_from)."""
+        return self.last_heard
+
     def members(self, now: float) -> set[int]:
         """Ids this member believes alive: itself and those heard within the timeout."""
         limit = self.ctx.flock.timeout_s

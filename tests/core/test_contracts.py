@@ -132,6 +132,9 @@ class WatchedMission:
     def role_members(self, role: str) -> list[int]:
         return [3, 1] if role == "scout" else [99]
 
+    def gui_commands(self) -> list[Any]:
+        return []  # the live viewer's; the timeline never asks
+
 
 def test_the_watch_catches_getattr_discovery_and_lets_declared_reads_through() -> None:
     mission = WatchedMission()
