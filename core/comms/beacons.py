@@ -24,8 +24,10 @@ swarm algorithms send most: "here I am". It uses the dispatcher's channel models
   distance, ties to the lower row; a compiled grid pass, `nearest_pairs`, into CSR buffers the
   net keeps across rounds); copies from the other senders in range count as queue_overflow (the
   table is full), and only the K kept draw a loss. The work per round is then O(N K) after the
-  range scan instead of O(pairs in range); a table still holds entries of former neighbours
-  until they time out. K = 0 keeps every sender in range (the exact mode).
+  range scan instead of O(pairs in range). The table itself holds at most K entries per
+  receiver: when former nearest neighbours not timed out yet would make a row longer, it keeps
+  its K freshest (latest sent; as fresh: the lower sender rows), as a full radio table replaces
+  its oldest entry. K = 0 keeps every sender in range (the exact mode).
 - `table()` gives, for every member, the latest beacon of each neighbour heard within
   `timeout_s`, with its age, as CSR arrays (`NeighbourTable`).
 
@@ -316,8 +318,29 @@ class BeaconNet:
             self._merge(sent, oldest)
         recv, send = self._recv, self._send
         indptr = np.searchsorted(recv, np.arange(self._m + 1)).astype(np.intp)
+        if self._k and fresh and (np.diff(indptr) > self._k).any():
+            indptr = self._evict(indptr)
+            recv, send = self._recv, self._send
         age = (now - self._tick) * self.sim.world.tick_s
         return NeighbourTable(indptr, recv, send, self.ids[send], age, self._rec)
+
+    def _evict(self, indptr: np.ndarray) -> np.ndarray:
+        """A bounded table holds at most K entries per receiver: a row with more (former
+        nearest neighbours not timed out yet) keeps its K freshest (latest sent; as fresh: the
+        lower sender rows), in place, still sorted by (receiver, sender). Returns the indptr."""
+        counts = np.diff(indptr)
+        long = counts[counts > self._k]  # the rows too long, by receiver row
+        over = np.flatnonzero((counts > self._k)[self._recv])  # their entries
+        order = over[np.lexsort((self._send[over], -self._tick[over], self._recv[over]))]
+        rank = np.arange(len(order)) - np.repeat(np.cumsum(long) - long, long)  # within a row
+        keep = np.ones(len(self._key), dtype=bool)
+        keep[order[rank >= self._k]] = False
+        n = int(keep.sum())
+        for name in ("_key", "_tick", "_rec", "_recv", "_send"):
+            a = getattr(self, name)
+            a[:n] = a[keep]  # the spare copy first, then into the buffer's head
+            setattr(self, name, a[:n])
+        return np.searchsorted(self._recv, np.arange(self._m + 1)).astype(np.intp)
 
     def _merge(self, sent: _Send | None, oldest: int) -> None:
         """Fold a send's deliveries not merged yet into the table (per pair, the latest sent),

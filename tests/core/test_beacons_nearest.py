@@ -9,7 +9,7 @@ import pytest
 
 from skyswarm.core.comms.beacon_kernels import nearest_pairs
 from tests.core.test_beacons import fates_add_up, net_of
-from tests.core.test_comms import make_sim, steps
+from tests.core.test_comms import TICK, make_sim, steps
 
 
 def kernel(pos, located, is_sender, range_m, k, base=None):
@@ -154,3 +154,37 @@ def test_same_seed_same_k_nearest_fates() -> None:
         steps(sim, 50)
         logs.append(d.beacon_nets[0].delivery_log())
     assert len(logs[0]) > 1000 and np.array_equal(logs[0], logs[1])
+
+
+def test_a_bounded_table_holds_its_k_freshest_while_neighbours_change() -> None:
+    """A moving swarm: each round's K nearest differ from the last, and a table would also hold
+    former neighbours until they time out. Read after every tick, each row holds at most K
+    entries: of every neighbour delivered and not timed out (the delivery log's latest send per
+    pair), the K latest sent, ties to the lower sender row."""
+    k, period = 4, 4 * TICK
+    radio = {"loss": 0.3, "latency_s": 0.005, "jitter_s": 0.01, "range_m": 30.0}
+    sim, d = make_sim({"radio": {**radio, "neighbour_table": k}}, seed=2)
+    rng = np.random.default_rng(4)
+    base, vel = rng.uniform(0.0, 60.0, (40, 3)), rng.normal(0.0, 1.5, (40, 3))  # m, m per tick
+    _, net = net_of(sim, d, base, period_s=period)
+    where = np.zeros((len(d.agents), 3))
+    d.positions = lambda: where  # the members drift: who is nearest changes round to round
+
+    longest, evicted = 0, 0
+    for _ in range(120):
+        where[net.rows] = base + vel * sim.tick
+        sim.step()
+        t = net.table()
+        now, oldest = sim.tick, sim.tick - net.timeout_ticks
+        latest: dict[tuple[int, int], int] = {}
+        for send_tick, _, s, r in net.delivery_log().tolist():
+            latest[(r, s)] = max(latest.get((r, s), -1), send_tick)
+        want = []
+        for r in range(40):
+            held = [(-tick, s) for (rr, s), tick in latest.items() if rr == r and tick >= oldest]
+            want += [(r, s, now - tick) for tick, s in ((-a, b) for a, b in sorted(held)[:k])]
+            evicted += max(len(held) - k, 0)
+        got = list(zip(t.receiver.tolist(), t.sender.tolist(), np.rint(t.age_s / TICK).tolist()))
+        assert got == sorted(want)
+        longest = max(longest, int(t.counts.max()))
+    assert longest == k and evicted > 100  # rows were full, and former neighbours evicted
