@@ -227,6 +227,26 @@ def _refuse(out: Path, expected: str) -> ConfigError:
     return ConfigError("", "--out", str(out), expected)
 
 
+def check_room(out: Path, need_bytes: int, what: str = "the trajectory") -> None:
+    """Refuse, before the run starts, a results directory whose filesystem has less free room
+    than `need_bytes` (the recorder's estimate of `what`): the run would die of a full disk
+    hours in. A need within the free room, or a filesystem that cannot tell, passes.
+
+        size, line = sim.recorder.size_estimate(duration_s)
+        check_room(out, size)  # ConfigError: --out = 'run': expected room for ...
+    """
+    try:
+        free = shutil.disk_usage(out).free
+    except OSError:
+        return
+    if need_bytes > free:
+        expected = (
+            f"room for {what} (~{need_bytes / 1e6:,.1f} MB estimated, "
+            f"{free / 1e6:,.1f} MB free there; shorten the run or lower results.trajectory_hz)"
+        )
+        raise _refuse(out, expected)
+
+
 # -- files written next to a run: exports and plots ---------------------------------------------
 def check_export_target(target: Path, results: Path, overwrite: bool, flag: str) -> None:
     """Refuse an export `target` (the value of `flag`) that is a file of the run directory

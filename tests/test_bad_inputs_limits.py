@@ -178,3 +178,22 @@ def test_a_results_file_nested_50000_deep_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "flight_plan.json" in err and "nested at most" in err, err
     assert not (tmp_path / "x.kml").exists()
+
+
+def test_a_fall_through_cycle_is_named_at_the_jump_that_closes_it(tmp_path, capsys):
+    # a falls through to b, b jumps back: the key named is b's `next` (was legs[0].kind = 'TF')
+    (tmp_path / "p.toml").write_text(
+        '[[stages]]\nkind = "takeoff"\nlegs = [{kind = "takeoff", altitude_m = 10.0}]\n'
+        '[[stages]]\nkind = "mission"\nlegs = [{kind = "TF", id = "a", to = [5.0, 0.0]}, '
+        '{kind = "TF", id = "b", to = [5.0, 0.0], next = "a"}]\n'
+    )
+    scn = tmp_path / "s.toml"
+    scn.write_text(
+        '[mission]\ntype = "missions.flight_plan"\n[agents]\ncount = 1\n'
+        '[uav]\nairframe = "quad_x"\n[flight_plan]\nplan = "p.toml"\n'
+    )
+    assert main(["validate", str(scn)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "p.toml: stages[1].legs[1].next = 'a': expected no cycle of zero-length legs" in err
+    assert "(a -> b -> a all to the fix [5.0, 0.0, 10.0]" in err

@@ -47,16 +47,28 @@ def _check(prog: pg.Program, keys: list[str], plan: Plan, file: str) -> None:
                 cycle = _a_cycle(prog, sub)
                 names = " -> ".join(labels[i] for i in (*cycle, cycle[0]))
                 where = f" all to the fix {list(fix)}" if fix is not None else ""
-                first = prog.instrs[cycle[0]]
-                field = "next" if first.leg is not None and first.leg.next else "kind"
-                value = getattr(first.leg, field) if first.leg is not None else "end"
+                at, field = _closing(prog, cycle)
+                leg = prog.instrs[at].leg
+                value = getattr(leg, field) if leg is not None else "end"
                 raise ConfigError(
                     file,
-                    f"{keys_of(prog, keys)[cycle[0]]}.{field}",
+                    f"{keys_of(prog, keys)[at]}.{field}",
                     value,
                     f"no cycle of zero-length legs ({names}{where}: it would repeat without "
                     "moving until the time limit)",
                 )
+
+
+def _closing(prog: pg.Program, cycle: list[int]) -> tuple[int, str]:
+    """The instruction and key to name for a cycle: the first leg on it that jumps (`next`,
+    then a branch's `branches`), which the user wrote to close it; else its first leg's kind
+    (a fall-through or an unbounded loop)."""
+    for field in ("next", "branches"):
+        for i in cycle:
+            leg = prog.instrs[i].leg
+            if leg is not None and getattr(leg, field):
+                return i, field
+    return cycle[0], "kind"
 
 
 def keys_of(prog: pg.Program, keys: list[str]) -> list[str]:

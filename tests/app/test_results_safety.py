@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -224,3 +225,19 @@ def test_an_export_or_migrate_into_a_missing_folder_is_refused_before_any_work(
     _one_line_refusal(capsys, "--out", "this is a directory")
     assert tree_hash(users) == before
     assert not (tmp_path / "nodir").exists()
+
+
+def test_check_room_refuses_a_trajectory_the_disk_cannot_hold(tmp_path, monkeypatch):
+    # for app/run_command.py, right after the size estimate is printed (before the run starts)
+    from skyswarm.app.results_dir import check_room
+
+    free = shutil.disk_usage(tmp_path).free
+    check_room(tmp_path, free // 2)  # fits: nothing said
+    with pytest.raises(ConfigError, match=r"--out = .*expected room for the trajectory \(~"):
+        check_room(tmp_path, free + 10**9)
+
+    def broken(path):
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(shutil, "disk_usage", broken)
+    check_room(tmp_path, 10**18)  # a filesystem that cannot tell: not refused
