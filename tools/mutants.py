@@ -173,15 +173,17 @@ MUTANTS: tuple[Mutant, ...] = (
         "core/comms/beacon_kernels.py",
         "            use_a = tick_a[i] > send_tick",
         "            use_a = tick_a[i] >= send_tick",
-        "neighbour table keeps the older of two beacons sent on the same tick",
+        "neighbour table keeps the older of two beacons sent on the same tick (equivalent: a "
+        "sender sends one beacon a tick, so a tie is the same beacon, the same record)",
         (T_BEACONS, "tests/core/test_beacon_kernels.py"),
     ),
     Mutant(
         CH,
         "        return np.maximum(1, self.latency_ticks + jitter)",
         "        return self.latency_ticks + jitter",
-        "zero-tick delivery (a message seen the tick it is sent)",
-        (T_COMMS, "-k", "latency or jitter or every_copy"),
+        "zero-tick delivery (a message seen the tick it is sent; messages are due no earlier "
+        "than their dispatch, so only beacons show it: never delivered)",
+        (T_COMMS, T_BEACONS, "-k", "latency or jitter or every_copy or timeout"),
     ),
     Mutant(
         CH,
@@ -216,7 +218,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "uav/avoidance.py",
         "        closing = valid & (b < 0.0) & (disc > 0.0) & (c > 0.0) & (a > 1e-9)",
         "        closing = valid & (disc > 0.0) & (c > 0.0) & (a > 1e-9)",
-        "receding neighbours are avoided too",
+        "receding neighbours are avoided too (equivalent: their tau = c / max(-b + sq, 1e-12) "
+        "is ~1e13 s, so their push is exp(-tau / horizon) = 0)",
         (T_AVOID, "-k", "receding or head_on"),
     ),
     Mutant(

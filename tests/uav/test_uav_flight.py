@@ -104,6 +104,31 @@ def test_position_hold_under_a_constant_push() -> None:
     assert rms < 0.02
 
 
+@pytest.mark.parametrize(("push_n", "sag_m"), [(2.0, 0.0), (5.0, 0.0972)])
+def test_the_vertical_integrator_stops_at_its_limit_and_the_rest_is_a_steady_sag(
+    push_n: float, sag_m: float
+) -> None:
+    """A constant downward push on a UAV holding 10 m. The vertical speed loop's integral
+    carries it up to i_limit = 3 m/s^2 (3.6 N on 1.2 kg): 2 N (1.67 m/s^2) is fully rejected,
+    no sag. 5 N needs 4.17 m/s^2: the integral stops at exactly 3, the proportional terms
+    carry the other 1.17 m/s^2, a vertical speed error of 1.17 / 6 = 0.194 m/s, which the
+    altitude loop (kp 2, no integral) asks for 0.097 m below its target. An integral without
+    its limit would remove that sag (mutation pass, tools/mutants.py)."""
+    sim, swarm = make_swarm()
+    uav = swarm.agents[0]
+    uav.hold()
+    target = float(uav.position[2])
+    sim.add_environment(lambda s: s.world.apply_forces([uav.slot], [(0.0, 0.0, -push_n)]))
+    run(sim, 20.0)  # settle
+    z = run(sim, 5.0, lambda: float(uav.position[2]))
+    integral = float(swarm.cascade.memory["speed_i"][0, 2])
+    assert np.abs(target - z - sag_m).max() < 0.003
+    if push_n * 1.0 < 3.0 * 1.2:
+        assert integral == pytest.approx(push_n / 1.2, rel=0.01)
+    else:
+        assert integral == 3.0  # held at the limit, exactly
+
+
 def test_mode_switches_in_flight_are_bumpless() -> None:
     """GSAH at 3 m/s -> Position -> Attitude: tilt changes < 2 deg in the first 0.1 s."""
     sim, swarm = make_swarm()
