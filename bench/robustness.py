@@ -69,7 +69,9 @@ def _scale(uavs: int) -> float:
 def base_scenario(out: Path, case: str, uavs: int) -> Path:
     """The reference scenario (configs/flocking_coverage.toml) with the area grown for `uavs`
     and the `case`'s change ("base far": station at (-70, -70) and a 60 m long-range link;
-    "two leaders": the leader killed at 30 s and again at 60 s), written into `out`."""
+    "two leaders": the leader killed at 30 s and again at 60 s; "area far": a 40 m x 50 m area
+    at (300, 300) and a 100 m long-range link; "turned": the area at (40, 60), lanes at
+    compass 135), written into `out`."""
     import tomli_w
 
     from skyswarm.core.config import read_toml
@@ -91,6 +93,15 @@ def base_scenario(out: Path, case: str, uavs: int) -> Path:
         data["comms"]["channels"]["long_range"]["range_m"] = 60.0
     elif case == "two leaders":
         data["events"] = [{"at_s": t, "action": "kill", "target": "leader"} for t in (30.0, 60.0)]
+    elif case == "area far":  # the mule's flight home starts 400-460 m from the base station
+        data["areas"] = [
+            {"id": 1, "center": [300.0, 300.0], "size": [40.0, 50.0], "heading_deg": 60}
+        ]
+        data["comms"]["channels"]["long_range"]["range_m"] = 100.0
+    elif case == "turned":  # lanes at compass 135, the area elsewhere
+        data["areas"] = [
+            {"id": 1, "center": [40.0, 60.0], "size": [80.0, 100.0], "heading_deg": 135}
+        ]
     path = out / "scenarios" / f"{case.replace(' ', '_') or 'reference'}-x{scale:.2f}.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(tomli_w.dumps(data))
@@ -111,10 +122,14 @@ def matrix(
 
 
 def extras() -> list[dict[str, Any]]:
-    """The two special rows: the base station beyond the long-range link; two leaders killed."""
+    """The special rows: the base station beyond the long-range link; two leaders killed; an
+    area 300 m out with the base station at home (the mule's long flight back); the lanes
+    turned to compass 135 with a 35 m lossy radio (a geometry the matrix does not fly)."""
     return [
         {"range_m": 100.0, "loss": 0.01, "uavs": 10, "sensors": "ideal", "case": "base far"},
         {"range_m": 100.0, "loss": 0.01, "uavs": 10, "sensors": "ideal", "case": "two leaders"},
+        {"range_m": 100.0, "loss": 0.01, "uavs": 10, "sensors": "ideal", "case": "area far"},
+        {"range_m": 35.0, "loss": 0.2, "uavs": 10, "sensors": "ideal", "case": "turned"},
     ]
 
 
