@@ -96,7 +96,7 @@ class BinaryTrajectory:
 
 def quantise(records: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Records as `quantised_dtype`: each float the nearest multiple of its QUANTUM, within
-    +-2^62 steps (beyond, the multiple saturates there: 4.7e15 m at the position's step); NaN,
+    +-2^62 steps (beyond, the multiple saturates there: 4.5e15 m at the position's step); NaN,
     +inf and -inf stored as the codes `NAN_CODE`, `POS_INF_CODE`, `NEG_INF_CODE`."""
     out = np.empty(len(records), dtype=dtype)
     for name in dtype.names:
@@ -104,11 +104,11 @@ def quantise(records: np.ndarray, dtype: np.dtype) -> np.ndarray:
         if q is None:
             out[name] = records[name]
             continue
-        steps = records[name] / q
-        finite = np.isfinite(steps)
-        if finite.all():
-            out[name] = np.rint(np.clip(steps, -_LIMIT, _LIMIT))
+        steps = np.rint(records[name] / q)
+        if -_LIMIT <= steps.min() and steps.max() <= _LIMIT:  # False with a NaN: min, max are NaN
+            out[name] = steps
             continue
+        finite = np.isfinite(steps)
         ints = np.where(finite, np.rint(np.clip(np.nan_to_num(steps), -_LIMIT, _LIMIT)), 0.0)
         ints = ints.astype(np.int64)
         ints[np.isnan(steps)] = NAN_CODE
