@@ -206,6 +206,14 @@ def _write_text(self, *a, **k):
     return _orig(self, *a, **k)
 pathlib.Path.write_text = _write_text
 """
+HALF_A_PLOT = f"""
+import matplotlib.figure
+def _savefig(self, fname, *a, **k):
+    with open(fname, "wb") as f:  # half a PNG, then the disk is full
+        f.write(b"\\x89PNG half")
+    raise {ENOSPC}
+matplotlib.figure.Figure.savefig = _savefig
+"""
 FULL_WHILE_PLOTTING = f"""
 import matplotlib.figure
 def _savefig(self, *a, **k):
@@ -259,6 +267,17 @@ def test_full_disk_while_plotting_is_one_line_exit_1(tmp_path):
     proc = _run_injected(FULL_WHILE_PLOTTING, ["plot", str(out)], tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == ["skyswarm: error: No space left on device"]
+    # plots written once, then a disk that fills half way through a PNG: the old plots stay
+    # whole (written to a temporary file and renamed) and no temporary file is left behind
+    plotted = subprocess.run(
+        [*CLI, "plot", str(out)], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=180
+    )
+    assert plotted.returncode == 0, plotted.stderr
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert sum(name.endswith(".png") for name in before) >= 1, sorted(before)
+    proc = _run_injected(HALF_A_PLOT, ["plot", str(out)], tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
 
 
 # -- batch: a dead worker, a dead coordinator ----------------------------------------------------

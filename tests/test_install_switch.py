@@ -100,7 +100,11 @@ def test_install_then_editable_in_one_venv_runs_every_mission(tmp_path):
         timeout=120,
     )
     python = str(env_dir / "bin" / "python")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # the user's cache directory (platformdirs: $XDG_CACHE_HOME/skyswarm) is a fresh one here,
+    # so the test sees where numba writes and leaves nothing in the real ~/.cache
+    drop = ("PYTHONPATH", "VIRTUAL_ENV", "NUMBA_CACHE_DIR")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")
     work = tmp_path / "elsewhere"
     work.mkdir()
     pip = [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
@@ -113,6 +117,9 @@ def test_install_then_editable_in_one_venv_runs_every_mission(tmp_path):
     assert out[1].startswith(f"{SHIPPED_MISSIONS} "), out[1]
     written = {p.resolve() for p in (site / "skyswarm").rglob("*") if p.is_file()}
     assert not written - _recorded(site), sorted(written - _recorded(site))[:5]
+    # ... because numba's cache went to the user's cache directory (index and code files)
+    cached = list((tmp_path / "user-cache" / "skyswarm").glob("numba-*/**/*.nbi"))
+    assert len(cached) >= 10, cached
 
     _run([*pip, "-e", str(src)], cwd=work, env=env)
     assert not (site / "skyswarm").exists(), sorted((site / "skyswarm").rglob("*"))[:5]
