@@ -241,3 +241,33 @@ def test_check_room_refuses_a_trajectory_the_disk_cannot_hold(tmp_path, monkeypa
 
     monkeypatch.setattr(shutil, "disk_usage", broken)
     check_room(tmp_path, 10**18)  # a filesystem that cannot tell: not refused
+
+
+def test_overwrite_removes_symlinks_inside_a_run_never_what_they_point_to(tmp_path, users):
+    out = tmp_path / "run"
+    assert main([*RUN, "--out", str(out)]) == EXIT_TIME_LIMIT
+    (out / "figures").symlink_to(users, target_is_directory=True)  # a link to the user's folder
+    (out / "notes.tex").symlink_to(users / "chapter1.tex")  # and to one of the user's files
+    before = tree_hash(users)
+    assert main([*RUN, "--out", str(out), "--overwrite"]) == EXIT_TIME_LIMIT
+    assert tree_hash(users) == before
+    assert not os.path.lexists(out / "figures") and not os.path.lexists(out / "notes.tex")
+    assert len(read_trajectory(out)) == SAMPLES
+
+
+def test_a_sweep_folder_is_held_by_one_batch(tmp_path, users):
+    from skyswarm.app.results_dir import hold
+
+    first = hold(tmp_path / "sweep")
+    try:
+        with pytest.raises(ConfigError, match="no other skyswarm process is writing .*pid"):
+            hold(tmp_path / "sweep")
+    finally:
+        first.release()
+    hold(tmp_path / "sweep").release()  # released: the next batch may continue it
+    link = tmp_path / "LINK"
+    link.symlink_to(users, target_is_directory=True)
+    before = tree_hash(users)
+    with pytest.raises(ConfigError, match="not a symlink"):
+        hold(link)
+    assert tree_hash(users) == before
