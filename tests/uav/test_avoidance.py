@@ -118,6 +118,42 @@ def test_barrier_caps_closing_only() -> None:
     assert v[0] == -5.0 and not changed  # flying away is free: the command flies unchanged
 
 
+def guard_layer(x_m: float, target: int = 1) -> Avoidance:
+    """One agent at the origin, one target (index `target`; >= 2 is a box) `x_m` m east."""
+    av = layer(np.array([[[x_m, 0.0]]]), np.zeros((1, 1, 2)))
+    av.target[:] = target
+    av.swarm = type("S", (), {"n": 2})()
+    av.normal, av.cap = np.zeros((1, 8, 2)), np.full((1, 8), np.inf)
+    av.guarded, av.escape = np.zeros(1, dtype=bool), np.zeros((1, 2))
+    return av
+
+
+def test_guard_drops_the_command_below_guard_m_and_holds_to_the_release() -> None:
+    cfg = AvoidanceConfig()
+    assert (cfg.guard_m, cfg.guard_speed_m_s, cfg.guard_release_m) == (1.5, 1.5, 2.5)
+    av = guard_layer(1.2)  # a UAV 1.2 m east: inside guard_m
+    av._barrier(np.zeros((1, 2)))
+    assert av.guarded[0] and av.escape[0] == pytest.approx([-1.5, 0.0])
+    # the mission asks for 5 m/s towards it and 3 m/s north: the guard flies straight away
+    # at guard_speed, the command dropped (not added to)
+    v, changed = barrier_flies(av, (5.0, 3.0))
+    assert changed and v == pytest.approx([-1.5, 0.0])
+    # 2.0 m: beyond guard_m, inside guard_release_m: still guarded, same escape
+    av._p = np.array([[[2.0, 0.0]]])
+    av._barrier(np.zeros((1, 2)))
+    assert av.guarded[0] and av.escape[0] == pytest.approx([-1.5, 0.0])
+    # 2.6 m: released; the barrier alone (0.6 m beyond the 2 m safe distance) caps the approach
+    av._p = np.array([[[2.6, 0.0]]])
+    av._barrier(np.zeros((1, 2)))
+    assert not av.guarded[0]
+    v, _ = barrier_flies(av, (5.0, 3.0))
+    assert v == pytest.approx([speed_allowed(np.array([0.6]), np.zeros(1), cfg)[0], 3.0])
+    # a box 1.2 m away is no guard's business (boxes: the barrier only)
+    box = guard_layer(1.2, target=2)
+    box._barrier(np.zeros((1, 2)))
+    assert not box.guarded[0]
+
+
 def test_avoidance_needs_the_proximity_sensor() -> None:
     with pytest.raises(ConfigError, match="proximity") as err:  # at load: validate refuses it
         load_scenario(CROSSING, ["uav.sensors.proximity.enabled=false"])
