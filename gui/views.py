@@ -337,8 +337,8 @@ class ViewerBase:
         except OSError as exc:
             self.note = f"screenshot failed: {exc.strerror or exc}"
             return None
-        self.note = f"wrote {path}"
-        print(self.note, flush=True)
+        self.note = f"wrote {path.name}"  # the panel's line; the whole path on stdout
+        print(f"wrote {path}", flush=True)
         return path
 
     def edit_filter(self) -> None:
