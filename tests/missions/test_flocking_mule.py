@@ -19,7 +19,7 @@ from skyswarm.core.config import load_scenario
 from skyswarm.core.simulator import Simulator
 from skyswarm.missions.coverage import Area
 
-pytestmark = pytest.mark.slow  # three coverage runs (the far area: 237 s simulated)
+pytestmark = pytest.mark.slow  # four coverage runs (the far area: 237 s simulated)
 
 CONFIG = ROOT / "configs" / "flocking_mule.toml"
 
@@ -128,3 +128,16 @@ def test_the_undelivered_wait_covers_the_flight_from_the_area() -> None:
             sim2.close()
     finally:
         sim.close()
+
+
+def test_the_mule_delivers_by_radio_when_the_long_range_link_is_dead() -> None:
+    # the long-range link loses every frame: the mule (detected) still brings the coverage
+    # home, because it flies the flock to the base station, inside the radio's 100 m, and the
+    # base station hears the members' coverage shares there. Not a case of "cannot deliver":
+    # everything the base station learnt came by radio
+    summary = run(["comms.channels.long_range.loss=1.0"])
+    m = summary["metrics"]
+    assert m["mule"] is True and summary["outcome"] == "target reached"
+    assert m["coverage"] >= 0.99 and summary["deaths_by_cause"] == {}
+    link = summary["comms"]["channels"]["long_range"]
+    assert link["sent"] > 0 and link["delivered"] == 0
