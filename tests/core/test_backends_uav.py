@@ -117,6 +117,34 @@ def test_landing_at_half_a_metre_per_second_is_survived(physics: str) -> None:
 
 
 @pytest.mark.parametrize("physics", BACKENDS)
+def test_a_touchdown_tilted_beyond_the_landing_limit_is_a_crash(physics: str) -> None:
+    # The 0.5 m/s landing above (survived at the default 30 deg limit, tilt under 1 deg) with
+    # landing_tilt_deg = 0: a touchdown at any tilt >= the limit is a crash into the ground,
+    # however slow; the speed alone does not make a landing (kills a tilt-blind landing rule).
+    # quad_x_rotor: no legs, so the airframe itself touches the ground on both backends (the
+    # fast engine's spring legs hold quad_x off it with no rigid contact to judge).
+    from skyswarm.core.collisions import CollisionConfig
+    from skyswarm.core.resources import CONFIGS_DIR
+
+    rotor = load_uav_config(CONFIGS_DIR / "airframes" / "quad_x_rotor.toml")
+
+    def touch_down(limit_deg: float):
+        sim = Simulator(SimulationConfig(physics=physics), WorldConfig())
+        swarm = Swarm(sim, rotor, [1], np.array([(0.0, 0.0, 1.0)]), [0.0], hovering=True)
+        sim.install_faults(FaultsConfig(collisions=CollisionConfig(landing_tilt_deg=limit_deg)))
+        swarm.agents[0].fly_velocity(0, 0, -0.5)
+        for _ in range(round(4.0 / DT)):
+            sim.step()
+        return swarm.agents[0]
+
+    assert touch_down(30.0).alive  # the same touchdown, at the default limit: a landing
+    agent = touch_down(0.0)
+    assert not agent.alive and agent.death_cause.startswith("crash: into ground at")
+    speed = float(agent.death_cause.split(" at ")[1].split(" m/s")[0])
+    assert speed < 1.0  # slow enough to be a landing by speed
+
+
+@pytest.mark.parametrize("physics", BACKENDS)
 def test_impact_at_5_m_s_kills(physics: str) -> None:
     swarm, _ = fly(physics, [(0, 0, 3)], [0], lambda s: s.agents[0].fly_velocity(0, 0, -5.0), 3)
     agent = swarm.agents[0]
