@@ -63,8 +63,9 @@ class ChannelConfig:
     )
     neighbour_table: int = param(
         0,
-        "beacons: each receiver keeps at most this many nearest senders in range per beacon "
-        "round, the rest counted queue_overflow (0: every sender in range, exact)",
+        "beacons: each receiver's table holds at most this many senders: each round its nearest "
+        "in range, the freshest when full; the rest counted queue_overflow (0: every sender "
+        "in range, exact)",
         ge=0,
     )
 
