@@ -66,7 +66,63 @@ def test_px4_custom_modes():
     assert modes.mode_of(9, 0) is None
 
 
-def test_pacer_holds_four_times_real_time(repo_root):
+class _FakeClock:
+    """A wall clock the test owns: `sleep` advances it, and every tick of the simulation costs
+    `tick_cost_s` of it, so the pacer's arithmetic is checked exactly whatever the machine's load."""
+
+    def __init__(self, tick_cost_s: float) -> None:
+        self.now, self.tick_cost_s = 1000.0, tick_cost_s
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+
+    def tick(self, world) -> None:
+        self.now += self.tick_cost_s
+
+
+def _paced(repo_root, monkeypatch, tick_cost_s: float, factor: float):
+    import types
+
+    from skyswarm.mavlink import realtime
+
+    clock = _FakeClock(tick_cost_s)
+    fake_time = types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=clock.sleep)
+    monkeypatch.setattr(realtime, "time", fake_time)
+    sim = Simulator.from_scenario(load_scenario(repo_root / "configs/mavlink.toml", ["agents.count=1"]))
+    sim.add_post_tick(clock.tick)  # the tick's cost lands before the pacer looks at the clock
+    pacer = Pacer(sim, factor)
+    start = clock.now
+    sim.run(until_s=sim.time_s + 2.0)
+    report = pacer.report()
+    sim.close()
+    return report, clock.now - start
+
+
+def test_pacer_holds_four_times_real_time_and_sleeps_the_rest(repo_root, monkeypatch):
+    # a tick costs 0.1 ms; at 4x one tick (2.5 ms) is due every 0.625 ms: 84 % of the wall is sleep
+    report, wall = _paced(repo_root, monkeypatch, 1e-4, 4.0)
+    assert report["checks"] == 199  # every 10 ms of sim after the first check, which starts it
+    assert report["achieved_factor"] == pytest.approx(4.0, rel=1e-9)
+    assert report["idle_share"] == pytest.approx(1 - 1e-4 / 0.000625, rel=1e-6)
+    assert report["lag_ms_max"] == pytest.approx(0.0, abs=1e-9) and report["late_share"] == 0.0
+    # the first check (tick 4, 0.4 ms of ticks) starts the clock; the 1.99 s after it take 1.99 / 4
+    assert wall == pytest.approx(4 * 1e-4 + 1.99 / 4, rel=1e-9)
+
+
+def test_pacer_behind_runs_flat_out_and_reports_the_lag(repo_root, monkeypatch):
+    # a tick costs 1 ms, more than the 0.625 ms 4x allows: no sleep, 2.5x achieved, all late
+    report, _ = _paced(repo_root, monkeypatch, 1e-3, 4.0)
+    assert report["achieved_factor"] == pytest.approx(2.5, rel=1e-9)
+    # behind by (1 - 0.625) ms a tick, 4 ticks a check: 1.5 ms more at each of the 199 checks,
+    # so all but the first three (1.5, 3.0, 4.5 ms) are more than 5 ms late
+    assert report["idle_share"] == 0.0 and report["late_share"] == pytest.approx(196 / 199)
+    assert report["lag_ms_max"] == pytest.approx(199 * 4 * 0.375, rel=1e-6)
+
+
+def test_pacer_is_never_faster_than_asked_on_the_real_clock(repo_root):
     scenario = load_scenario(repo_root / "configs/mavlink.toml", ["agents.count=1"])
     sim = Simulator.from_scenario(scenario)
     for _ in range(8):  # compile before timing
@@ -79,7 +135,6 @@ def test_pacer_holds_four_times_real_time(repo_root):
     sim.close()
     assert wall >= 0.5 - 0.011  # 2 s at 4x: never faster than asked (first check starts it)
     assert report["checks"] == 199 and report["achieved_factor"] <= 4.0 + 1e-6
-    assert report["idle_share"] > 0.2  # one UAV is far faster than 4x: most of it is sleep
 
 
 def test_cli_run_with_mavlink_and_realtime_writes_reports(repo_root, tmp_path, capsys):
