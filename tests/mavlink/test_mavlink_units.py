@@ -68,7 +68,7 @@ def test_px4_custom_modes():
 
 class _FakeClock:
     """A wall clock the test owns: `sleep` advances it, and every tick of the simulation costs
-    `tick_cost_s` of it, so the pacer's arithmetic is checked exactly whatever the machine's load."""
+    `tick_cost_s` of it, so the pacer's arithmetic is checked exactly whatever the load."""
 
     def __init__(self, tick_cost_s: float) -> None:
         self.now, self.tick_cost_s = 1000.0, tick_cost_s
@@ -91,7 +91,8 @@ def _paced(repo_root, monkeypatch, tick_cost_s: float, factor: float):
     clock = _FakeClock(tick_cost_s)
     fake_time = types.SimpleNamespace(perf_counter=clock.perf_counter, sleep=clock.sleep)
     monkeypatch.setattr(realtime, "time", fake_time)
-    sim = Simulator.from_scenario(load_scenario(repo_root / "configs/mavlink.toml", ["agents.count=1"]))
+    scenario = load_scenario(repo_root / "configs/mavlink.toml", ["agents.count=1"])
+    sim = Simulator.from_scenario(scenario)
     sim.add_post_tick(clock.tick)  # the tick's cost lands before the pacer looks at the clock
     pacer = Pacer(sim, factor)
     start = clock.now
