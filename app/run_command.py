@@ -125,6 +125,8 @@ def _run_held(args: argparse.Namespace, scenario, out: Path, inputs, held: HeldD
             bar.close()
     with deferred_sigint():
         if capture is not None:
+            if interrupted:  # the queued frames take a while to draw: say so at once
+                error("interrupted; finishing the video's queued frames", prefix="skyswarm: ")
             capture.end()  # the render process draws what is queued while results are written
         summary = sim.finish()
         sim.close()

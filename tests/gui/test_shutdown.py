@@ -146,3 +146,55 @@ def test_ctrl_c_on_replay_prints_the_line_and_exits_130(xvfb: str, tmp_path: Pat
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "skyswarm: interrupted", err
     assert "windows left 0" in rest
+
+
+# `run --video`: once the loop has stepped 1 s of simulated time, the driver prints "ready" (from
+# the progress bar's update, so Ctrl-C lands inside the loop, not in the set-up).
+VIDEO_DRIVER = """
+import sys
+from skyswarm.app import run_command
+from skyswarm.app.cli import main
+
+original = run_command._ProgressBar.update
+said = []
+
+def update(self, sim):
+    original(self, sim)
+    if not said and sim.time_s >= 1.0:
+        said.append(True)
+        print("ready", flush=True)
+
+run_command._ProgressBar.update = update
+sys.exit(main(["run", sys.argv[1], "--duration", "60", "--out", sys.argv[2],
+               "--video", sys.argv[3], "--size", "320x240"]))
+"""
+
+
+def test_ctrl_c_on_run_video_says_at_once_that_it_finishes_the_video(tmp_path: Path) -> None:
+    """The queued frames take seconds to draw after Ctrl-C: a line says so before that wait,
+    and the run ends with the interrupt's own line, exit 130, the video and summary kept."""
+    out, video = tmp_path / "run", tmp_path / "clip.mp4"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", VIDEO_DRIVER, str(HOVER), str(out), str(video)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        seen = [proc.stdout.readline()]  # the trajectory's size estimate, then "ready"
+        while seen[-1] not in ("ready\n", ""):
+            seen.append(proc.stdout.readline())
+        assert seen[-1] == "ready\n", "".join(seen) + proc.stderr.read()  # type: ignore[union-attr]
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    lines = [s.split("\r")[-1] for s in err.strip().splitlines()]
+    said = lines.index("skyswarm: interrupted; finishing the video's queued frames")
+    assert lines[-1] == "skyswarm: interrupted; results kept" and said < len(lines) - 1, err
+    assert video.stat().st_size > 0
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["stop_reason"] == (
+        "interrupted"
+    )
