@@ -6,7 +6,6 @@ ConfigErrors, no other exception, no hang."""
 from __future__ import annotations
 
 import importlib.util
-import signal
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,12 +20,9 @@ def _fuzz_module():
 
 def test_a_small_fuzz_of_configs_and_flight_plans(tmp_path):
     fuzz = _fuzz_module()
-    before = signal.signal(signal.SIGALRM, fuzz._alarm)  # the per-example hang alarm
-    try:
+    with fuzz.alarms():  # the per-example hang alarms (CPU and wall time)
         configs = fuzz.fuzz_configs(300, seed=1, tmp=tmp_path)
         plans = fuzz.fuzz_plans(300, fly=5, seed=1)
-    finally:
-        signal.signal(signal.SIGALRM, before)
     assert configs["failures"] == 0 and plans["failures"] == 0, (configs, plans)
     assert configs["examples"] >= 250  # a few TOML dumps of unwritable values are skipped
     assert configs["config_errors"] > configs["examples"] // 2  # mutations mostly break one

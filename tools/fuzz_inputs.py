@@ -10,16 +10,22 @@ nested and oversized values — no traceback, no hang.
   validated by the mission's own checks; a sample of the accepted ones flies 3 s (fast physics).
 
 Only ConfigError is an answer; any other exception is a failure (its traceback printed), and so
-is an example that takes longer than `HANG_S` (a SIGALRM stops it). Deterministic (seeded).
-Prints the counts and writes bench/results/fuzz_inputs.json (untracked, beside the benchmarks).
+is an example that spends more than `HANG_CPU_S` of CPU time (SIGPROF stops it: a loaded or
+`nice`d machine does not make a slow example a hang) or `HANG_WALL_S` of wall time (SIGALRM: a
+wait that never ends). Deterministic (seeded). `--budget-s` stops each part at a wall-clock
+budget and reports the count reached; a progress line (count, rate) goes to stderr every
+`--every` examples. Prints the counts and writes bench/results/fuzz_inputs.json (untracked,
+beside the benchmarks).
 
     python tools/fuzz_inputs.py                  # 50,000 configs, 2,000 plans, 100 flights
     python tools/fuzz_inputs.py --configs 500 --plans 200 --fly 5
+    nice -n 15 python tools/fuzz_inputs.py --plans 0 --budget-s 3600 --seed 2801
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import math
@@ -28,12 +34,15 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).parents[1] / "bench" / "results" / "fuzz_inputs.json"  # untracked
-HANG_S = 60.0  # one validation (or a 3 s flight) longer than this is a hang (a 410 km fire
-# grid sampled on a terrain mesh validates in ~30 s on a loaded machine: slow, not hung)
+HANG_CPU_S = 60.0  # CPU seconds: one validation (or a 3 s flight) past this is a hang (a 410 km
+# fire grid sampled on a terrain mesh validates in ~30 s on a loaded machine: slow, not hung)
+HANG_WALL_S = 900.0  # wall seconds: a blocked wait (a niced process on a loaded machine gets
+# ~10 % of a core, so a 60 s CPU bound can take ~10 min of wall time)
 
 EXTREME = [
     math.inf,
@@ -65,8 +74,21 @@ class HangError(Exception):
     pass
 
 
+@contextlib.contextmanager
+def alarms() -> Iterator[None]:
+    """The hang alarms (SIGPROF, SIGALRM) raise HangError inside the block; the handlers
+    before it are restored after (a test process may have its own)."""
+    before = {sig: signal.signal(sig, _alarm) for sig in (signal.SIGPROF, signal.SIGALRM)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 def _alarm(signum: int, frame: Any) -> None:
-    raise HangError()
+    bound = f"{HANG_CPU_S} s CPU" if signum == signal.SIGPROF else f"{HANG_WALL_S} s wall"
+    raise HangError(bound)
 
 
 def junk(rng: random.Random, depth: int = 0) -> Any:
@@ -131,23 +153,44 @@ def mutate(rng: random.Random, data: dict) -> dict:
 
 
 class Tally:
-    def __init__(self) -> None:
+    """Counts of one part (configs, plans or flights), its wall-clock budget and progress."""
+
+    def __init__(self, part: str, budget_s: float = math.inf, every: int = 0) -> None:
+        self.part, self.every = part, every
         self.counts = {"examples": 0, "accepted": 0, "config_errors": 0, "failures": 0}
         self.slowest_s = 0.0
+        self.slowest_cpu_s = 0.0
+        self.start = time.perf_counter()
+        self.deadline = self.start + budget_s
+
+    @property
+    def out_of_time(self) -> bool:
+        return time.perf_counter() > self.deadline
+
+    def result(self) -> dict[str, Any]:
+        wall = time.perf_counter() - self.start
+        return {
+            **self.counts,
+            "slowest_s": round(self.slowest_s, 3),
+            "slowest_cpu_s": round(self.slowest_cpu_s, 3),
+            "wall_s": round(wall, 1),
+            "per_s": round(self.counts["examples"] / max(wall, 1e-9), 2),
+        }
 
     def run(self, what: str, fn: Any) -> bool:
-        """fn() under the alarm: True if it was accepted (no exception)."""
+        """fn() under the CPU and wall alarms: True if it was accepted (no exception)."""
         self.counts["examples"] += 1
-        start = time.perf_counter()
-        signal.setitimer(signal.ITIMER_REAL, HANG_S)
+        start, cpu = time.perf_counter(), time.process_time()
+        signal.setitimer(signal.ITIMER_PROF, HANG_CPU_S)
+        signal.setitimer(signal.ITIMER_REAL, HANG_WALL_S)
         ok = False
         try:
             fn()
             self.counts["accepted"] += 1
             ok = True
-        except HangError:
+        except HangError as exc:
             self.counts["failures"] += 1
-            print(f"HANG ({HANG_S} s): {what}", file=sys.stderr)
+            print(f"HANG ({exc}): {what}", file=sys.stderr, flush=True)
         except Exception as exc:
             from skyswarm.core.schema import ConfigError
 
@@ -157,12 +200,25 @@ class Tally:
                 self.counts["failures"] += 1
                 print(f"FAILURE: {what}\n{traceback.format_exc()[-3000:]}", file=sys.stderr)
         finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
         self.slowest_s = max(self.slowest_s, time.perf_counter() - start)
+        self.slowest_cpu_s = max(self.slowest_cpu_s, time.process_time() - cpu)
+        n = self.counts["examples"]
+        if self.every and n % self.every == 0:
+            r = self.result()
+            print(
+                f"{self.part}: {n} examples, {r['failures']} failures, {r['per_s']}/s, "
+                f"slowest {r['slowest_s']} s wall / {r['slowest_cpu_s']} s CPU",
+                file=sys.stderr,
+                flush=True,
+            )
         return ok
 
 
-def fuzz_configs(n: int, seed: int, tmp: Path) -> dict[str, Any]:
+def fuzz_configs(
+    n: int, seed: int, tmp: Path, budget_s: float = math.inf, every: int = 0
+) -> dict[str, Any]:
     import tomli_w
 
     from skyswarm.core.config import load_scenario, read_toml, validate_scenario
@@ -170,8 +226,10 @@ def fuzz_configs(n: int, seed: int, tmp: Path) -> dict[str, Any]:
 
     scenarios = {name: (read_toml(path), str(path)) for name, path in shipped().items()}
     names = sorted(scenarios)
-    rng, tally = random.Random(seed), Tally()
+    rng, tally = random.Random(seed), Tally("configs", budget_s, every)
     for i in range(n):
+        if tally.out_of_time:
+            break
         name = rng.choice(names)
         data, file = scenarios[name]
         bad = mutate(rng, data)
@@ -190,7 +248,7 @@ def fuzz_configs(n: int, seed: int, tmp: Path) -> dict[str, Any]:
             tally.run(f"{name} --set {sets[:3]} #{i}", lambda f=file, s=sets: load_scenario(f, s))
         else:
             tally.run(f"{name} mutated #{i}", lambda b=bad, f=file: validate_scenario(b, f))
-    return {**tally.counts, "slowest_s": round(tally.slowest_s, 3)}
+    return tally.result()
 
 
 def _leaves(data: dict, rng: random.Random) -> list[tuple[tuple, Any]]:
@@ -300,16 +358,20 @@ def random_plan(rng: random.Random) -> dict[str, Any]:
     return plan
 
 
-def fuzz_plans(n: int, fly: int, seed: int) -> dict[str, Any]:
+def fuzz_plans(
+    n: int, fly: int, seed: int, budget_s: float = math.inf, every: int = 0
+) -> dict[str, Any]:
     import tomllib
 
     from skyswarm.core.config import validate_scenario
     from skyswarm.core.simulator import Simulator
 
     base = tomllib.loads(SCENARIO)
-    rng, tally, flights = random.Random(seed), Tally(), Tally()
+    rng, tally, flights = random.Random(seed), Tally("plans", budget_s, every), Tally("flights")
     accepted = []
     for i in range(n):
+        if tally.out_of_time:
+            break
         data = {**copy.deepcopy(base), "flight_plan": {"inline": random_plan(rng)}}
         holder: list = []
         ok = tally.run(
@@ -330,11 +392,11 @@ def fuzz_plans(n: int, fly: int, seed: int) -> dict[str, Any]:
 
         flights.run(f"flying plan #{i}", flight)
     return {
-        **tally.counts,
-        "slowest_s": round(tally.slowest_s, 3),
+        **tally.result(),
         "flown": flights.counts["examples"],
         "flight_failures": flights.counts["failures"] + flights.counts["config_errors"],
         "slowest_flight_s": round(flights.slowest_s, 3),
+        "slowest_flight_cpu_s": round(flights.slowest_cpu_s, 3),
     }
 
 
@@ -344,18 +406,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plans", type=int, default=2_000)
     p.add_argument("--fly", type=int, default=100, help="accepted plans flown for 3 s")
     p.add_argument("--seed", type=int, default=28)
+    p.add_argument(
+        "--budget-s", type=float, default=math.inf, help="wall-clock budget of each part, s"
+    )
+    p.add_argument("--every", type=int, default=1000, help="a progress line every N examples")
+    p.add_argument("--results", type=Path, default=RESULTS, help="where the counts go (JSON)")
     args = p.parse_args(argv)
-    signal.signal(signal.SIGALRM, _alarm)
     import tempfile
 
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        configs = fuzz_configs(args.configs, args.seed, Path(tmp))
-    plans = fuzz_plans(args.plans, args.fly, args.seed)
-    result = {"configs": configs, "plans": plans, "wall_s": round(time.perf_counter() - start, 1)}
+    with alarms(), tempfile.TemporaryDirectory() as tmp:
+        configs = fuzz_configs(args.configs, args.seed, Path(tmp), args.budget_s, args.every)
+        plans = fuzz_plans(args.plans, args.fly, args.seed, args.budget_s, args.every)
+    result = {
+        "seed": args.seed,
+        "configs": configs,
+        "plans": plans,
+        "wall_s": round(time.perf_counter() - start, 1),
+    }
     print(json.dumps(result, indent=1))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(result, indent=1), encoding="utf-8")
     failures = configs["failures"] + plans["failures"] + plans["flight_failures"]
     return 1 if failures else 0
 
