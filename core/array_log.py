@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from skyswarm.core.limits import loads_json
 from skyswarm.core.schema import ConfigError
 
 FORMAT = 1  # the header's "format": bump when the layout changes
@@ -91,7 +92,7 @@ def read_array_log(results_dir: str | Path, name: str) -> dict[str, np.ndarray]:
     if not head.is_file():
         have = ", ".join(array_log_names(results_dir)) or "none"
         raise ConfigError(str(head), "arrays", name, f"a recorded array log (this run has: {have})")
-    header = json.loads(head.read_text(encoding="utf-8"))
+    header = loads_json(head.read_text(encoding="utf-8"), str(head))
     if header.get("format") != FORMAT:
         raise ConfigError(str(head), "format", header.get("format"), f"array log format {FORMAT}")
     dtype = _record_dtype({k: (dt, tuple(shape)) for k, (dt, shape) in header["fields"].items()})

@@ -319,11 +319,12 @@ def versions() -> dict[str, str]:
 
 def read_header(results_dir: Path | str) -> dict[str, Any]:
     """trajectory.json of a run; a missing, empty or torn header is a ConfigError (one line)."""
+    from skyswarm.core.limits import loads_json
     from skyswarm.core.schema import ConfigError
 
     path = Path(results_dir) / "trajectory.json"
     try:
-        header = json.loads(path.read_text(encoding="utf-8"))
+        header = loads_json(path.read_text(encoding="utf-8"), str(path))
     except FileNotFoundError:
         raise ConfigError(
             str(results_dir),
@@ -331,6 +332,8 @@ def read_header(results_dir: Path | str) -> dict[str, Any]:
             str(results_dir),
             "a results directory of `skyswarm run` (no trajectory.json)",
         ) from None
+    except ConfigError:  # nested too deep: that one line, not "cut short"
+        raise
     except (ValueError, UnicodeDecodeError):
         header = None
     if not isinstance(header, dict) or not isinstance(header.get("tick_s"), int | float):
@@ -381,9 +384,15 @@ def read_trajectory(results_dir: Path | str) -> np.ndarray:
 def _stored_format(results_dir: Path) -> tuple[np.dtype, dict[str, Any]]:
     """The stored record dtype and the header of trajectory.json (float64 records, no header,
     when it is missing or names none: runs written before they existed)."""
+    from skyswarm.core.limits import loads_json
+    from skyswarm.core.schema import ConfigError
+
+    path = results_dir / "trajectory.json"
     try:
-        header = json.loads((results_dir / "trajectory.json").read_text(encoding="utf-8"))
+        header = loads_json(path.read_text(encoding="utf-8"), str(path))
         dtype = np.dtype([(n, s, tuple(shape)) for n, s, shape in header["dtype"]])
+    except ConfigError:  # nested too deep: one line, never records read in a guessed format
+        raise
     except (OSError, ValueError, KeyError, TypeError):
         return TRAJECTORY_DTYPE, {}
     return dtype, header

@@ -9,7 +9,6 @@ frames.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.array_log import array_log_names, read_array_log
+from skyswarm.core.limits import loads_json
 from skyswarm.core.parquet import require
 from skyswarm.core.recorder import read_header, read_trajectory
 
@@ -108,7 +108,9 @@ def load_results(results_dir: str | Path) -> Results:
     events = _csv(pd, d / "events.csv", _event_columns(), EVENT_TYPES)
     summary_path = d / "summary.json"
     summary = (
-        json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
+        loads_json(summary_path.read_text(encoding="utf-8"), str(summary_path))
+        if summary_path.is_file()
+        else None
     )
     config_path = d / "config.toml"
     from skyswarm.core.config import read_toml

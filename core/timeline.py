@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.agent import PhysicalAgent
+from skyswarm.core.limits import loads_json
 from skyswarm.core.overlays import Lines, as_overlay
 
 if TYPE_CHECKING:
@@ -183,7 +184,7 @@ def read_timeline(results_dir: Path | str) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = loads_json(line, str(d / "timeline.jsonl"))
         except json.JSONDecodeError:  # a run killed mid-write: keep the whole samples
             break
         if row["overlays"] is not None:

@@ -13,7 +13,6 @@ lines show what the live view showed at each timeline sample, and follow the UAV
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import numpy as np
 
 from skyswarm.core.comms.channels import CommsConfig
 from skyswarm.core.config import AvoidanceConfig, WorldConfig, read_toml
-from skyswarm.core.recorder import read_trajectory
+from skyswarm.core.recorder import read_header, read_trajectory
 from skyswarm.core.schema import build
 from skyswarm.core.timeline import read_timeline
 from skyswarm.gui.director import CameraSpec
@@ -39,7 +38,7 @@ class ReplaySource:
 
     def __init__(self, results_dir: Path | str) -> None:
         self.dir = Path(results_dir)
-        header = json.loads((self.dir / "trajectory.json").read_text(encoding="utf-8"))
+        header = read_header(self.dir)  # a missing, torn or too-deep header: one line
         records = read_trajectory(self.dir)
         agents = header["agents"]
         self.ids = np.array([a["id"] for a in agents], dtype=np.int64)  # (N,) recorded agents

@@ -197,3 +197,50 @@ def test_a_fall_through_cycle_is_named_at_the_jump_that_closes_it(tmp_path, caps
     assert err.count("\n") == 1, err
     assert "p.toml: stages[1].legs[1].next = 'a': expected no cycle of zero-length legs" in err
     assert "(a -> b -> a all to the fix [5.0, 0.0, 10.0]" in err
+
+
+@pytest.fixture(scope="module")
+def hover_run(tmp_path_factory):
+    run = tmp_path_factory.mktemp("deep") / "run"
+    assert main(["run", "hover", "--quiet", "--duration", "0.5", "--out", str(run)]) in (0, 5)
+    return run
+
+
+@pytest.mark.parametrize(
+    ("name", "command"),
+    [
+        ("trajectory.json", ["export", "{run}", "--csv", "{tmp}/x.csv"]),
+        ("trajectory.json", ["plot", "{run}"]),
+        ("trajectory.json", ["replay", "{run}", "--video", "{tmp}/x.mp4"]),
+    ],
+)
+def test_a_run_header_nested_50000_deep_is_one_line(hover_run, tmp_path, capsys, name, command):
+    # a run someone sent you: export, plot and replay read trajectory.json first (each was a
+    # RecursionError traceback from json's decoder)
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(hover_run, run)
+    (run / name).write_text(DEEP)
+    capsys.readouterr()
+    args = [a.format(run=run, tmp=tmp_path) for a in command]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and name in err and "nested at most" in err, err
+
+
+def test_load_results_and_read_array_log_refuse_deep_files_by_name(hover_run, tmp_path):
+    import shutil
+
+    from skyswarm.core.array_log import read_array_log
+    from skyswarm.core.results import load_results
+
+    run = tmp_path / "run"
+    shutil.copytree(hover_run, run)
+    (run / "summary.json").write_text(DEEP)
+    with pytest.raises(ConfigError, match="summary.json.*nested at most"):
+        load_results(run)
+    (run / "arrays").mkdir()
+    (run / "arrays" / "lidar.json").write_text(DEEP)
+    with pytest.raises(ConfigError, match="lidar.json.*nested at most"):
+        read_array_log(run, "lidar")
