@@ -18,7 +18,7 @@ from pathlib import Path
 from skyswarm.app import gui_commands
 from skyswarm.app.exits import EXIT_INTERRUPTED, EXIT_TIME_LIMIT, OUTCOME_EXIT, error
 from skyswarm.app.interrupts import Interrupt, deferred_sigint
-from skyswarm.app.results_dir import HeldDir, claim
+from skyswarm.app.results_dir import HeldDir, check_room, claim
 from skyswarm.app.scenarios import load_args
 from skyswarm.core.schema import ConfigError
 
@@ -86,6 +86,15 @@ def _run_held(args: argparse.Namespace, scenario, out: Path, inputs, held: HeldD
             sim.close()
         held.discard()
         raise
+    if sim.recorder is not None:  # what the trajectory will weigh, before the run starts
+        duration_s = scenario.simulation.duration_s
+        print(sim.recorder.size_estimate(duration_s)[1])
+        try:  # a disk that cannot hold it: refused now, not by a full disk hours in
+            check_room(out, sim.recorder.disk_estimate(duration_s))
+        except ConfigError:
+            sim.close()
+            held.discard()
+            raise
     from skyswarm.app import mavlink_flags
 
     try:  # --mavlink / [mavlink] enabled, --realtime
@@ -94,8 +103,6 @@ def _run_held(args: argparse.Namespace, scenario, out: Path, inputs, held: HeldD
         sim.close()
         held.discard()
         raise
-    if sim.recorder is not None:  # what the trajectory will weigh, before the run starts
-        print(sim.recorder.size_estimate(scenario.simulation.duration_s)[1])
     capture = gui_commands.start_capture(args, sim)  # None unless --video/--frames
     bar = None if args.quiet else _ProgressBar(scenario.simulation.duration_s)
 

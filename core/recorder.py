@@ -195,6 +195,12 @@ class Recorder:
             text += f"; zstd: ~{size * ratio / 1e6:,.1f} MB flying boids, hover far less"
         return size, text
 
+    def disk_estimate(self, duration_s: float) -> int:
+        """Bytes the trajectory of a run of `duration_s` is expected to take on disk: the
+        `size_estimate` bytes, times zstd's typical ratio for a flying swarm when compressed."""
+        size = self.size_estimate(duration_s)[0]
+        return round(size * ZSTD_RATIO[self._precision]) if self._zstd else size
+
     # -- sampling -------------------------------------------------------------------------
     def post_tick(self, world: World) -> None:
         tick = world.tick

@@ -227,6 +227,32 @@ def test_an_export_or_migrate_into_a_missing_folder_is_refused_before_any_work(
     assert not (tmp_path / "nodir").exists()
 
 
+def test_run_refuses_before_starting_when_the_disk_cannot_hold_the_trajectory(
+    tmp_path, monkeypatch, capsys
+):
+    # 1,000 UAVs for an hour at 20 Hz: ~6.9 GB uncompressed; the disk says 100 MB are free
+    from skyswarm.app import results_dir
+
+    real = shutil.disk_usage
+
+    def small(path):
+        return real(path)._replace(free=100 * 10**6)
+
+    monkeypatch.setattr(results_dir.shutil, "disk_usage", small)
+    out = tmp_path / "big"
+    code = main(
+        ["run", "hover", "--out", str(out), "--quiet", "--set", "agents.count=1000",
+         "--set", "simulation.duration_s=3600", "--set", "simulation.physics=fast"]
+    )  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected room for the trajectory" in err, err
+    assert "100.0 MB free" in err and not out.exists()  # refused before any work, nothing left
+    monkeypatch.setattr(results_dir.shutil, "disk_usage", real)
+    code = main(["run", "hover", "--out", str(out), "--quiet", "--duration", "0.5"])
+    assert code in (0, EXIT_TIME_LIMIT) and (out / "trajectory.bin").is_file()  # fits: runs
+
+
 def test_check_room_refuses_a_trajectory_the_disk_cannot_hold(tmp_path, monkeypatch):
     # for app/run_command.py, right after the size estimate is printed (before the run starts)
     from skyswarm.app.results_dir import check_room
