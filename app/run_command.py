@@ -202,4 +202,10 @@ def _print_summary(summary: dict, out: Path) -> None:
     for key, value in summary["metrics"].items():
         shown = f"{value:.6g}" if isinstance(value, float) else value
         print(f"  {key}: {shown}")
+    for name, c in ((summary.get("comms") or {}).get("channels") or {}).items():
+        print(  # what each radio channel carried (the fates of every copy are in summary.json)
+            f"comms {name}: sent {c['sent']:,}, copies addressed {c['addressed']:,}, "
+            f"delivered {c['delivered']:,}, lost on air {c['lost_on_air']:,}, "
+            f"out of range {c['out_of_range']:,}"
+        )
     print(f"results: {out}")

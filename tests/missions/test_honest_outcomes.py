@@ -53,3 +53,15 @@ def test_crossing_counts_every_uavs_waypoints() -> None:
     summary = run("crossing.toml", ["simulation.duration_s=0.5"])
     assert summary["metrics"]["waypoints"] == 100
     assert summary["metrics"]["reached"] == 0
+
+
+def test_skyswarm_run_comms_demo_prints_each_channels_traffic(tmp_path, capsys) -> None:
+    # what a newcomer sees: one line per channel, with the numbers summary.json holds
+    from skyswarm.app.cli import main
+
+    main(["run", str(CONFIGS / "comms_demo.toml"), "--out", str(tmp_path / "r"), "--quiet"])
+    lines = capsys.readouterr().out.splitlines()
+    radio = next(line for line in lines if line.startswith("comms radio: "))
+    link = next(line for line in lines if line.startswith("comms long_range: "))
+    assert radio.startswith("comms radio: sent 180, ") and "delivered 0" not in radio
+    assert link.startswith("comms long_range: sent 18, ") and "delivered 0" not in link
