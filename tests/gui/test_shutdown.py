@@ -128,24 +128,34 @@ def test_ctrl_c_on_replay_prints_the_line_and_exits_130(xvfb: str, tmp_path: Pat
 
     run = tmp_path / "run"
     assert main(["run", str(HOVER), "--duration", "2", "--out", str(run), "--quiet"]) == 0
+    code, rest, err = _interrupted_when_ready(
+        [REPLAY_DRIVER, str(run)], {**os.environ, "DISPLAY": xvfb}, timeout=60
+    )
+    assert code == 130, err
+    assert err.strip().splitlines()[-1] == "skyswarm: interrupted", err
+    assert "windows left 0" in rest
+
+
+def _interrupted_when_ready(args: list[str], env: dict, timeout: float) -> tuple[int, str, str]:
+    """`python -c *args`, sent SIGINT once it prints "ready" on stdout; (exit code, the rest of
+    stdout, stderr)."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", REPLAY_DRIVER, str(run)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "DISPLAY": xvfb},
+        [sys.executable, "-c", *args], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("ready"), line + proc.stderr.read()  # type: ignore[union-attr]
+        seen = [proc.stdout.readline()]  # lines before "ready" (a size estimate ...) skipped
+        while seen[-1] not in ("ready\n", ""):
+            seen.append(proc.stdout.readline())
+        assert seen[-1] == "ready\n", "".join(seen) + proc.stderr.read()  # type: ignore[union-attr]
         proc.send_signal(signal.SIGINT)
-        rest, err = proc.communicate(timeout=60)
+        rest, err = proc.communicate(timeout=timeout)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "skyswarm: interrupted", err
-    assert "windows left 0" in rest
+    return proc.returncode, rest, err
 
 
 # `run --video`: once the loop has stepped 1 s of simulated time, the driver prints "ready" (from
@@ -174,23 +184,9 @@ def test_ctrl_c_on_run_video_says_at_once_that_it_finishes_the_video(tmp_path: P
     """The queued frames take seconds to draw after Ctrl-C: a line says so before that wait,
     and the run ends with the interrupt's own line, exit 130, the video and summary kept."""
     out, video = tmp_path / "run", tmp_path / "clip.mp4"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", VIDEO_DRIVER, str(HOVER), str(out), str(video)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        seen = [proc.stdout.readline()]  # the trajectory's size estimate, then "ready"
-        while seen[-1] not in ("ready\n", ""):
-            seen.append(proc.stdout.readline())
-        assert seen[-1] == "ready\n", "".join(seen) + proc.stderr.read()  # type: ignore[union-attr]
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, err
+    args = [VIDEO_DRIVER, str(HOVER), str(out), str(video)]
+    code, _, err = _interrupted_when_ready(args, dict(os.environ), timeout=300)
+    assert code == 130, err
     lines = [s.split("\r")[-1] for s in err.strip().splitlines()]
     said = lines.index("skyswarm: interrupted; finishing the video's queued frames")
     assert lines[-1] == "skyswarm: interrupted; results kept" and said < len(lines) - 1, err
