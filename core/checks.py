@@ -102,14 +102,14 @@ def check_geometry(scenario: ScenarioConfig) -> None:
     file, world = scenario.file, scenario.world
     base = scenario.base_dir
     if world.terrain:
-        _check_mesh(base / world.terrain, file, "world.terrain", world.terrain)
+        check_mesh(base / world.terrain, file, "world.terrain", world.terrain)
     if world.heightfield:
         _check_height_grid(scenario)
     for i, ob in enumerate(world.obstacles):
         if ob.type == "mesh":
             if not ob.mesh:
                 raise ConfigError(file, f"world.obstacles[{i}].mesh", ob.mesh, "an OBJ file")
-            _check_mesh(base / ob.mesh, file, f"world.obstacles[{i}].mesh", ob.mesh)
+            check_mesh(base / ob.mesh, file, f"world.obstacles[{i}].mesh", ob.mesh)
     ids, pos = _layout(scenario.agents)
     taken = set(ids.tolist())
     for i, bs in enumerate(scenario.comms.base_stations):  # else Simulator set-up rejects it
@@ -185,7 +185,7 @@ def _agent_key(scenario: ScenarioConfig, index: int) -> str:
     return f"agents (generated agent {scenario.agents.first_id + index})"
 
 
-def _check_mesh(path: Path, file: str, key: str, value: str) -> None:
+def check_mesh(path: Path, file: str, key: str, value: str) -> None:
     """The mesh opens and parses as a non-empty triangle mesh; the error never quotes its text."""
     if not is_file(path):
         raise ConfigError(file, key, value, f"an existing OBJ file ({path})")

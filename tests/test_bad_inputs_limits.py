@@ -152,6 +152,8 @@ def test_a_file_name_too_long_for_the_filesystem_is_one_line(scenario, key, caps
         ("survey", 'flight_plan.plan="a\\u0000b.toml"', "flight_plan.plan"),  # NUL: resolve()
         ("wildfire_flat", "fire.cell_m=1e-300", "fire.cell_m"),  # OverflowError: cell count
         ("wildfire_hill", 'world.terrain="nope.obj"', "world.terrain"),  # trimesh ValueError
+        # not a mesh at all: trimesh's NotImplementedError (fuzz seed 2811, #40648)
+        ("wildfire_hill", 'world.terrain="../README.md"', "world.terrain"),
     ],
 )
 def test_more_fuzz_findings_are_one_line(scenario, setting, key, capsys):

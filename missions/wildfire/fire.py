@@ -169,7 +169,10 @@ def _terrain_heights(
         )
     elif world is not None and world.terrain:
         from skyswarm.core.backends.meshes import load_mesh
+        from skyswarm.core.checks import check_mesh
 
+        # a file that is not an OBJ mesh (trimesh: NotImplementedError ...) is one line
+        check_mesh(base_dir / world.terrain, file, "world.terrain", world.terrain)
         hf = sample_mesh(*load_mesh(base_dir / world.terrain), cfg.cell_m / 2.0)
     else:
         raise ConfigError(
