@@ -6,6 +6,9 @@ The stages, in the order a process meets them:
   importing this module costs nothing before it is installed.
 - `Interrupt.handler`: `main` swaps it in once the modules are loaded; it raises
   KeyboardInterrupt, which the run command turns into a run stopped with its results kept.
+- `polled_sigint`: while the run loop steps, the first Ctrl-C only asks it to stop, and the
+  loop's progress check (every 0.5 s of wall time) raises at a point between ticks; a second
+  Ctrl-C raises at once.
 - `deferred_sigint`: while the summary is written, Ctrl-C waits until the block is done.
 - `forget_unhandled_interrupt`: at the end of `main`, so the interpreter exits with the code
   `main` returned.
@@ -61,6 +64,35 @@ def forget_unhandled_interrupt() -> None:
     unhandled, and at exit the interpreter then kills itself with SIGINT (exit -2) although the
     exception was caught and 130 returned. Any exec() of a string clears that mark."""
     exec("")
+
+
+@contextlib.contextmanager
+def polled_sigint() -> Iterator[None]:
+    """While the block runs the simulation loop, the first Ctrl-C sets `Interrupt.pending`
+    only; the loop's progress callback calls `Interrupt.check()`, which raises between ticks.
+
+    A KeyboardInterrupt raised wherever the signal lands can land inside the standard
+    library's own locking: in `multiprocessing.Queue.put` (the video's frames on their way to
+    the render processes) between `Condition.notify` waking the queue's feeder thread and
+    taking it off the waiting list, after which the feeder sleeps through the next item -- the
+    end-of-frames marker -- and the run hangs at exit. So the loop is only ever stopped between
+    ticks. A second Ctrl-C raises at once: a tick that never ends (a mission's endless loop)
+    can still be interrupted."""
+
+    def handler(signum, frame) -> None:
+        if Interrupt.pending:
+            raise KeyboardInterrupt
+        Interrupt.pending = True
+
+    try:
+        old = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from skyswarm.app import gui_commands
 from skyswarm.app.exits import EXIT_INTERRUPTED, EXIT_TIME_LIMIT, OUTCOME_EXIT, error
-from skyswarm.app.interrupts import Interrupt, deferred_sigint
+from skyswarm.app.interrupts import Interrupt, deferred_sigint, polled_sigint
 from skyswarm.app.results_dir import HeldDir, check_room, claim
 from skyswarm.app.scenarios import load_args
 from skyswarm.core.schema import ConfigError
@@ -114,7 +114,9 @@ def _run_held(args: argparse.Namespace, scenario, out: Path, inputs, held: HeldD
     interrupted = False
     try:
         Interrupt.check()
-        sim.run(progress=progress)
+        with polled_sigint():  # Ctrl-C stops the loop between ticks
+            sim.run(progress=progress)
+        Interrupt.check()  # a Ctrl-C in the last ticks, after the loop's last check
     except KeyboardInterrupt:
         interrupted = True
         sim.stop_reason = "interrupted"

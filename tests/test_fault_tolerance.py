@@ -9,6 +9,7 @@ one stderr line and no traceback, and no orphan process.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import random
 import signal
@@ -51,6 +52,22 @@ def test_sigint_inside_exec_or_a_c_callback_still_exits_130(tmp_path, mission, s
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.splitlines() == [stderr], err
+
+
+def test_ctrl_c_in_a_tick_lets_the_tick_finish_then_stops_the_run(tmp_path):
+    """Ctrl-C inside a tick does not cut the tick's code short (a KeyboardInterrupt raised
+    inside multiprocessing's queue hand-over once left the video's render process waiting
+    forever): the tick finishes, the loop stops at its next check, results kept, exit 130."""
+    out = tmp_path / "run"
+    args = ["run", "drop_test", "--quiet", "--duration", "60", "--out", str(out)]
+    proc = _start([*args, "--set", 'mission.type="batch_missions:CtrlCInTick"'], tmp_path)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["skyswarm: interrupted; results kept"], err
+    assert (out / "after_ctrl_c").is_file()  # the tick went on past the signal
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["stop_reason"] == "interrupted"
+    assert summary["sim_time_s"] < 5.0  # stopped at once (0.5 s after), not at the 60 s end
 
 
 def _terminal_sigint() -> None:

@@ -68,3 +68,17 @@ class CtrlCInCallback(DropTest):
                 pass
 
         ctypes.CFUNCTYPE(None)(callback)()
+
+
+class CtrlCInTick(DropTest):
+    """Ctrl-C lands in the middle of a tick (as in the video's queue hand-over), then the tick
+    finishes its work: it writes `after_ctrl_c` into the results folder once the handler has
+    had every chance to run."""
+
+    def post_tick(self, world: World) -> None:
+        super().post_tick(world)
+        if world.tick == 200:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10**6):  # the handler runs here
+                pass
+            (self.sim.recorder.dir / "after_ctrl_c").touch()
