@@ -12,6 +12,11 @@ NUMBA_CACHE_DIR when the user set it), never in the package, which may be read-o
 reads as a namespace package). When that directory cannot be written, functions compile
 without a cache rather than fall back to the package folder.
 
+Inside that directory a module's functions are cached by the module's folder within the
+package and stamped with its source's hash (`_PackageLocator`), not by the absolute path numba
+uses: `pip install .`, `pip install -e .`, a wheel in another venv or a moved checkout of the
+same source all load what any of them compiled.
+
 Usage, in a module of compiled code:
 
     from skyswarm.core.jit import njit, prange
@@ -52,6 +57,7 @@ import numba
 import platformdirs
 from numba import prange  # noqa: F401  (re-exported: compiled modules import both from here)
 from numba import types as nb_types
+from numba.core import caching as numba_caching
 from numba.core import config as numba_config
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the `skyswarm` folder
@@ -123,6 +129,58 @@ def _writable_cache_dir() -> Path | None:
     return path
 
 
+@lru_cache(maxsize=64)
+def _source_digest(path: str, mtime_ns: int, size: int) -> bytes:
+    """SHA-256 of a source file (memoised by its mtime and size: an edit re-hashes it)."""
+    return hashlib.sha256(Path(path).read_bytes()).digest()
+
+
+class _PackageLocator(numba_caching._CacheLocator):
+    """Where numba caches a function of this package: `_writable_cache_dir()` / the source
+    folder's path inside the package ("uav", "core_backends"), stamped with the source's hash.
+    numba's own locator names the folder by the source's absolute path (and numba < 0.62
+    stamps the file's mtime), so every install of the same source compiled everything again.
+    Functions outside the package get numba's locators (None here)."""
+
+    def __init__(self, py_func: Any, py_file: str, where: Path, inside: Path) -> None:
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = str(where / ("_".join(inside.parts) or "skyswarm"))
+
+    def get_cache_path(self) -> str:
+        return self._cache_path
+
+    def get_source_stamp(self) -> bytes:
+        st = os.stat(self._py_file)
+        return _source_digest(self._py_file, st.st_mtime_ns, st.st_size)
+
+    def get_disambiguator(self) -> str:
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> _PackageLocator | None:
+        where = _writable_cache_dir()
+        folder = Path(py_file).resolve().parent
+        if where is None or not folder.is_relative_to(PACKAGE_ROOT):
+            return None
+        locator = cls(py_func, py_file, where, folder.relative_to(PACKAGE_ROOT))
+        try:
+            locator.ensure_cache_path()
+        except OSError:
+            return None
+        return locator
+
+
+class _PackageCacheImpl(numba_caching.CompileResultCacheImpl):
+    _locator_classes = [_PackageLocator, *numba_caching.CompileResultCacheImpl._locator_classes]
+
+
+class _PackageCache(numba_caching.FunctionCache):
+    """numba's function cache with `_PackageLocator` tried first."""
+
+    _impl_class = _PackageCacheImpl
+
+
 def njit(func: Callable | None = None, **options: Any) -> Any:
     """numba.njit with `cache=True` by default and the cache in `cache_dir()` (see the module
     docstring). Use bare (`@njit`) or with numba's options (`@njit(parallel=True)`)."""
@@ -139,6 +197,7 @@ def njit(func: Callable | None = None, **options: Any) -> Any:
             numba_config.CACHE_DIR = str(where)
             try:
                 kernel = numba.njit(**opts)(f)
+                kernel._cache = _PackageCache(f)  # before anything compiled: see the class
             finally:
                 numba_config.CACHE_DIR = before
         _KERNELS.append(kernel)

@@ -1,4 +1,4 @@
-"""Switching installs cannot shadow the package (issue 28).
+"""Switching installs cannot shadow the package (issue 28), and reuses what was compiled.
 
 `pip install .` then `pip install -e .` into one virtual environment: numba's cache once lived
 in site-packages/skyswarm/uav/__pycache__, pip left it behind when it removed the copy, and
@@ -6,15 +6,19 @@ that folder turned `skyswarm` into an empty namespace package ("No module named
 'skyswarm.uav.agents'"). Here, in a throwaway venv that reuses this interpreter's packages
 (--system-site-packages; no downloads, no build isolation) and a copy of the source:
 
-1. the non-editable install steps every shipped scenario (every shipped mission) ten ticks,
-   which compiles every numba kernel (a new install path: nothing cached), and nothing appears
-   inside the installed package that pip did not install (its RECORD);
+1. the non-editable install steps every shipped scenario (every shipped mission) ten ticks.
+   Its user cache directory is a fresh one, seeded with this checkout's compiled code (the same
+   source: core/jit.py keys the cache by content, not by the install's path) except the
+   `uav/sensors` folder's: the proximity sensor's kernels compile anew. numba's cache log
+   (NUMBA_DEBUG_CACHE) shows every save in the user cache, none in the installed package (and
+   nothing appears there that pip did not install, its RECORD), and loads of the seeded code
+   at the new install path;
 2. the editable install of the same source leaves no `skyswarm` folder in site-packages, and
    every shipped scenario builds its simulation from the source tree (every mission module
-   imported, agents and world made). It does not step them: that would compile every kernel
-   again for the new source path (~35 s of CPU) to show nothing step 1 did not.
+   imported, agents and world made).
 
-Slow: one full numba compile (~35 s of CPU) and two pip installs.
+Slow: two pip installs and the `uav/sensors` kernels compiled (the rest loaded if this checkout ran
+`skyswarm warmup`, as .ci/run does; compiled too otherwise).
 """
 
 from __future__ import annotations
@@ -51,6 +55,9 @@ for path in sorted(CONFIGS_DIR.glob("*.toml")):
     missions.add(scenario.mission.type)
 print(len(missions), " ".join(sorted(missions)))
 """
+# the cache folder not seeded: the proximity sensor's kernels (uav/sensors/nearest.py; every
+# shipped mission senses its neighbours by default), compiled by the installed copy
+SEEDLESS = "uav_sensors"
 SHIPPED_MISSIONS = 10  # boids, drop_test, fire_tracking, flight_plan, flocking_coverage, hover,
 # vasarhelyi, waypoints, obstacle_field, the mavlink scenario's vehicles (configs/*.toml)
 
@@ -61,6 +68,15 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
         f"{cmd} -> {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
     )
     return out.stdout
+
+
+def _cache_paths(log: str, what: str) -> list[Path]:
+    """The files of numba's cache log lines "[cache] <what> <path>"."""
+    return [
+        Path(line.split(what, 1)[1].strip().strip("'")).resolve()
+        for line in log.splitlines()
+        if line.startswith("[cache]") and what in line
+    ]
 
 
 def _copy_source(dst: Path) -> Path:
@@ -91,6 +107,20 @@ def _recorded(site: Path) -> set[Path]:
     return {(site / line.split(",")[0]).resolve() for line in record.read_text().splitlines()}
 
 
+def _seed_cache(user_cache: Path) -> None:
+    """This checkout's numba cache directory, copied into `user_cache`/skyswarm, all but the
+    SEEDLESS folder (absent folders, an unwarmed checkout: compiled in the test instead)."""
+    from skyswarm.core.jit import cache_dir
+
+    warm = cache_dir()
+    seeded = user_cache / "skyswarm" / warm.name
+    seeded.mkdir(parents=True)
+    if warm.is_dir():
+        for folder in warm.iterdir():
+            if folder.is_dir() and folder.name != SEEDLESS:
+                shutil.copytree(folder, seeded / folder.name)
+
+
 def test_install_then_editable_in_one_venv_runs_every_mission(tmp_path):
     src = _copy_source(tmp_path / "src" / "skyswarm")
     env_dir = tmp_path / "venv"
@@ -105,6 +135,7 @@ def test_install_then_editable_in_one_venv_runs_every_mission(tmp_path):
     drop = ("PYTHONPATH", "VIRTUAL_ENV", "NUMBA_CACHE_DIR")
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")
+    _seed_cache(tmp_path / "user-cache")
     work = tmp_path / "elsewhere"
     work.mkdir()
     pip = [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
@@ -112,14 +143,22 @@ def test_install_then_editable_in_one_venv_runs_every_mission(tmp_path):
     site = _site_packages(env_dir)
 
     _run([*pip, str(src)], cwd=work, env=env)
-    out = _run([python, "-c", STEP_EVERY_SCENARIO, "10"], cwd=work, env=env).splitlines()
+    log_env = {**env, "NUMBA_DEBUG_CACHE": "1"}  # numba's cache log, on stdout
+    stepped = _run([python, "-c", STEP_EVERY_SCENARIO, "10"], cwd=work, env=log_env)
+    out = [line for line in stepped.splitlines() if not line.startswith("[cache]")]
     assert Path(out[0]).parent == site / "skyswarm"  # the installed copy
     assert out[1].startswith(f"{SHIPPED_MISSIONS} "), out[1]
     written = {p.resolve() for p in (site / "skyswarm").rglob("*") if p.is_file()}
     assert not written - _recorded(site), sorted(written - _recorded(site))[:5]
     # ... because numba's cache went to the user's cache directory (index and code files)
-    cached = list((tmp_path / "user-cache" / "skyswarm").glob("numba-*/**/*.nbi"))
+    user = (tmp_path / "user-cache" / "skyswarm").resolve()
+    cached = list(user.glob("numba-*/**/*.nbi"))
     assert len(cached) >= 10, cached
+    saved = _cache_paths(stepped, "data saved to")
+    assert saved and all(p.is_relative_to(user) for p in saved), saved  # SEEDLESS's, and only there
+    assert any(p.parent.name == SEEDLESS for p in saved), saved
+    loaded = _cache_paths(stepped, "data loaded from")
+    assert any(p.parent.name != SEEDLESS for p in loaded), loaded  # the seed, at a new path
 
     _run([*pip, "-e", str(src)], cwd=work, env=env)
     assert not (site / "skyswarm").exists(), sorted((site / "skyswarm").rglob("*"))[:5]
