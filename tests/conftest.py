@@ -2,7 +2,9 @@
 
 A run that several test files assert on is flown once per session here. The tests that use one
 are marked `xdist_group` with the fixture's name, so that under `pytest -n auto --dist
-loadgroup` (.ci/run) they land on one worker and the run is flown once in all."""
+loadgroup` (.ci/run) they land on one worker and the run is flown once in all. The tests of a
+module that use one of its module-scoped fixtures (a whole flight, most of them) are grouped
+the same way by `pytest_collection_modifyitems` below."""
 
 from __future__ import annotations
 
@@ -37,3 +39,22 @@ def flocking_split_30() -> dict:
         return sim.finish()
     finally:
         sim.close()
+
+
+SHARED_SCOPES = ("class", "module", "package")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under --dist loadgroup, each test goes to whichever worker is free, so the tests of a
+    module that share a module-scoped fixture used to land on both workers and each worker
+    flew the fixture's run: every test that uses such a fixture (and has no group of its own)
+    joins one `xdist_group` per module, and the run is flown once."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        defs = getattr(info, "name2fixturedefs", {}) if info is not None else {}
+        scopes = {getattr(d, "scope", "function") for ds in defs.values() for d in ds}
+        if scopes & set(SHARED_SCOPES):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
