@@ -94,6 +94,10 @@ def camera_args(p: argparse.ArgumentParser) -> None:
         "--proximity", action="store_true",
         help="rings coloured by the nearest neighbour's distance (avoidance); key X",
     )  # fmt: skip
+    p.add_argument(
+        "--groups", action="store_true",
+        help="a line from each UAV to its group's leader (a split flock's parts); key A",
+    )  # fmt: skip
 
 
 def camera_spec(args: argparse.Namespace) -> Any:
@@ -135,7 +139,7 @@ def view_options(args: argparse.Namespace) -> Any:
     live = getattr(args, "camera_pip", False), getattr(args, "lidar", False)  # `view` only
     return ViewOptions(
         camera_spec(args), not args.no_inset, not args.no_markers, trails, links, args.proximity,
-        not args.no_dead, not args.no_leader, *live,
+        not args.no_dead, not args.no_leader, *live, groups=args.groups,
     )  # fmt: skip
 
 
@@ -236,6 +240,7 @@ def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
         sim, args.video, args.frames, args.fps, args.size, camera_spec(args), process=True,
         inset=not args.no_inset, markers=not args.no_markers, layout=layout_spec(args),
         proximity=args.proximity, lidar=args.lidar, sensor_camera=args.camera_pip,
+        groups=args.groups,
     )  # fmt: skip
 
 
@@ -287,7 +292,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         n = export_video(
             args.results, args.video, args.frames, args.fps, args.size, camera_spec(args),
             inset=not args.no_inset, markers=not args.no_markers, layout=layout_spec(args),
-            proximity=args.proximity,
+            proximity=args.proximity, groups=args.groups,
         )  # fmt: skip
         print(f"wrote {n} frames")
         return 0
@@ -313,6 +318,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     still = ReplayStill(
         source, args.size, camera_spec(args), inset=not args.no_inset,
         markers=not args.no_markers, layout=layout_spec(args), proximity=args.proximity,
+        groups=args.groups,
     )  # fmt: skip
     try:
         image = still.render(args.time).copy()

@@ -17,9 +17,9 @@ Agents that random faults strike implement `FaultCapable`; the fault injector fi
 
 What the views and the timeline read of the floors above core is declared here too:
 `EstimateSource` (a group of agents flying on a state estimate, e.g. a UAV swarm with sensors)
-and `ViewSource` (what a mission shows: HUD lines, overlays, the highlighted role, the viewer's
-commands; the `Mission` base implements it with do-nothing defaults). Core reads nothing else
-of those objects.
+and `ViewSource` (what a mission shows: HUD lines, overlays, the highlighted role, the groups
+and their leaders, the viewer's commands; the `Mission` base implements it with do-nothing
+defaults). Core reads nothing else of those objects.
 """
 
 from __future__ import annotations
@@ -202,6 +202,9 @@ class ViewSource(Protocol):
 
             def role_members(self, role: str) -> list[int]:
                 return [u.id for u in self.scouts if u.alive] if role == "scout" else []
+
+            def group_leaders(self) -> dict[int, int]:
+                return {u.id: u.team_lead for u in self.scouts if u.alive}  # lead -> lead
     """
 
     highlight_role: str | None  # role whose holders the views colour; None: no highlight
@@ -216,6 +219,13 @@ class ViewSource(Protocol):
 
     def role_members(self, role: str) -> list[int]:
         """Ids of the agents holding `role` now; [] when nobody does."""
+        ...
+
+    def group_leaders(self) -> Mapping[int, int]:
+        """The groups of agents now, as {agent id: id of its group's leader}; a leader maps to
+        itself (a flock split into parts: one group per part). Only agents in a group are
+        keys; {} when the mission has no groups. The views draw a line from each member to its
+        leader; the timeline records it beside `leaders`."""
         ...
 
     def gui_commands(self) -> Sequence[tuple[str, Callable[[int | None], Any]]]:

@@ -42,10 +42,11 @@ class Mission:
     - `highlight_role`: the role whose holders the views colour (`role_members` names them).
     - `event_actions` / `on_event()`: scenario `[[events]]` actions the mission handles itself.
     - `role_members(role)`: agent ids holding a role, for an event's `target = "leader"` etc.
+    - `group_leaders()`: {agent id: its group's leader id} of a swarm in groups (the views).
     - `outcome()`: "target reached" / "plan exhausted" once known (see core/events.py, summary).
 
-    `hud`, `overlays`, `role_members` and `highlight_role` are the `core.hooks.ViewSource`
-    protocol: all the views and core/timeline.py read of a mission.
+    `hud`, `overlays`, `role_members`, `highlight_role` and `group_leaders` are the
+    `core.hooks.ViewSource` protocol: all the views and core/timeline.py read of a mission.
 
     Example, every UAV climbs to `[climb] altitude_m` and the run ends when all are there
     (examples/mission_plugin/ is this as an installable package)::
@@ -142,6 +143,16 @@ class Mission:
         """Agent ids currently holding `role` (e.g. "leader"), for an event's `target = role`.
         An empty list means nobody holds it now (the event then applies to no agent)."""
         return []
+
+    def group_leaders(self) -> Mapping[int, int]:
+        """The agents' groups now: {agent id: id of the leader of its group}, a leader mapping
+        to itself; only agents in a group are keys. {} by default (no groups). The views draw
+        each member's line to its leader (`--groups`, key A), live and in replay (recorded by
+        core/timeline.py as the sample's `groups`).
+
+        Example, a flock split into parts, each led by the lowest id it hears:
+        `return {u.id: u.part_leader for u in self.uavs if u.alive}`."""
+        return {}
 
     def gui_commands(self) -> Sequence[tuple[str, Callable[[int | None], Any]]]:
         """Commands the live viewer offers on keys 1-9, in order: (label, function called with

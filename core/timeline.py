@@ -9,9 +9,10 @@ estimate, and appends them to the results directory as the run goes (nothing is 
 run is interrupted):
 
 - `timeline.jsonl`: one JSON object per sample: `tick`, `hud` (list of str), `modes` ({id: name}),
-  `leaders` (sorted ids holding the highlighted role), `overlays`, a list of {kind, color, shape,
-  offset, nbytes} into timeline.bin, and, only with an estimate, `estimates` {count, offset,
-  nbytes} into
+  `leaders` (sorted ids holding the highlighted role), `highlight` (that role's name, or null),
+  `groups` ({id: its group's leader id}, `ViewSource.group_leaders`), `overlays`, a list of
+  {kind, color, shape, offset, nbytes} into timeline.bin, and, only with an estimate,
+  `estimates` {count, offset, nbytes} into
 - `timeline.bin`: zlib-compressed float32 arrays. An overlay list identical to the previous
   sample's is not written again: the sample's `overlays` is then `null` ("unchanged"). An
   estimate block is `count` int32 agent ids then (count, 6) float32: the estimated position
@@ -78,6 +79,8 @@ class Timeline:
             "hud": [str(line) for line in hud or ()],
             "modes": {str(a.id): a.mode_name() for a in self.sim.agents.values()},
             "leaders": highlighted(mission),
+            "highlight": mission.highlight_role if mission is not None else None,
+            "groups": {str(k): v for k, v in group_leaders(mission).items()},
             "overlays": self._overlays((mission.overlays() if mission is not None else ()) or ()),
         }
         estimates = self._estimates(world)
@@ -167,6 +170,14 @@ def highlighted(mission: ViewSource | None) -> list[int]:
     draw in their highlight colour and the timeline records as `leaders`."""
     role = mission.highlight_role if mission is not None else None
     return sorted(int(i) for i in mission.role_members(role) or ()) if role else []
+
+
+def group_leaders(mission: ViewSource | None) -> dict[int, int]:
+    """{agent id: its group's leader id} of the mission now, sorted by id ({} without groups):
+    what the views draw as each member's line to its leader and the timeline records as
+    `groups`."""
+    groups = mission.group_leaders() if mission is not None else None
+    return {int(k): int(v) for k, v in sorted((groups or {}).items())}
 
 
 def read_timeline(results_dir: Path | str) -> list[dict[str, Any]]:

@@ -379,10 +379,8 @@ def inspect(sim: Simulator, agent: Any, frame: Frame) -> list[str]:
     GPS error when its swarm has sensors. Read with getattr: any agent kind works."""
     i = frame.index_of(agent.id)
     leader = i is not None and bool(frame.leaders[i])
-    out = [
-        f"agent {agent.id}  {agent.role}{'  LEADER' if leader else ''}  "
-        + ("alive" if agent.alive else "dead")
-    ]
+    mark = f"  {(frame.highlight or 'leader').upper()}" if leader else ""
+    out = [f"agent {agent.id}  {agent.role}{mark}  " + ("alive" if agent.alive else "dead")]
     mode = getattr(agent, "mode", None)
     swarm, index = getattr(agent, "swarm", None), getattr(agent, "index", None)
     line = f"mode {mode_label(agent)}"

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.director import CameraSpec
 from skyswarm.gui.framing import scene_extent, shown_points
+from skyswarm.gui.groups import group_lines
 from skyswarm.gui.multiview import LayoutSpec, MultiView, second_rect
 from skyswarm.gui.offscreen import OffscreenCanvas
 from skyswarm.gui.proximity import ProximityLimits, proximity_lines
@@ -68,6 +69,7 @@ class RenderSpec:
     markers: bool = True  # far drones as markers (gui/drones.py)
     layout: str = "single"  # gui/multiview.py LAYOUTS: one view, picture-in-picture, side by side
     proximity: bool = False  # rings by the nearest neighbour's distance (gui/proximity.py)
+    groups: bool = False  # a line from each member to its group's leader (gui/groups.py)
 
 
 class Capture:
@@ -78,7 +80,8 @@ class Capture:
     `CameraSpec`) moves with each frame (the default keeps the alive UAVs large in the frame);
     with `follow` False it stays where the first frame put it. `layout` (gui/multiview.py)
     adds a second camera's view, picture-in-picture or side by side; `proximity` the
-    proximity rings (gui/proximity.py); `lidar` the lidar beams (of `camera.target`, else of
+    proximity rings (gui/proximity.py); `groups` the lines from members to their group's
+    leader (gui/groups.py); `lidar` the lidar beams (of `camera.target`, else of
     every UAV) and `sensor_camera` a UAV's camera in a corner (gui/sensor_views.py). With
     `process` the frames are drawn and encoded by a `RenderPool` while the simulation steps
     on.
@@ -103,6 +106,7 @@ class Capture:
         proximity: bool = False,
         lidar: bool = False,
         sensor_camera: bool = False,
+        groups: bool = False,
     ) -> None:
         self.sim = sim
         self.source = LiveSource(sim)
@@ -118,7 +122,7 @@ class Capture:
         self.fps = fps
         spec = RenderSpec(
             self.source.scenery, size, tuple(center), half, video, frames, fps, hud, encoder,
-            inset, markers, layout.name, proximity,
+            inset, markers, layout.name, proximity, groups,
         )  # fmt: skip
         self.sensing = (spec_cam.target, lidar, sensor_camera) if lidar or sensor_camera else None
         self.worker: RenderPool | LocalRender = (
@@ -167,6 +171,7 @@ class LocalRender:
         self.canvas.renderer.markers = spec.markers
         self.hud, self.inset, self.layout = spec.hud, spec.inset, spec.layout
         self.proximity = ProximityLimits.of(spec.scenery) if spec.proximity else None
+        self.groups = spec.groups
         self.video: VideoWriter | None = None
         if spec.video is not None:
             self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, "rgba", spec.encoder)
@@ -181,7 +186,8 @@ class LocalRender:
     ) -> None:
         """Draw `frame` (with the HUD, the inset map, the `second` view of the layout and
         what is `sensed`) into the canvas's framebuffer."""
-        extra = proximity_lines(frame, self.proximity) if self.proximity is not None else []
+        extra = group_lines(frame) if self.groups else []
+        extra += proximity_lines(frame, self.proximity) if self.proximity is not None else []
         extra += sensed.lines if sensed is not None else []
         self.canvas.compose(frame, camera, self.hud, self.inset, None, second, self.layout, extra)
         if sensed is not None and sensed.pip is not None:

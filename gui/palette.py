@@ -40,6 +40,16 @@ HORIZON = (0.80, 0.86, 0.92)  # sky colour at the horizon (SKY at the top of the
 LEADER = (0.0, 0.78, 0.92)  # cyan: the mission's "leader" (Mission.role_members), any role
 GHOST = (1.0, 1.0, 1.0, 0.45)  # the selected agent's estimated pose (sensors on): white, faint
 GPS_FIX = (1.0, 0.25, 0.55, 1.0)  # its GPS fix (truth + GPS error): a small pink cross
+# Group lines (gui/groups.py): member -> its group's leader, one opaque colour per group (by the
+# leader's rank in the frame), apart from the role colours, the trails and the radio links.
+GROUP_COLORS = (
+    (1.00, 1.00, 1.00, 1.0),  # white
+    (0.10, 0.20, 0.80, 1.0),  # deep blue
+    (0.65, 1.00, 0.15, 1.0),  # lime
+    (0.55, 0.30, 0.10, 1.0),  # brown
+    (1.00, 0.55, 0.80, 1.0),  # pink
+    (0.00, 0.45, 0.40, 1.0),  # teal
+)
 PALETTE = [(0.8, 0.2, 0.8), (0.55, 0.85, 0.2), (0.6, 0.4, 0.2), (0.9, 0.2, 0.3)]
 
 

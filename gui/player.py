@@ -123,7 +123,7 @@ class ReplayApp(ViewerBase):
         i = frame.index_of(self.selected)
         if i is None:
             return []
-        leader = "  LEADER" if frame.leaders[i] else ""
+        leader = f"  {(frame.highlight or 'leader').upper()}" if frame.leaders[i] else ""
         mode = self.source.view_data(frame.time_s)[2].get(str(self.selected), "-")
         est = None if frame.estimates is None else frame.estimates[i]
         gps = None if frame.gps_fixes is None else frame.gps_fixes[i]

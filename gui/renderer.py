@@ -409,19 +409,26 @@ def _border(w: int, h: int, px: int = 2) -> np.ndarray:
     return img
 
 
+HIGHLIGHT_LABEL = "leader"  # the highlighted role's legend label when the frame names none
+
+
 def legend_entries(frame: Frame) -> list[tuple[str, tuple[float, float, float]]]:
-    """(label, RGB) per role in `frame`, "leader" when the mission names one (the other agents of
-    its role are then labelled "ROLE (follower)"), and "dead" when an agent is: the legend."""
+    """(label, RGB) per role in `frame`; the highlighted role (`Frame.highlight`, the mission's
+    `highlight_role`; "leader" when unnamed) in the LEADER colour, only while an agent holds it
+    (the other agents of a role holding it are then "ROLE (follower)" for "leader", else
+    "ROLE"); and "dead" when an agent is: the legend."""
     leaders = frame.leaders
+    name = frame.highlight or HIGHLIGHT_LABEL
     out = []
     for k, role in enumerate(frame.roles):
         of_role = frame.role_index == k
         led = bool((leaders & of_role).any())
         if led and not (of_role & ~leaders).any():
-            continue  # every agent of the role leads: only the "leader" entry
-        out.append((f"{role} (follower)" if led else role, role_color(role, k)))
+            continue  # every agent of the role is highlighted: only the highlight's entry
+        label = f"{role} (follower)" if led and name == "leader" else role
+        out.append((label, role_color(role, k)))
     if leaders.any():
-        out.append(("leader", LEADER))
+        out.append((name, LEADER))
     if len(frame.alive) and not frame.alive.all():
         out.append(("dead", DEAD[:3]))
     return out

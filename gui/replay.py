@@ -25,10 +25,11 @@ from skyswarm.core.schema import build
 from skyswarm.core.timeline import read_timeline
 from skyswarm.gui.director import CameraSpec
 from skyswarm.gui.framing import scene_extent, shown_points
+from skyswarm.gui.groups import group_lines
 from skyswarm.gui.multiview import LayoutSpec
 from skyswarm.gui.overlays import Overlay, as_overlays
 from skyswarm.gui.proximity import ProximityLimits, proximity_lines
-from skyswarm.gui.scene import Frame, Scenery, upright
+from skyswarm.gui.scene import Frame, Scenery, group_column, upright
 
 STATION_ROLE = "base_station"
 
@@ -138,6 +139,8 @@ class ReplaySource:
             leader=self._leaders_at(float(self.times[k])),
             estimates=estimates,
             gps_fixes=gps,
+            group=self._groups_at(float(self.times[k])),
+            highlight=self._highlight_at(float(self.times[k])),
         )
 
     def _estimates_at(self, k: int) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -168,6 +171,20 @@ class ReplaySource:
             return None
         return np.isin(self.all_ids, np.asarray(self._timeline[k]["leaders"], dtype=np.int64))
 
+    def _groups_at(self, time_s: float) -> np.ndarray | None:
+        """(N + M,) int64: each agent's group leader id at `time_s` (-1: in no group), as the
+        mission's `group_leaders()` gave it at the timeline sample; None without groups."""
+        k = self.sample_at(time_s)
+        groups = self._timeline[k].get("groups") if k is not None else None
+        if not groups:
+            return None
+        return group_column(self.all_ids, {int(a): int(b) for a, b in groups.items()})
+
+    def _highlight_at(self, time_s: float) -> str | None:
+        """The name of the highlighted role at `time_s` (None: not recorded)."""
+        k = self.sample_at(time_s)
+        return self._timeline[k].get("highlight") if k is not None else None
+
     def velocities_at(self, time_s: float) -> np.ndarray:
         """(N + M, 3) m/s at `time_s` in frame order; zero for dead agents and base stations."""
         k = self.index_at(time_s)
@@ -194,17 +211,18 @@ def export_video(
     markers: bool = True,
     layout: LayoutSpec | None = None,
     proximity: bool = False,
+    groups: bool = False,
 ) -> int:
     """Render the whole recording offscreen at `fps`; returns the number of frames written.
 
     Frame k (k = 1, 2, ...) shows time k / fps, like a `run --video` of the same run, with the
-    same camera, HUD, inset map, `layout` and `proximity` rings (the cameras are functions of
-    the frame: gui/director.py).
+    same camera, HUD, inset map, `layout`, `proximity` rings and `groups` lines (the cameras are
+    functions of the frame: gui/director.py).
     """
     from skyswarm.gui.offscreen import FrameWriter, VideoWriter
 
     source = ReplaySource(results_dir)
-    view = ReplayStill(source, size, camera, hud, inset, markers, layout, proximity)
+    view = ReplayStill(source, size, camera, hud, inset, markers, layout, proximity, groups)
     sinks: list[Any] = []
     if video is not None:
         sinks.append(VideoWriter(Path(video), size, fps))
@@ -223,8 +241,8 @@ def export_video(
 
 class ReplayStill:
     """Offscreen pictures of a recording at any time, as the live view drew them: the same
-    camera (`CameraSpec`), HUD, inset map, markers, layout (gui/multiview.py) and proximity
-    rings (gui/proximity.py).
+    camera (`CameraSpec`), HUD, inset map, markers, layout (gui/multiview.py), proximity
+    rings (gui/proximity.py) and group lines (gui/groups.py).
 
         still = ReplayStill(ReplaySource("results/run"), (1280, 720))
         image = still.render(40.0)  # (720, 1280, 3) uint8
@@ -240,6 +258,7 @@ class ReplayStill:
         markers: bool = True,
         layout: LayoutSpec | None = None,
         proximity: bool = False,
+        groups: bool = False,
     ) -> None:
         from skyswarm.gui.multiview import MultiView
         from skyswarm.gui.offscreen import OffscreenCanvas
@@ -254,12 +273,14 @@ class ReplayStill:
         self.views = MultiView(self.layout, spec, size, first, hud, inset)
         self.director = self.views.main
         self.proximity = ProximityLimits.of(source.scenery) if proximity else None
+        self.groups = groups
 
     def render(self, time_s: float, selected: int | None = None) -> np.ndarray:
         """(H, W, 3) uint8 picture at `time_s` (valid until the next render)."""
         frame = self.source.frame_at(time_s)
         cam, second = self.views.update(frame)
-        extra = proximity_lines(frame, self.proximity) if self.proximity is not None else []
+        extra = group_lines(frame) if self.groups else []
+        extra += proximity_lines(frame, self.proximity) if self.proximity is not None else []
         self.canvas.compose(
             frame, cam, self.hud, self.inset, selected, second, self.layout.name, extra
         )

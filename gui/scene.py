@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from skyswarm.core.timeline import highlighted
+from skyswarm.core.timeline import group_leaders, highlighted
 from skyswarm.gui.overlays import Overlay, overlays_of
 
 if TYPE_CHECKING:
@@ -33,6 +33,23 @@ def highlighted_ids(mission: ViewSource | None) -> list[int]:
         return []
 
 
+def group_map(mission: ViewSource | None) -> dict[int, int]:
+    """{agent id: its group's leader id} of the mission (`ViewSource.group_leaders`); {} when it
+    has no groups or the call fails (a view must not stop a run)."""
+    try:
+        return group_leaders(mission)
+    except Exception:  # noqa: BLE001 - a mission bug must not take the viewer down
+        return {}
+
+
+def group_column(ids: np.ndarray, groups: dict[int, int]) -> np.ndarray | None:
+    """(N,) int64: the leader id of each of `ids`' group, -1 for an agent in none; None when
+    `groups` is empty."""
+    if not groups:
+        return None
+    return np.array([groups.get(int(i), -1) for i in ids], dtype=np.int64)
+
+
 @dataclass
 class Frame:
     """The agents at one instant. N agents; arrays are copies, safe to keep."""
@@ -49,6 +66,8 @@ class Frame:
     leader: np.ndarray | None = None  # (N,) bool: holders of Mission.highlight_role, or None
     estimates: np.ndarray | None = None  # (N, 3) m: each agent's estimated position (NaN: none)
     gps_fixes: np.ndarray | None = None  # (N, 3) m: truth + GPS error (NaN: no GPS)
+    group: np.ndarray | None = None  # (N,) int64: its group's leader id (-1: none), or None
+    highlight: str | None = None  # the name of the role `leader` marks (Mission.highlight_role)
 
     @property
     def leaders(self) -> np.ndarray:
@@ -79,6 +98,7 @@ class Frame:
             positions=self.positions[keep], orientations=self.orientations[keep],
             alive=self.alive[keep], leader=rows(self.leader) if leader else None,
             estimates=rows(self.estimates), gps_fixes=rows(self.gps_fixes),
+            group=rows(self.group),
         )  # fmt: skip
 
     def index_of(self, agent_id: int | None) -> int | None:
@@ -206,6 +226,7 @@ class LiveSource:
         overlays = overlays_of(mission) if mission is not None else []
         hud = [str(line) for line in (mission.hud() if mission is not None else ()) or ()]
         leaders = highlighted_ids(mission)
+        groups = group_map(mission)
         positions = np.vstack([st.position[self._slots], self._fixed_pos])
         estimates, gps = self._estimates(positions)
         return Frame(
@@ -221,6 +242,8 @@ class LiveSource:
             leader=np.isin(self._ids, leaders) if leaders else None,
             estimates=estimates,
             gps_fixes=gps,
+            group=group_column(self._ids, groups),
+            highlight=mission.highlight_role if mission is not None else None,
         )
 
 

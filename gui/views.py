@@ -25,6 +25,7 @@ from skyswarm.gui.camera import (  # noqa: I001
 )
 from skyswarm.gui.director import CameraSpec, Director, inset_camera
 from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
+from skyswarm.gui.groups import group_lines
 from skyswarm.gui.layout import Layout
 from skyswarm.gui.panel import PANEL_W, AgentRow, Button, Panel, filter_rows
 from skyswarm.gui.proximity import ProximityLimits, proximity_lines
@@ -63,6 +64,9 @@ VIEW_ACTIONS = (
     Action(
         key.U, "U", None, "toggle_leader", "the leader in its colour / its role's (--no-leader)"
     ),
+    Action(
+        key.A, "A", None, "toggle_groups", "lines from members to their group's leader (--groups)"
+    ),
     Action(key.P, "P", "Shot", "save_screenshot", "save a PNG of the 3D view (results dir)"),
 )
 HELP_ACTION = Action(key.H, "H", "Help", "toggle_help", "show / hide this help")
@@ -94,6 +98,7 @@ class ViewOptions:
     leader: bool = True  # the mission's leader in the LEADER colour
     sensor_camera: bool = False  # a UAV's camera as a picture-in-picture (live view only)
     lidar: bool = False  # the UAVs' lidar beams (live view only)
+    groups: bool = False  # a line from each member to its group's leader (gui/groups.py)
 
 
 class ViewerBase:
@@ -111,6 +116,7 @@ class ViewerBase:
         self.trail_s = opts.trails_s if opts.trails_s is not None else DEFAULT_TRAIL_S
         self.show_inset, self.markers = opts.inset, opts.markers
         self.show_proximity = opts.proximity
+        self.show_groups = opts.groups
         self.show_dead, self.show_leader = opts.dead, opts.leader
         self.note = ""  # the last screenshot written (or why not), under the HUD
         self.selected: int | None = None
@@ -196,13 +202,14 @@ class ViewerBase:
             self.director.hold()
 
     def extra_lines(self) -> list[np.ndarray]:
-        """The proximity rings when shown (gui/proximity.py); the live viewer adds the radio
-        links."""
-        if not self.show_proximity:
-            return []
+        """The proximity rings (gui/proximity.py) and the group lines (gui/groups.py) when
+        shown; the live viewer adds the radio links."""
         frame = self.frame()
+        out = group_lines(frame.shown(self.show_dead)) if self.show_groups else []
+        if not self.show_proximity:
+            return out
         limits = ProximityLimits.of(self.source.scenery)
-        return proximity_lines(frame, limits, self.avoiding(frame))
+        return out + proximity_lines(frame, limits, self.avoiding(frame))
 
     def avoiding(self, frame: Frame) -> np.ndarray | None:
         """(N,) bool: the agents whose avoidance steers them now (the live viewer), or None."""
@@ -312,6 +319,9 @@ class ViewerBase:
 
     def toggle_proximity(self) -> None:
         self.show_proximity = not self.show_proximity
+
+    def toggle_groups(self) -> None:
+        self.show_groups = not self.show_groups
 
     def toggle_dead(self) -> None:
         self.show_dead = not self.show_dead

@@ -399,3 +399,19 @@ class FlockingCoverage(FlockReport, Mission):
         if role == "leader":
             return [u.id for u in self.uavs if u.alive and u.leader_id == u.id]
         return []
+
+    def group_leaders(self) -> dict[int, int]:
+        """{member id: the leader of its part} of the live members: each member follows the
+        lowest id it hears (`FlockUav.leader_id`, updated at the behaviour rate), which may
+        itself follow a lower one; the chain ends at a member that leads itself (one per part
+        of a split flock: `role_members("leader")`). A member whose chain reaches a dead or
+        undecided member is in no part (not a key)."""
+        follows = {u.id: u.leader_id for u in self.uavs if u.alive}
+        out: dict[int, int] = {}
+        for uid in follows:
+            lead, seen = uid, 0
+            while lead in follows and follows[lead] != lead and seen <= len(follows):
+                lead, seen = follows[lead], seen + 1  # ids fall along a chain: no cycle
+            if lead in follows and follows[lead] == lead:
+                out[uid] = lead
+        return out

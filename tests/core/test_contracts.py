@@ -132,6 +132,9 @@ class WatchedMission:
     def role_members(self, role: str) -> list[int]:
         return [3, 1] if role == "scout" else [99]
 
+    def group_leaders(self) -> dict[int, int]:
+        return {3: 1, 1: 1, 2: 1}
+
     def gui_commands(self) -> list[Any]:
         return []  # the live viewer's; the timeline never asks
 
@@ -167,6 +170,8 @@ def test_timeline_reads_only_the_declared_contracts(tmp_path: Path) -> None:
     assert sample["hud"] == ["found 3"]
     assert sample["modes"] == {"1": "HOVER", "2": "POSITION", "3": "-"}
     assert sample["leaders"] == [1, 3]  # role_members("scout"), sorted
+    assert sample["highlight"] == "scout"
+    assert sample["groups"] == {"1": 1, "2": 1, "3": 1}  # group_leaders(), by id
     (ov,) = sample["overlays"]
     assert ov["kind"] == "segments" and ov["data"].tolist() == [[[0, 0, 0], [1, 2, 3]]]
     est = sample["estimates"]

@@ -256,7 +256,8 @@ def test_every_layer_key_is_on_the_help_overlay_with_a_flag_the_command_takes(
     head = [command, str(DROP) if command == "view" else "RUN"]
     base = view_options(_parser().parse_args(head))
     layers = [a for a in actions if a.method.startswith("toggle_") and a.method not in NOT_LAYERS]
-    expected = {"L", "I", "M", "X", "D", "U"} | ({"O", "E", "B"} if command == "view" else set())
+    live_only = {"O", "E", "B"} if command == "view" else set()
+    expected = {"L", "I", "M", "X", "D", "U", "A"} | live_only
     assert {a.key_label for a in layers} == expected
     for action in layers:
         line = next(x for x in lines if x.split()[0] == action.key_label)

@@ -52,6 +52,9 @@ class Commanding:
     def role_members(self, role: str) -> list[int]:
         return []
 
+    def group_leaders(self) -> dict[int, int]:
+        return {}
+
     def gui_commands(self) -> list[tuple[str, Callable[[int | None], Any]]]:
         return [(f"cmd {k}", self.called.append) for k in range(12)]
 
