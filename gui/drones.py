@@ -51,6 +51,7 @@ class DronePass:
         self.meshes: dict[str, InstancedMesh] = {}
         ang = np.linspace(0.0, 2 * np.pi, SHADOW_SEGMENTS + 1)
         self._ring = np.c_[np.cos(ang), np.sin(ang)]  # (S + 1, 2) unit circle
+        self._shadow_of: tuple[np.ndarray, np.ndarray] | None = None  # (positions, radii) drawn
 
     def agent_radii(self, frame: Frame) -> np.ndarray:
         """(N,) bounding radius (m) of each agent's drawn mesh, for picking."""
@@ -59,12 +60,19 @@ class DronePass:
 
     def draw_shadows(self, frame: Frame) -> None:
         """A soft dark disc on the ground under each alive agent (a blob shadow: the light is
-        straight above), darker and smaller the lower the agent, so height reads at a glance."""
+        straight above), darker and smaller the lower the agent, so height reads at a glance.
+
+        The discs are built and uploaded only when the agents' positions or sizes differ from
+        the last ones drawn: the inset map draws the frame of the main view again."""
         ok = frame.alive & np.all(np.isfinite(frame.positions), axis=1) & frame.mobile
         if not ok.any():
             return
         pos = frame.positions[ok]
         radii = self.agent_radii(frame)[ok] * 1.1
+        last = self._shadow_of
+        if last is not None and np.array_equal(last[0], pos) and np.array_equal(last[1], radii):
+            self.flat.draw("shadows", [], moderngl.TRIANGLES, key=last)
+            return
         alpha = SHADOW_ALPHA / (1.0 + 2.0 * np.maximum(pos[:, 2], 0.0) / SHADOW_FADE_M)
         n, s = len(pos), SHADOW_SEGMENTS
         rim = np.empty((n, s + 1, 3), dtype=np.float32)
@@ -76,7 +84,8 @@ class DronePass:
         data[:, :, 1, :3] = rim[:, :-1]
         data[:, :, 2, :3] = rim[:, 1:]
         data[:, :, 0, 6] = alpha[:, None]  # opaque-ish centre, transparent rim: soft edge
-        self.flat.draw("shadows", [data.reshape(-1, 7)], moderngl.TRIANGLES)
+        self._shadow_of = (pos, radii)  # a new key object: FlatBatches uploads `data`
+        self.flat.draw("shadows", [data.reshape(-1, 7)], moderngl.TRIANGLES, key=self._shadow_of)
 
     def draw_agents(
         self,

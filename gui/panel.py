@@ -111,6 +111,7 @@ class Panel:
         self.buttons_bottom = PAD_PX + rows * (BUTTON_H + 4)
         self.list_top = 0  # set by render(): y of the first agent row
         self.visible_rows = 0
+        self._strip: tuple[tuple[tuple[str, ...], int], Image.Image] | None = None  # buttons
 
     def button_rect(self, i: int) -> tuple[int, int, int, int]:
         r, c = divmod(i, BUTTONS_PER_ROW)
@@ -135,12 +136,7 @@ class Panel:
         f = font()
         img = Image.new("RGBA", (PANEL_W, max(1, height)), BG)
         draw = ImageDraw.Draw(img)
-        for i, b in enumerate(self.buttons):
-            x0, y0, x1, y1 = self.button_rect(i)
-            draw.rectangle((x0, y0, x1, y1), fill=BUTTON_BG)
-            label = labels[i] if labels is not None else b.label  # the state's label
-            tw = f.getlength(label)
-            draw.text((x0 + (BUTTON_W - tw) / 2, y0 + 4), label, font=f, fill=FG)
+        self._draw_buttons(img, draw, labels)
         y = self.buttons_bottom + PAD_PX
         for line in hud:
             draw.text((PAD_PX, y), line, font=f, fill=FG)
@@ -175,6 +171,26 @@ class Panel:
                 draw.rectangle((0, ry, PANEL_W, ry + LINE_PX - 1), fill=HILITE)
             draw.text((PAD_PX, ry), row.text(), font=f, fill=FG if row.alive else DEAD_FG)
         return np.asarray(img)
+
+    def _draw_buttons(
+        self, img: Image.Image, draw: ImageDraw.ImageDraw, labels: Sequence[str] | None
+    ) -> None:
+        """The buttons with their `labels` (None: their own) in the strip above
+        `buttons_bottom`; the strip is kept and pasted again while the labels are the same (a
+        button's text costs ~1 ms of a panel refresh; nothing else is drawn in the strip)."""
+        names = tuple(labels) if labels is not None else tuple(b.label for b in self.buttons)
+        strip_h = min(self.buttons_bottom, img.height)
+        if self._strip is not None and self._strip[0] == (names, strip_h):
+            img.paste(self._strip[1], (0, 0))
+            return
+        f = font()
+        for i, label in enumerate(names):
+            x0, y0, x1, y1 = self.button_rect(i)
+            draw.rectangle((x0, y0, x1, y1), fill=BUTTON_BG)
+            tw = f.getlength(label)
+            draw.text((x0 + (BUTTON_W - tw) / 2, y0 + 4), label, font=f, fill=FG)
+        if strip_h > 0:
+            self._strip = ((names, strip_h), img.crop((0, 0, PANEL_W, strip_h)))
 
     def hit(self, x: float, y: float, rows: Sequence[AgentRow]) -> tuple[str, object] | None:
         """("button", action) or ("agent", id) under panel pixel (x, y), or None."""

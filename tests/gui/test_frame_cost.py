@@ -1,0 +1,79 @@
+"""What the window's frame no longer redoes (docs/performance.md, Window), without changing the
+picture: the shadow discs drawn again for the inset map from the main view's upload, and the
+panel's buttons pasted from the last refresh while their labels are the same. Each cached
+picture is compared with the same picture drawn from scratch, pixel for pixel."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _swarm(n: int, seed: int = 0):  # noqa: ANN202 - a Frame
+    from skyswarm.gui.scene import Frame
+
+    rng = np.random.default_rng(seed)
+    side = int(np.ceil(np.sqrt(n)))
+    i = np.arange(n)
+    pos = np.c_[(i % side) * 3.0, (i // side) * 3.0, 10.0 + rng.uniform(-1, 1, n)]
+    q = np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))
+    return Frame(0.0, i + 1, ["uav"], np.zeros(n, np.intp), pos, q, np.ones(n, bool))
+
+
+def test_shadows_reused_by_the_inset_draw_the_picture_drawn_from_scratch() -> None:
+    """A 400-drone frame with the inset map: the canvas that reuses the shadow upload (main
+    view, then inset, then the same frame again) gives the bytes of a fresh canvas; after the
+    drones move (in place, as a live frame's copy would not, and the bench's does) the discs
+    are rebuilt: again the fresh canvas's bytes, and not the old picture."""
+    from skyswarm.gui.director import CameraSpec, Director
+    from skyswarm.gui.layout import Layout
+    from skyswarm.gui.offscreen import OffscreenCanvas
+    from skyswarm.gui.scene import Scenery
+
+    size = (640, 360)
+    frame = _swarm(400)
+
+    def picture(canvas: OffscreenCanvas) -> np.ndarray:
+        layout = Layout.of(frame, size)
+        cam = Director(CameraSpec(), size, layout.keep_out(), frame).update(frame)
+        canvas.compose(frame, cam)
+        return canvas.read().copy()
+
+    kept = OffscreenCanvas(Scenery(), size)
+    try:
+        first, again = picture(kept), picture(kept)
+        fresh = OffscreenCanvas(Scenery(), size, ctx=kept.ctx)
+        assert np.array_equal(first, again) and np.array_equal(first, picture(fresh))
+        frame.positions[:, :2] += 0.7  # every drone moves: new discs
+        moved = picture(kept)
+        fresh = OffscreenCanvas(Scenery(), size, ctx=kept.ctx)
+        assert np.array_equal(moved, picture(fresh)) and not np.array_equal(moved, first)
+    finally:
+        kept.release()
+
+
+def test_the_panels_kept_buttons_are_the_buttons_drawn_from_scratch() -> None:
+    from skyswarm.gui.app import ACTIONS
+    from skyswarm.gui.panel import AgentRow, Button, Panel
+
+    buttons = [Button(a.button, a.method) for a in ACTIONS if a.button]
+    rows = [AgentRow(i, "uav", "Position", 6.0 + i / 7, 1.5, i % 4 != 0) for i in range(40)]
+    hud = ["t = 12.00 s", "alive 30/40"]
+    labels = [b.label for b in buttons]
+
+    def draw(panel: Panel, names: list[str]) -> np.ndarray:
+        return panel.render(720, hud, rows, 3, ["agent 3  uav  alive"], "", False, 40, names)
+
+    kept = Panel(buttons)
+    first, again = draw(kept, labels), draw(kept, labels)
+    assert np.array_equal(first, again) and np.array_equal(first, draw(Panel(buttons), labels))
+    pause = ["Pause" if n == "Start" else n for n in labels]  # a button's label changes
+    changed = draw(kept, pause)
+    assert np.array_equal(changed, draw(Panel(buttons), pause))
+    assert not np.array_equal(changed, first)
+    short = Panel(buttons)  # a window shorter than the buttons: the strip is cut the same way
+    assert np.array_equal(
+        short.render(30, hud, rows, None), Panel(buttons).render(30, hud, rows, None)
+    )
+    assert np.array_equal(
+        short.render(30, hud, rows, None), Panel(buttons).render(30, hud, rows, None)
+    )
