@@ -25,9 +25,10 @@ from skyswarm.core.config import SimulationConfig, WorldConfig
 from skyswarm.core.resources import named_or_path
 from skyswarm.core.simulator import Simulator
 from skyswarm.envs.actions import ActionLevel, action_level
+from skyswarm.envs.judge import OBS_6D, OBS_NONE, OBS_QUATERNION, judge, judge_params
 from skyswarm.envs.observations import ObservationSpec, observe, read_kinematics
 from skyswarm.envs.randomize import Randomization
-from skyswarm.envs.tasks import Task, row_norm
+from skyswarm.envs.tasks import Task
 from skyswarm.uav.config import UavConfig, load_uav_config
 from skyswarm.uav.estimation import euler_to_quat
 from skyswarm.uav.sensors.config import SensorsConfig
@@ -143,6 +144,11 @@ class FlightBatch:
         self.action = np.zeros((n, self.level.k))  # the last normalised action
         self.steps = np.zeros(n, dtype=np.int64)  # steps into each slot's episode
         self.obs_size = self.obs_spec.size(self.level.k)
+        self._params = judge_params(task)
+        if self.obs_spec.source != "truth":
+            self._layout = OBS_NONE  # the estimate's observations: the numpy path
+        else:
+            self._layout = OBS_6D if self.obs_spec.rotation == "6d" else OBS_QUATERNION
         self.level.apply(self.swarm.command, self.index, self.hover_action(n))
 
     def hover_action(self, k: int) -> np.ndarray:
@@ -190,7 +196,8 @@ class FlightBatch:
 
     def step(self, action: np.ndarray) -> StepOut:
         """Fly every slot one control period on `action` (n, k), normalised and checked.
-        Everything after the physics is a few passes of numpy over (n, ...) arrays."""
+        Everything after the physics is one compiled pass over the slots (envs/judge.py:
+        the numbers of the numpy path, `observe` and the task's `ends` and `reward`)."""
         live = self.live
         if len(live) == self.n:  # None: every agent, without an index to check
             self.level.apply(self.swarm.command, None, action)
@@ -199,20 +206,20 @@ class FlightBatch:
         sim = self.sim
         for _ in range(self.ticks):
             sim.step()
-        kin = read_kinematics(self.swarm, "truth")  # rewards and ends judge the truth
-        dist = row_norm(self.target - kin.position)
-        speed = row_norm(kin.velocity)
-        up_z = kin.rotation[:, 2, 2]  # the body z axis' world z, 1 - 2 (x^2 + y^2)
-        crashed, reached = self.task.ends(dist, speed, up_z, kin.position[:, 2])
-        reward = self.task.reward(
-            dist, speed, kin.body_rates, action, self.action, crashed, reached
-        )
+        st, n = sim.world.state, self.n  # rewards and ends judge the truth
+        obs = np.empty((n, self.obs_size), dtype=np.float32)
+        reward, dist = np.empty(n), np.empty(n)
+        crashed, reached = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+        action = np.ascontiguousarray(action, dtype=np.float64)
+        judge(
+            self.swarm.slots, st.position, st.orientation, st.linear_velocity,
+            st.angular_velocity, self.target, action, self.action, self._params, self._layout,
+            self.obs_spec.last_action, obs, reward, crashed, reached, dist,
+        )  # fmt: skip
         self.action[:] = action
         self.steps += 1
         truncated = self.steps >= self.settings.max_episode_steps
-        if self.obs_spec.source == "truth":
-            obs = observe(self.obs_spec, kin, self.target, self.action)
-        else:
+        if self._layout == OBS_NONE:
             obs = self.observe()
         return StepOut(obs, reward, crashed, reached, truncated, dist)
 

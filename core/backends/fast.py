@@ -52,6 +52,11 @@ from skyswarm.core.state import rows_of_slots
 
 CONTACT_MARGIN_M = 0.001  # m: shapes closer than this touch (Bullet reports contact at ~0)
 SKIN_M = 0.5  # m: body pairs within their radii + margin + this are the Verlet candidates
+# A list that came out empty (no two bodies within reach: an RL vector env's slots 50 m apart,
+# a sparse swarm) is rebuilt next time with twice the skin, up to SKIN_MAX_M, so bodies may
+# roam (or be teleported by an autoreset) further before the next rebuild; a wide skin that
+# finds candidates is dropped for SKIN_M at once. The contacts never depend on the skin.
+SKIN_MAX_M = 16.0
 # Cells of the ray casts' grid per box and live body (core/backends/ray_grid.py); results do
 # not depend on it. On bench/perception.py's 1,000-UAV scan 1, 2, 4 and 8 all cost ~17 ms (one
 # cell, the brute force: 300 ms).
@@ -92,6 +97,8 @@ class FastWorld(World):
         self._cand = np.zeros(0, np.int64), np.zeros(0, np.int64)
         self._cand_key: np.ndarray | None = None
         self._cand_ref = np.zeros((0, 3))
+        self._cand_skin = SKIN_M  # m, the skin the list was built with
+        self._next_skin = SKIN_M  # m, the skin of the next rebuild
         self._rows_key: object = None
         self._rows_val: slice | np.ndarray = slice(0, 0)
 
@@ -283,11 +290,11 @@ class FastWorld(World):
 
     def _body_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """This tick's body-body contacts: the candidates of the Verlet list (rebuilt when a
-        body has moved more than 0.45 SKIN_M since, or the live set changed), then the
+        body has moved more than 0.45 of its skin since, or the live set changed), then the
         oriented-box test of each candidate (core/backends/spatial_hash.py)."""
         st, live = self.state, self._live
         if self._cand_key is not live or spatial_hash.moved(
-            live, st.position, self._cand_ref, 0.45 * SKIN_M
+            live, st.position, self._cand_ref, 0.45 * self._cand_skin
         ):
             self._rebuild_candidates()
         ca, cb = self._cand
@@ -299,6 +306,20 @@ class FastWorld(World):
         return out_a[:k], out_b[:k], out_p[:k]
 
     def _rebuild_candidates(self) -> None:
+        """The Verlet list anew, with the skin that SKIN_MAX_M's comment describes."""
+        skin = self._next_skin
+        ca, cb = self._candidates(skin)
+        if len(ca) and skin > SKIN_M:  # a wide skin found neighbours: a dense swarm's list
+            skin = SKIN_M
+            ca, cb = self._candidates(skin)
+        self._cand = ca, cb
+        self._cand_key = self._live
+        self._cand_ref = self.state.position[self._live]
+        self._cand_skin = skin
+        self._next_skin = SKIN_M if len(ca) else min(2.0 * skin, SKIN_MAX_M)
+
+    def _candidates(self, skin: float) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs of live bodies whose bounding spheres are within margin + `skin` m."""
         st, live = self.state, self._live
         find = spatial_hash.body_pairs_parallel if threaded(len(live)) else spatial_hash.body_pairs
         while True:
@@ -306,14 +327,11 @@ class FastWorld(World):
             out_a, out_b = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
             k = find(
                 live, st.position, st.orientation, self._half, self._offset, self._radius,
-                CONTACT_MARGIN_M, SKIN_M, out_a, out_b, np.empty((cap, 3)),
+                CONTACT_MARGIN_M, skin, out_a, out_b, np.empty((cap, 3)),
             )  # fmt: skip
             if k <= cap:
-                break
+                return out_a[:k].copy(), out_b[:k].copy()
             self._pair_cap = 2 * k
-        self._cand = out_a[:k].copy(), out_b[:k].copy()
-        self._cand_key = live
-        self._cand_ref = st.position[live]
 
     def read_state(self) -> None:
         """Nothing to copy: the kernel integrates the state arrays in place."""
