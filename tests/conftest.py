@@ -49,7 +49,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Under --dist loadgroup, each test goes to whichever worker is free, so the tests of a
     module that share a module-scoped fixture used to land on both workers and each worker
     flew the fixture's run: every test that uses such a fixture (and has no group of its own)
-    joins one `xdist_group` per module, and the run is flown once."""
+    joins one `xdist_group` per module, and the run is flown once.
+
+    The tests marked `slow` go first (a stable sort): pytest-xdist hands out the groups,
+    largest first, then single tests in this order, and a long test drawn last keeps one
+    worker busy while the other has nothing left."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:
             continue
