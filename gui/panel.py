@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -112,6 +113,7 @@ class Panel:
         self.list_top = 0  # set by render(): y of the first agent row
         self.visible_rows = 0
         self._strip: tuple[tuple[tuple[str, ...], int], Image.Image] | None = None  # buttons
+        self.words = WordTiles()  # the agent rows' words, kept between refreshes
 
     def button_rect(self, i: int) -> tuple[int, int, int, int]:
         r, c = divmod(i, BUTTONS_PER_ROW)
@@ -169,7 +171,8 @@ class Panel:
             ry = y + k * LINE_PX
             if row.agent_id == selected:
                 draw.rectangle((0, ry, PANEL_W, ry + LINE_PX - 1), fill=HILITE)
-            draw.text((PAD_PX, ry), row.text(), font=f, fill=FG if row.alive else DEAD_FG)
+            bg = HILITE if row.agent_id == selected else BG
+            self.words.draw(img, draw, (PAD_PX, ry), row.text(), FG if row.alive else DEAD_FG, bg)
         return np.asarray(img)
 
     def _draw_buttons(
@@ -210,3 +213,89 @@ class Panel:
             self.scroll = index
         elif self.visible_rows and index >= self.scroll + self.visible_rows:
             self.scroll = index - self.visible_rows + 1
+
+
+WORD = re.compile(r"\S+")
+TILE_MARGIN_PX = 4  # px around a word's tile: room for its glyphs' bearings
+MAX_TILES = 20_000  # word tiles kept (~1 kB each); beyond, the cache starts again
+
+
+class WordTiles:
+    """A line of text drawn word by word from kept tiles: the same pixels as one `draw.text`
+    of the line, at a fraction of the cost when its words repeat (an agent row's id, role, mode
+    and state do between refreshes; its altitude and speed often).
+
+    Each word is drawn once per (word, sub-pixel x, colour, background) onto its background and
+    kept cropped to its ink; a line is then its words' tiles pasted where `draw.text` puts those
+    glyphs: at x + the advance of the text before the word (Pillow renders each glyph at its own
+    sub-pixel pen position, and the words of a row are apart by spaces, so their inks never
+    touch). A line whose words' inks would touch, or a font whose advances do not add up, is
+    drawn whole (tests/gui/test_frame_cost.py compares the two on thousands of rows)."""
+
+    def __init__(self) -> None:
+        self._tiles: dict[tuple[str, float, tuple[int, ...], tuple[int, ...]], Any] = {}  # _tile
+        self._advance: dict[str, float] = {}
+
+    def draw(
+        self,
+        img: Image.Image,
+        draw: ImageDraw.ImageDraw,
+        xy: tuple[int, int],
+        text: str,
+        fill: tuple[int, ...],
+        bg: tuple[int, ...],
+    ) -> None:
+        """Draw `text` at integer `xy` in `fill` over `bg` (what is under it in `img`)."""
+        f = font()
+        x, y = xy
+        space = self._length(" ")
+        placed: list[tuple[int, int, Image.Image]] = []  # (x, y, tile) of each word
+        pen, last, right = float(x), 0, -(10**9)
+        for m in WORD.finditer(text):
+            pen += space * (m.start() - last)
+            ix = int(pen)
+            tile = self._tile(m.group(), pen - ix, fill, bg)
+            if tile is not None:
+                dx, dy, image = tile
+                if image is None or ix + dx < right:  # inks would touch: one draw.text
+                    draw.text(xy, text, font=f, fill=fill)
+                    return
+                placed.append((ix + dx, y + dy, image))
+                right = ix + dx + image.width
+            pen += self._length(m.group())
+            last = m.end()
+        for px, py, image in placed:
+            img.paste(image, (px, py))
+
+    def _length(self, word: str) -> float:
+        got = self._advance.get(word)
+        if got is None:
+            got = self._advance[word] = font().getlength(word)
+        return got
+
+    def _tile(
+        self, word: str, frac: float, fill: tuple[int, ...], bg: tuple[int, ...]
+    ) -> tuple[int, int, Image.Image | None] | None:
+        """(dx, dy, image): `word` drawn at sub-pixel offset `frac` over `bg`, cropped to its
+        ink, the crop's top-left (dx, dy) from the integer pen position; None: no ink; image
+        None: its ink reaches the tile's margin (drawn whole instead)."""
+        key = (word, frac, tuple(fill), tuple(bg))
+        if key in self._tiles:
+            return self._tiles[key]
+        if len(self._tiles) >= MAX_TILES:
+            self._tiles.clear()
+        m = TILE_MARGIN_PX
+        w = int(self._length(word)) + 2 * m + 2
+        tile = Image.new("RGBA", (w, LINE_PX + 2 * m), tuple(bg))
+        ImageDraw.Draw(tile).text((m + frac, m), word, font=font(), fill=tuple(fill))
+        ink = np.flatnonzero((np.asarray(tile) != np.asarray(bg, dtype=np.uint8)).any(axis=-1))
+        out = None
+        if len(ink):
+            rows, cols = np.divmod(ink, w)
+            x0, x1, y0, y1 = cols.min(), cols.max() + 1, rows.min(), rows.max() + 1
+            if x0 == 0 or y0 == 0 or x1 == w or y1 == tile.height:  # maybe cut: not kept
+                out = (0, 0, None)
+            else:
+                out = (int(x0) - m, int(y0) - m, tile.crop((int(x0), int(y0), int(x1), int(y1))))
+        self._tiles[key] = out
+        return out

@@ -77,3 +77,52 @@ def test_the_panels_kept_buttons_are_the_buttons_drawn_from_scratch() -> None:
     assert np.array_equal(
         short.render(30, hud, rows, None), Panel(buttons).render(30, hud, rows, None)
     )
+
+
+def test_rows_drawn_from_word_tiles_are_the_rows_drawn_whole() -> None:
+    """2,000 agent rows (ids 0-19,999, every role and mode width, altitudes and speeds of every
+    sign and size, alive and dead, selected or not) drawn word by word from the kept tiles,
+    twice (tiles made, then reused), are the pixels of one `draw.text` per row."""
+    from PIL import Image, ImageDraw
+
+    from skyswarm.gui.panel import BG, DEAD_FG, FG, HILITE, PANEL_W, AgentRow, WordTiles
+    from skyswarm.gui.text import LINE_PX, PAD_PX, font
+
+    rng = np.random.default_rng(7)
+    modes = ["Position", "GroundSpeedAltitudeAndHeading", "Attitude", "Manual", "-", "HOVER"]
+    roles = ["uav", "base_station", "body", "scout_leader"]
+    rows = [
+        AgentRow(
+            int(rng.integers(0, 20_000)),
+            str(rng.choice(roles)),
+            str(rng.choice(modes)),
+            float(rng.uniform(-50, 2000)),
+            float(rng.uniform(0, 99)),
+            bool(rng.random() < 0.8),
+        )  # fmt: skip
+        for _ in range(2000)
+    ]
+    looks = [(FG if r.alive else DEAD_FG, HILITE if k % 7 == 0 else BG) for k, r in enumerate(rows)]
+    size = (PANEL_W, LINE_PX * len(rows))
+
+    def whole() -> np.ndarray:
+        img = Image.new("RGBA", size, BG)
+        draw = ImageDraw.Draw(img)
+        for k, (row, (fill, bg)) in enumerate(zip(rows, looks)):
+            draw.rectangle((0, k * LINE_PX, PANEL_W, (k + 1) * LINE_PX - 1), fill=bg)
+            draw.text((PAD_PX, k * LINE_PX), row.text(), font=font(), fill=fill)
+        return np.asarray(img)
+
+    tiles = WordTiles()
+
+    def tiled() -> np.ndarray:
+        img = Image.new("RGBA", size, BG)
+        draw = ImageDraw.Draw(img)
+        for k, (row, (fill, bg)) in enumerate(zip(rows, looks)):
+            draw.rectangle((0, k * LINE_PX, PANEL_W, (k + 1) * LINE_PX - 1), fill=bg)
+            tiles.draw(img, draw, (PAD_PX, k * LINE_PX), row.text(), fill, bg)
+        return np.asarray(img)
+
+    want = whole()
+    assert np.array_equal(tiled(), want)  # tiles made
+    assert np.array_equal(tiled(), want)  # tiles reused
