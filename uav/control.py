@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skyswarm.core.schema import ConfigError, param
+from skyswarm.core.schema import param
 from skyswarm.uav.model import Airframe
 from skyswarm.uav.pid import Pid, PidGains
 
@@ -42,7 +42,10 @@ class ControlConfig:
     altitude: PidGains = param(doc="altitude error m -> vertical speed m/s")
     heading: PidGains = param(doc="heading error rad -> yaw rate rad/s")
     ground_speed: PidGains = param(doc="heading-frame vx, vy error m/s -> acceleration m/s^2")
-    vertical_speed: PidGains = param(doc="vz error m/s -> acceleration m/s^2")
+    vertical_speed: PidGains = param(
+        doc="vz error m/s -> acceleration m/s^2 (any limit: the flight kernel keeps the"
+        " vertical acceleration above -0.9 g of the world, so the thrust always points up)"
+    )
     attitude: PidGains = param(doc="roll, pitch error rad -> angular acceleration rad/s^2")
     yaw_rate: PidGains = param(doc="yaw-rate error rad/s -> angular acceleration rad/s^2")
     max_tilt_deg: float = param(30.0, "tilt the speed loops may command, deg", gt=0.0, lt=90.0)
@@ -62,15 +65,6 @@ class ControlConfig:
     max_body_rate_deg_s: float = param(
         360.0, "roll and pitch rate a BodyRates command may ask for, deg/s", gt=0.0
     )
-
-    def validate(self, path: str, file: str) -> None:
-        if self.vertical_speed.out_limit >= 9.81:
-            raise ConfigError(
-                file,
-                f"{path}.vertical_speed.out_limit",
-                self.vertical_speed.out_limit,
-                "less than g (9.81 m/s^2) so that the thrust vector always points up",
-            )
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,6 +19,7 @@ from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
 from skyswarm.uav import control as ctl
 from skyswarm.uav.battery import BatteryConfig
+from skyswarm.uav.group import Commands
 from skyswarm.uav.joystick import load_profile
 from skyswarm.uav.manual import DeviceState, ManualControl
 from skyswarm.uav.swarm import Swarm
@@ -119,3 +120,38 @@ def test_joystick_centre_stick_holds_altitude_on_mars() -> None:
     assert sim.mission.swarm.setpoints.thrust[0] == pytest.approx(1.2 * 3.71, rel=1e-12)
     assert np.abs(z - start).max() < 0.05
     sim.close()
+
+
+def test_a_vertical_acceleration_limit_above_g_flies_and_the_thrust_stays_up(tmp_path) -> None:
+    """The speed loop keeps the vertical acceleration above -0.9 g of the world (uav/kernel.py),
+    so `control.vertical_speed.out_limit` is not held to a hard-coded 9.81 (12 m/s^2 was refused
+    for a 20 m/s^2 world). On it the UAV hovers; on Mars the shipped 6 m/s^2 (> g = 3.71) asked
+    for a dive from 10 m keeps the collective >= 0.1 m g (the thrust up) and the UAV level."""
+    text = (CONFIGS_DIR / "airframes" / "quad_x.toml").read_text(encoding="utf-8")
+    text = text.replace("../../assets", str(CONFIGS_DIR.parent / "assets"))
+    head, vertical = text.split("[control.vertical_speed]")
+    shipped = next(line for line in vertical.splitlines() if line.startswith("out_limit = 6.0 "))
+    vertical = vertical.replace(shipped, "out_limit = 12.0", 1)
+    heavy = tmp_path / "heavy.toml"  # 12 m/s^2, and 10 N motors to fly at 20 m/s^2
+    heavy.write_text(f"{head}[control.vertical_speed]{vertical}".replace("5.886 ", "10.0 ", 1))
+    scenario = load_scenario(HOVER, ["agents.count=1", f"uav.airframe={heavy}"])
+    scenario = load_scenario(
+        HOVER, ["agents.count=1", f"uav.airframe={heavy}", "simulation.gravity=20"]
+    )
+    uav = scenario.section("uav").load(scenario.base_dir)
+    assert uav.control.vertical_speed.out_limit == 12.0
+    sim, swarm = hovering(20.0, uav)
+    z = run(sim, 3.0, lambda: swarm.agents[0].position[2])
+    assert np.abs(z[-200:] - 10.0).max() < 0.02
+
+    sim, swarm = hovering(3.71)
+    assert CONFIG.control.vertical_speed.out_limit > 3.71
+    swarm.behave(0.1, lambda g: Commands(velocity=np.zeros((g.n, 2)), altitude=np.full(g.n, 1.0)))
+    agent = swarm.agents[0]
+    samples = run(
+        sim, 3.0, lambda: (swarm.motors.thrust[0].sum(), agent.velocity[2], *agent.euler[:2])
+    )
+    thrust, vz, roll, pitch = np.array(samples).T
+    assert vz.min() < -2.0  # it dives ...
+    assert thrust.min() >= 0.1 * AF.weight_n(3.71) * 0.98  # ... pushing up all the way
+    assert np.abs(roll).max() < 0.02 and np.abs(pitch).max() < 0.02  # rad: level
