@@ -15,6 +15,12 @@ the viewer's own loop (gui/app.py: each frame gives the simulation what is left 
 frame), against the fixed 50 ms stepping budget per frame used before, in the same run.
 
     python bench/gui_window.py            # tables on stdout, JSON in bench/results/
+    python bench/gui_window.py --draws    # 1,000 drones, layers on: ms a frame per draw batch
+    python bench/gui_window.py --panel    # ms of one panel refresh (5 Hz) with 1,000 agents
+
+`--draws` times each draw batch of the layers-on frame with a `glFinish` after it (the driver's
+vertex work and the rasterisation of that batch alone; the sum exceeds a frame's time, which
+overlaps them): where llvmpipe's time goes (docs/performance.md, Window).
 """
 
 from __future__ import annotations
@@ -162,7 +168,84 @@ def paced(budget: str) -> dict[str, float]:
     return {"budget": budget, "uavs": n, "fps": PACED_FRAMES / elapsed, "real_time_factor": rtf}
 
 
+def draw_costs(frames: int = 40) -> dict[str, float]:
+    """ms per frame of each draw batch (FlatBatches name, "meshes", "clear" and "2d images") of
+    the 1,000-drone layers-on window, each timed to a glFinish after it."""
+    from collections import defaultdict
+
+    from skyswarm.gui import instancing, renderer
+
+    spent: dict[str, float] = defaultdict(float)
+
+    def timed(name_of, fn):  # noqa: ANN001, ANN202
+        def wrapper(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+            start = time.perf_counter()
+            out = fn(self, *args, **kwargs)
+            self.ctx.finish()
+            spent[name_of(args)] += time.perf_counter() - start
+            return out
+
+        return wrapper
+
+    patches = [
+        (instancing.FlatBatches, "draw", lambda a: a[0]),
+        (instancing.InstancedMesh, "draw", lambda a: "meshes"),
+        (renderer.Renderer, "_begin", lambda a: "clear"),
+        (renderer.Renderer, "draw_image", lambda a: "2d images"),
+    ]
+    kept = [(cls, name, getattr(cls, name)) for cls, name, _ in patches]
+    for cls, name, label in patches:
+        setattr(cls, name, timed(label, getattr(cls, name)))
+    global FRAMES
+    try:
+        FRAMES = 3
+        bench(COUNTS[-1], layers=True)  # warm-up
+        spent.clear()
+        FRAMES = frames
+        bench(COUNTS[-1], layers=True)
+    finally:
+        FRAMES = 60
+        for cls, name, fn in kept:
+            setattr(cls, name, fn)
+    return {k: 1000 * v / frames for k, v in sorted(spent.items(), key=lambda kv: -kv[1])}
+
+
+def panel_refresh(refreshes: int = 40) -> list[float]:
+    """ms of each refresh of the live panel's image (gui/panel.py) listing 1,000 agents whose
+    altitudes and speeds change every refresh (as a flight's do), one selected."""
+    from skyswarm.gui.app import ACTIONS
+    from skyswarm.gui.panel import AgentRow, Button, Panel
+
+    buttons = [Button(a.button, a.method) for a in ACTIONS if a.button]
+    labels = [b.label for b in buttons]
+    rng = np.random.default_rng(0)
+    z, v = rng.uniform(2, 12, 1000), rng.uniform(0, 5, 1000)
+    modes = ("Position", "GroundSpeedAltitudeAndHeading", "GroundSpeedAltitudeAndHeading")
+    panel, out = Panel(buttons), []
+    for k in range(refreshes):
+        z += rng.normal(0, 0.02, 1000)
+        v = np.abs(v + rng.normal(0, 0.05, 1000))
+        rows = [
+            AgentRow(i + 1, "uav", modes[i % 3], float(z[i]), float(v[i]), i % 9 != 4)
+            for i in range(1000)
+        ]
+        start = time.perf_counter()
+        panel.render(720, [f"t = {k * 0.2:8.2f} s"], rows, 3 + k % 5, [], "", False, 1000, labels)
+        out.append(1000 * (time.perf_counter() - start))
+    return out
+
+
 def main() -> None:
+    import sys
+
+    if "--panel" in sys.argv[1:]:
+        ms = panel_refresh()[5:]  # after the first refreshes (fonts loaded, words drawn)
+        print(
+            f"panel refresh, 1,000 agents: median {np.median(ms):.1f} ms "
+            f"(quartiles {np.percentile(ms, 25):.1f}-{np.percentile(ms, 75):.1f})"
+        )
+        return
+
     load = os.getloadavg()  # 1, 5, 15 min: the machine is shared
     xvfb = None
     if not os.environ.get("DISPLAY"):
@@ -173,6 +256,11 @@ def main() -> None:
         os.environ["DISPLAY"] = ":97"
         time.sleep(1.0)
     try:
+        if "--draws" in sys.argv[1:]:
+            for name, ms in draw_costs().items():
+                print(f"{name:<16}{ms:8.1f} ms/frame")
+            print(f"(1,000 drones, trails + links on; load average {load[0]:.1f} at the start)")
+            return
         rows = [bench(n) for n in COUNTS] + [bench(COUNTS[-1], layers=True)]
         rows.append(bench(COUNTS[-1], layers=True, proximity=True))
         paced_rows = [paced("frame"), paced("fixed")]
