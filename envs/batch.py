@@ -56,8 +56,8 @@ class FlightSettings:
     # full model (the PPO smoke run gained +2.9 on it against +15.9 in the same 98,304 steps).
     airframe: str = "quad_x_simple"
     # numba threads of the compiled passes ([simulation] threads: 1, the house default; 0 every
-    # core). Results never depend on it. A 4,096-slot vector env on 2 idle cores: 2 threads step
-    # 480-507k agent-env-steps/s against 351-367k on one (bench/rl_envs.py --threads 1 2).
+    # core; the vector env's default is 0 from PARALLEL_MIN slots, envs/vector.py). Results
+    # never depend on it (bench/rl_envs.py --threads 1 2 measures the speed).
     threads: int = 1
 
     def __post_init__(self) -> None:

@@ -157,3 +157,32 @@ def test_the_bullet_backend_gives_the_same_observation_layout_and_holds_a_hover(
         assert obs.shape == (2, 19)
         assert np.abs(obs[:, :3]).max() < 0.02, physics
         envs.close()
+
+
+def test_large_vector_envs_take_every_core_by_default_with_the_same_numbers() -> None:
+    """From PARALLEL_MIN slots the default is every core (threads=0); an explicit setting is
+    kept, smaller envs stay on one; the threaded passes give one thread's numbers bit for bit
+    (autoresets included: random actions crash slots within the 40 steps)."""
+    import numba
+
+    from skyswarm.core.backends import PARALLEL_MIN
+
+    assert FlightVectorEnv(8).settings.threads == 1
+    n = PARALLEL_MIN
+    rng = np.random.default_rng(4)
+    actions = rng.uniform(-0.5, 0.5, (40, n, 4)).astype(np.float32)
+    runs = []
+    for kwargs in ({}, {"threads": 1}):
+        envs = FlightVectorEnv(n, **kwargs)
+        assert envs.settings.threads == kwargs.get("threads", 0)
+        obs, _ = envs.reset(seed=2)
+        threads = numba.get_num_threads()
+        rows = [obs]
+        for a in actions:
+            obs, reward, terminated, truncated, _ = envs.step(a)
+            rows += [obs, reward, terminated]
+        runs.append((threads, b"".join(np.ascontiguousarray(r).tobytes() for r in rows)))
+        envs.close()
+    (top, threaded), (one, serial) = runs
+    assert top == numba.config.NUMBA_NUM_THREADS and one == 1
+    assert threaded == serial
