@@ -171,15 +171,20 @@ class Renderer:
         trails: Sequence[np.ndarray] | np.ndarray = (),
         marker_px: float = MARKER_DIAM_PX,
         extra: Sequence[np.ndarray] = (),
+        clear_all: bool = False,
     ) -> None:
         """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it;
         far drones as markers `marker_px` across (with `self.markers`); `extra` lines (vertex
         rows position + RGBA, two per line: e.g. gui/links.py) over the agents; the dead and
-        the leader's colour as `self.dead` and `self.leader` say (`Frame.shown`)."""
+        the leader's colour as `self.dead` and `self.leader` say (`Frame.shown`).
+
+        `clear_all`: clear the whole framebuffer, for a caller that covers the rest with
+        opaque pixels (the window's panel): llvmpipe clears a whole buffer in its bins, a part
+        of it by drawing a quad (~2-3 ms at 1280x720)."""
         frame = frame.shown(self.dead, self.leader)
         ctx = self.ctx
         self.occluders = []
-        camera = self._begin(camera, viewport, HORIZON)
+        camera = self._begin(camera, viewport, HORIZON, clear_all)
         vp = _gl(camera.matrix)
         ctx.disable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND)  # sky and ground are opaque: blending would read each pixel
@@ -210,12 +215,17 @@ class Renderer:
         ctx.disable(moderngl.DEPTH_TEST)
 
     def _begin(
-        self, camera: Camera, viewport: tuple[int, int, int, int], clear: Sequence[float]
+        self,
+        camera: Camera,
+        viewport: tuple[int, int, int, int],
+        clear: Sequence[float],
+        clear_all: bool = False,
     ) -> Camera:
-        """Clear `viewport` to `clear` (RGB); the camera fixed for it, its matrix uploaded."""
+        """Clear `viewport` (`clear_all`: the whole framebuffer) to `clear` (RGB); the camera
+        fixed for it, its matrix uploaded."""
         ctx = self.ctx
         ctx.viewport = viewport
-        ctx.scissor = viewport
+        ctx.scissor = None if clear_all else viewport
         ctx.clear(*clear, 1.0, depth=1.0)
         ctx.scissor = None
         camera.aspect = viewport[2] / max(1, viewport[3])

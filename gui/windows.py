@@ -112,9 +112,12 @@ class ViewWindow(pyglet.window.Window):
         renderer = self.host.renderer_for(self)
         if isinstance(self.camera, TopCamera):
             self.camera.viewport_height = self.scene_viewport[3]
+        # With a panel (opaque, drawn by `overlay` over the rest of the window), the whole
+        # framebuffer is cleared at once (Renderer.render: llvmpipe's fast clear).
         renderer.render(
             self.host.frame(), self.camera, self.scene_viewport, self.host.selected,
             self.host.trails(), extra=self.host.extra_lines(),
+            clear_all=self.side_px > 0 and self.overlay is not None,
         )  # fmt: skip
         if self.overlay is not None:
             self.overlay(self, renderer)

@@ -126,3 +126,46 @@ def test_rows_drawn_from_word_tiles_are_the_rows_drawn_whole() -> None:
     want = whole()
     assert np.array_equal(tiled(), want)  # tiles made
     assert np.array_equal(tiled(), want)  # tiles reused
+
+
+def test_the_window_clearing_all_at_once_shows_what_clearing_its_scene_showed(
+    xvfb: str, monkeypatch
+) -> None:
+    """The main window (scene + opaque panel) clears its whole framebuffer, not the scene's
+    viewport (a scissored clear is a quad on llvmpipe): its screenshot, 200 drones with trails,
+    is the one a viewport-only clear gives."""
+    from skyswarm.gui import renderer
+    from skyswarm.gui.panel import AgentRow
+    from skyswarm.gui.scene import Scenery
+    from skyswarm.gui.views import ViewerBase, ViewOptions
+
+    frame = _swarm(200)
+    trail = frame.positions[:, None, :] + np.linspace(-4, 0, 20)[None, :, None] * [1, 0, 0]
+
+    class Synthetic(ViewerBase):
+        source = type("S", (), {"scenery": Scenery()})()
+
+        def frame(self):  # noqa: ANN202
+            return frame
+
+        def rows(self) -> list[AgentRow]:
+            return [AgentRow(int(i), "uav", "Position", 10.0, 1.0, True) for i in frame.ids]
+
+        def hud_lines(self) -> list[str]:
+            return ["t = 0.00 s"]
+
+        def trail_points(self, shown):  # noqa: ANN001, ANN202
+            return trail
+
+    app = Synthetic("clear", (960, 540), ViewOptions(trails_s=4.0))
+    try:
+        at_once = app.main.screenshot()
+        begin = renderer.Renderer._begin
+
+        def viewport_only(self, camera, viewport, clear, clear_all=False):  # noqa: ANN001, ANN202
+            return begin(self, camera, viewport, clear, False)
+
+        monkeypatch.setattr(renderer.Renderer, "_begin", viewport_only)
+        assert np.array_equal(app.main.screenshot(), at_once)
+    finally:
+        app.shutdown()
