@@ -14,7 +14,7 @@ import pytest
 from tests.gui.conftest import ROOT
 
 SPLIT = ROOT / "configs" / "flocking_split.toml"
-SHOW_S = 16.0  # s: a timeline sample (0.5 s) and a trajectory sample (10 Hz) of the split
+SPLIT_BY_S = 120.0  # s: the flock splits well before (at 15.5 s with seed 1 on 2026-11-28)
 SIZE = (1280, 720)
 
 
@@ -59,19 +59,26 @@ class _LiveFrames:
 
 @pytest.fixture(scope="module")
 def split(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The split flock recorded to SHOW_S: the live frame, the mission's parts and leaders then."""
+    """The split flock recorded until the first timeline sample (every 0.5 s, also a 10 Hz
+    trajectory sample) with two leaders at once: that time `t`, the live frame, the mission's
+    parts and leaders then."""
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
+    from skyswarm.core.timeline import PERIOD_S
     from skyswarm.gui.scene import LiveSource
 
     out = tmp_path_factory.mktemp("split")
-    sim = Simulator.from_scenario(load_scenario(SPLIT, [f"simulation.duration_s={SHOW_S}"]), out)
+    scenario = load_scenario(SPLIT, [f"simulation.duration_s={SPLIT_BY_S}"])
+    sim = Simulator.from_scenario(scenario, out)
     source = LiveSource(sim)
     try:
-        while sim.time_s < SHOW_S - 1e-9:
-            sim.step()
+        while len(sim.mission.role_members("leader")) < 2:
+            assert sim.time_s < SPLIT_BY_S, "the flock did not split"
+            target = sim.time_s + PERIOD_S
+            while sim.time_s < target - 1e-9:
+                sim.step()
         result = {
-            "dir": out, "frame": source.frame(), "scenery": source.scenery,
+            "dir": out, "t": sim.time_s, "frame": source.frame(), "scenery": source.scenery,
             "parts": _parts(sim.mission), "leaders": sorted(sim.mission.role_members("leader")),
         }  # fmt: skip
         sim.finish()
@@ -96,7 +103,7 @@ def test_the_lines_join_each_member_to_the_leader_of_its_part(split: dict[str, A
 
 
 def test_replay_draws_the_groups_the_live_view_drew(split: dict[str, Any], tmp_path: Path) -> None:
-    """The timeline records `groups`: the replay's lines at SHOW_S are the live ones (float32
+    """The timeline records `groups`: the replay's lines at the split are the live ones (float32
     poses), and its picture (top camera, groups on) equals the live picture; each group's
     colour covers pixels with the layer on and none with it off; `snapshot --groups` draws the
     same picture."""
@@ -109,7 +116,7 @@ def test_replay_draws_the_groups_the_live_view_drew(split: dict[str, Any], tmp_p
 
     live_frame = split["frame"]
     source = ReplaySource(split["dir"])
-    frame = source.frame_at(SHOW_S)
+    frame = source.frame_at(split["t"])
     assert frame.group is not None and np.array_equal(frame.group, live_frame.group)
     (got,), (want,) = group_lines(frame), group_lines(live_frame)
     assert np.allclose(got, want, atol=1e-4)
@@ -121,21 +128,29 @@ def test_replay_draws_the_groups_the_live_view_drew(split: dict[str, Any], tmp_p
         ("off", source, False),
     ):
         still = ReplayStill(src, SIZE, top, hud=False, inset=False, groups=groups)  # type: ignore[arg-type]
-        pictures[name] = still.render(SHOW_S).astype(int)
+        pictures[name] = still.render(split["t"]).astype(int)
         still.release()
     diff = np.abs(pictures["replay"] - pictures["live"]).max(axis=-1)
     assert (diff > 24).mean() < 0.001 and diff.mean() < 0.5, ((diff > 24).mean(), diff.mean())
-    for k in range(len(split["parts"])):
+
+    def count(image: np.ndarray, k: int) -> int:
         rgb = np.round(np.array(group_color(k)[:3]) * 255).astype(int)
-        on = (np.abs(pictures["replay"] - rgb).max(axis=-1) <= 2).sum()
-        off = (np.abs(pictures["off"] - rgb).max(axis=-1) <= 2).sum()
+        return int((np.abs(image - rgb).max(axis=-1) <= 2).sum())
+
+    leaders = sorted(split["parts"])
+    lined = [k for k, lead in enumerate(leaders) if len(split["parts"][lead]) > 1]
+    assert lined  # some part has members besides its leader
+    for k in lined:  # each part with members: its colour with the layer on, not without
+        on, off = count(pictures["replay"], k), count(pictures["off"], k)
         assert on >= 30 and off <= 2, (k, on, off)
-    out = tmp_path / "groups.png"
-    argv = ["snapshot", str(split["dir"]), "--time", str(SHOW_S), "--out", str(out)]
-    assert main([*argv, "--camera", "top", "--no-inset", "--groups"]) == 0
-    shot = np.asarray(Image.open(out).convert("RGB")).astype(int)
-    blue = np.round(np.array(group_color(1)[:3]) * 255).astype(int)
-    assert (np.abs(shot - blue).max(axis=-1) <= 2).sum() >= 30
+    shots = {}
+    for flag in ((), ("--groups",)):
+        out = tmp_path / f"groups{len(flag)}.png"
+        argv = ["snapshot", str(split["dir"]), "--time", str(split["t"]), "--out", str(out)]
+        assert main([*argv, "--camera", "top", "--no-inset", *flag]) == 0
+        shots[bool(flag)] = np.asarray(Image.open(out).convert("RGB")).astype(int)
+    for k in lined:
+        assert count(shots[True], k) >= count(shots[False], k) + 30, k
 
 
 def test_the_groups_key_and_flag_toggle_the_layer_in_the_replay_window(
@@ -152,7 +167,7 @@ def test_the_groups_key_and_flag_toggle_the_layer_in_the_replay_window(
     options = view_options(_parser().parse_args(["replay", "RUN", "--groups"]))
     app = ReplayApp(ReplaySource(split["dir"]), options=options)
     try:
-        app.seek(SHOW_S)
+        app.seek(split["t"])
         (lines,) = app.extra_lines()
         assert np.array_equal(lines, group_lines(app.frame())[0])
         app.on_key(key.A, 0)
@@ -173,7 +188,7 @@ def test_the_legend_names_the_highlighted_role_as_the_mission_does(split: dict[s
     from skyswarm.gui.renderer import legend_entries
     from skyswarm.gui.replay import ReplaySource
 
-    frame = ReplaySource(split["dir"]).frame_at(SHOW_S)
+    frame = ReplaySource(split["dir"]).frame_at(split["t"])
     assert frame.highlight == "leader" == split["frame"].highlight
     assert legend_entries(frame) == legend_entries(split["frame"])
     labels = dict(legend_entries(frame))
