@@ -77,7 +77,7 @@ def idle_estimate(n: int, steps: int = 60, cores: int = 2) -> dict[str, float]:
     threads = numba.get_num_threads()
     numba.set_num_threads(1)  # serial kernels, all in this thread's CPU time
     try:
-        envs = FlightVectorEnv(n)
+        envs = FlightVectorEnv(n, threads=1)  # (its default from 2,048 slots is every core)
         envs.reset(seed=0)
         actions = np.random.default_rng(0).uniform(-0.2, 0.2, (16, n, 4)).astype(np.float32)
         for k in range(5):
