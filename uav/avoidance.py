@@ -39,8 +39,12 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
    `barrier_neighbours` nearest neighbours at distance d in direction n (unit, towards it), the
    agent's velocity along n is capped at the speed from which it can stop within half the gap
    x = d - `safe_distance_m`, reacting after `reaction_s` and braking at `brake_m_s2`, even if
-   the neighbour brakes as hard from its speed away along n (from the track; 0 if it comes
-   closer, or for a box): v tau + v^2 / (2 a) = x / 2 + away^2 / (2 a) (Gipps' safe speed).
+   the neighbour brakes as hard from its speed away along n (0 if it comes closer, or for a
+   box): v tau + v^2 / (2 a) = x / 2 + away^2 / (2 a) (Gipps' safe speed). That speed is the
+   tracked relative velocity plus the agent's own velocity put through the same alpha-beta
+   filter at the same scans, so both lag alike (the fresh own velocity, added to a relative
+   one that lags, made a neighbour look as if it drew away from a UAV accelerating towards
+   it, and let the pair close faster: a 0.95 m pass in a 50-UAV flock, docs/safety.md).
    Inside the safe distance the cap is `barrier_rate` x / 2 < 0: they draw apart. The velocity
    is projected onto each half-plane in turn, the nearest last (PASSES times). Sideways motion
    is free, and a flock moving together is slowed only as much as its spacing requires.
@@ -207,6 +211,10 @@ class Avoidance:
         self.min_ttc_s = math.inf  # smallest time to collision seen at a scan, s
         self.min_separation_m = math.inf
         self._v_out = np.zeros((n, 2))  # steer's velocities and which of them changed
+        # the agents' own horizontal position and velocity through the tracks' alpha-beta
+        # filter (m, m/s), so that own plus tracked relative velocity is the neighbour's
+        self._own_p: np.ndarray | None = None
+        self._own_v = np.zeros((n, 2))
         self._changed = np.zeros(n, dtype=bool)
 
     # -- own state (what the UAV knows of itself) --------------------------------------------
@@ -318,10 +326,10 @@ class Avoidance:
         total[size < MIN_PUSH_M_S] = 0.0  # tracking noise between still UAVs: no push
         return total
 
-    def _barrier(self, v_own: np.ndarray) -> None:
+    def _barrier(self) -> None:
         """At a scan: the barrier's half-planes (normal, cap) of each agent's nearest
-        neighbours from its own velocity `v_own` (N, 2) m/s and the tracks, and the guard's
-        altitude change (module doc, 5 and 6)."""
+        neighbours from the tracks and the agent's own filtered velocity `_own_v` (N, 2) m/s,
+        and the guard's escape (module doc, 5 and 6)."""
         cfg, n = self.cfg, self.swarm.n
         d = self._p
         dist = np.where(self._valid, np.hypot(d[..., 0], d[..., 1]), np.inf)
@@ -333,8 +341,11 @@ class Avoidance:
         unit = np.where(seen[..., None], rel / np.maximum(dk, 1e-9)[..., None], 0.0)
         rel_v = np.take_along_axis(self._v, near[..., None], axis=1)  # neighbour minus agent
         # what the agent may count on from the neighbour: its speed away along n, or nothing
-        # (one coming closer takes its own half of the closing speed; a box stands still)
-        theirs = np.einsum("ni,nki->nk", v_own, unit) + np.einsum("nki,nki->nk", rel_v, unit)
+        # (one coming closer takes its own half of the closing speed; a box stands still).
+        # Its velocity is the tracked relative one plus the agent's own as lagged as the track
+        # (`_own_track`): with the fresh own velocity, a UAV accelerating towards a neighbour
+        # saw it draw away and was let closer faster (docs/safety.md, the 50-UAV pass)
+        theirs = np.einsum("ni,nki->nk", self._own_v, unit) + np.einsum("nki,nki->nk", rel_v, unit)
         uav = seen & (np.take_along_axis(self.target, near, axis=1) < n)  # (boxes: >= n)
         away = np.where(uav, np.maximum(theirs, 0.0), 0.0)
         self.normal[:] = 0.0
@@ -351,6 +362,19 @@ class Avoidance:
         fresh = hit & (size > 1e-9)
         self.escape[fresh] = away[fresh] * (cfg.guard_speed_m_s / size[fresh])[:, None]
         self.guarded = hit | (self.guarded & ~release)
+
+    def _own_track(self, pos: np.ndarray) -> None:
+        """The agents' own (N, 2) horizontal positions `pos` m through the tracks' alpha-beta
+        filter (same gains, same scans): `_own_v` lags the own velocity as the tracked relative
+        velocities lag theirs."""
+        if self._own_p is None:
+            self._own_p = pos.copy()
+            return
+        a = self.cfg.smoothing
+        pred = self._own_p + self.period_s * self._own_v
+        res = pos - pred
+        self._own_p = pred + a * res
+        self._own_v = self._own_v + (a * a / (2.0 - a) / self.period_s) * res
 
     def _measure(self) -> None:
         """Instrumentation (never fed back): the smallest true distance between live UAVs
@@ -369,7 +393,8 @@ class Avoidance:
         v_cmd, commanded = self.desired(pos, yaw)
         self._track(scan, yaw)
         self.push = self._correction(v_cmd, vel)
-        self._barrier(vel[:, :2])
+        self._own_track(pos[:, :2])
+        self._barrier()
         self._measure()
         constrained = np.isfinite(self.cap).any(axis=1) | self.guarded
         self.active = commanded & swarm.alive & (constrained | (self.push != 0.0).any(axis=1))

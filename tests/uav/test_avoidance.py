@@ -17,7 +17,13 @@ from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
 from skyswarm.extend import Mission, Swarm, UavSection
 from skyswarm.uav import control as ctl
-from skyswarm.uav.avoidance import PASSES, RIGHT_TURN, Avoidance, _OwnScan, speed_allowed
+from skyswarm.uav.avoidance import (
+    PASSES,
+    RIGHT_TURN,
+    Avoidance,
+    _OwnScan,
+    speed_allowed,
+)
 from skyswarm.uav.avoidance_kernel import mode_kinds, steer
 from skyswarm.uav.control import SETPOINT
 
@@ -34,6 +40,8 @@ def layer(tracks: np.ndarray, velocities: np.ndarray, **cfg) -> Avoidance:
     n, m = tracks.shape[:2]  # slot j holds UAV j + 1 (the agent is UAV 0)
     av.target = np.tile(np.arange(1, m + 1), (n, 1))
     av.min_ttc_s = math.inf
+    av.period_s, av._own_p = 0.1, None  # 10 Hz scans; no own track yet
+    av._own_v = np.zeros((n, 2))  # the agents' own filtered velocities: at rest
     return av
 
 
@@ -109,7 +117,7 @@ def test_barrier_caps_closing_only() -> None:
     av.swarm = type("S", (), {"n": 2})()  # a UAV 4 m ahead, standing still
     av.normal, av.cap = np.zeros((1, 8, 2)), np.full((1, 8), np.inf)
     av.guarded, av.escape = np.zeros(1, dtype=bool), np.zeros((1, 2))
-    av._barrier(np.zeros((1, 2)))
+    av._barrier()
     v, changed = barrier_flies(av, (5.0, 3.0))
     assert changed
     assert v[0] == pytest.approx(speed_allowed(np.array([2.0]), np.zeros(1), av.cfg)[0])
@@ -132,7 +140,7 @@ def test_guard_drops_the_command_below_guard_m_and_holds_to_the_release() -> Non
     cfg = AvoidanceConfig()
     assert (cfg.guard_m, cfg.guard_speed_m_s, cfg.guard_release_m) == (1.5, 1.5, 2.5)
     av = guard_layer(1.2)  # a UAV 1.2 m east: inside guard_m
-    av._barrier(np.zeros((1, 2)))
+    av._barrier()
     assert av.guarded[0] and av.escape[0] == pytest.approx([-1.5, 0.0])
     # the mission asks for 5 m/s towards it and 3 m/s north: the guard flies straight away
     # at guard_speed, the command dropped (not added to)
@@ -140,18 +148,54 @@ def test_guard_drops_the_command_below_guard_m_and_holds_to_the_release() -> Non
     assert changed and v == pytest.approx([-1.5, 0.0])
     # 2.0 m: beyond guard_m, inside guard_release_m: still guarded, same escape
     av._p = np.array([[[2.0, 0.0]]])
-    av._barrier(np.zeros((1, 2)))
+    av._barrier()
     assert av.guarded[0] and av.escape[0] == pytest.approx([-1.5, 0.0])
     # 2.6 m: released; the barrier alone (0.6 m beyond the 2 m safe distance) caps the approach
     av._p = np.array([[[2.6, 0.0]]])
-    av._barrier(np.zeros((1, 2)))
+    av._barrier()
     assert not av.guarded[0]
     v, _ = barrier_flies(av, (5.0, 3.0))
     assert v == pytest.approx([speed_allowed(np.array([0.6]), np.zeros(1), cfg)[0], 3.0])
     # a box 1.2 m away is no guard's business (boxes: the barrier only)
     box = guard_layer(1.2, target=2)
-    box._barrier(np.zeros((1, 2)))
+    box._barrier()
     assert not box.guarded[0]
+
+
+def test_the_guard_at_its_trigger_distance() -> None:
+    # guard_m is a strict bound: a UAV exactly 1.5 m away is the barrier's (which already
+    # draws the pair apart at barrier_rate (1.5 - 2) / 2 = 0.25 m/s), a hair nearer the guard's
+    cfg = AvoidanceConfig()
+    for x_m, inside in ((1.5, False), (1.4999, True), (1e-3, True)):
+        av = guard_layer(x_m)
+        av._v = np.array([[[-3.9, 0.0]]])  # closing at 3.9 m/s (the flock's fastest pair)
+        av._barrier()
+        assert av.guarded[0] == inside, x_m
+        assert av.cap[0, 0] == pytest.approx(0.5 * cfg.barrier_rate * (x_m - 2.0))
+        if inside:  # straight back at guard_speed, the command dropped
+            assert av.escape[0] == pytest.approx([-1.5, 0.0])
+            assert barrier_flies(av, (5.0, 3.0))[0] == pytest.approx([-1.5, 0.0])
+
+
+def test_no_credit_for_a_neighbour_that_only_seems_to_draw_away() -> None:
+    # The 50-UAV variant's 0.95 m pass (docs/safety.md): a UAV accelerating towards a
+    # neighbour that did not move saw it "draw away": its fresh own velocity (2 m/s here) plus
+    # the tracked relative velocity, which lags (0: both were at rest at the last scans). The
+    # barrier credited that and let it close faster. The neighbour's velocity is now the
+    # relative track plus the agent's own put through the same filter (still 0): no credit.
+    av = guard_layer(4.0)  # 2 m beyond the safe distance
+    av._own_track(np.zeros((1, 2)))  # at rest at the scans so far...
+    av._own_track(np.array([[0.1, 0.0]]))  # ...then 10 cm on at the next (1 m/s): lagged
+    assert av._own_v[0] == pytest.approx([1.0 / 6.0, 0.0])  # beta = 1/6 (alpha 0.5)
+    av._own_v[:] = 0.0
+    av._barrier()
+    still = speed_allowed(np.array([2.0]), np.zeros(1), av.cfg)[0]  # 1.921 m/s
+    assert av.cap[0, 0] == pytest.approx(still)  # (the fresh 2 m/s credited: 2.62 m/s)
+    # a neighbour that does draw away at 4 m/s (relative +4, the agent at rest): credited
+    av._v = np.array([[[4.0, 0.0]]])
+    av._barrier()
+    away = speed_allowed(np.array([2.0]), np.array([4.0]), av.cfg)[0]
+    assert av.cap[0, 0] == pytest.approx(away) and away > still + 1.0
 
 
 def test_avoidance_needs_the_proximity_sensor() -> None:
@@ -285,3 +329,45 @@ def test_every_shipped_uav_mission_flies_with_avoidance(name: str) -> None:
         assert boxes_only or swarm.avoidance is not None
     finally:
         sim.close()
+
+
+class Closing(Mission):
+    """Two UAVs on a row, hovering at 3 m, fly at each other in Velocity mode at `speed` m/s
+    each, and keep commanding it."""
+
+    sections: ClassVar[dict[str, Any]] = {"uav": UavSection}
+    speed: ClassVar[float] = 1.95  # m/s: closing at 3.9 m/s
+
+    def setup(self) -> None:
+        self.swarm = Swarm.from_scenario(self.sim, self.config, hovering=True, altitude_m=3.0)
+        v = self.speed
+        self.swarm.command.velocity(None, np.array([[v, 0.0, 0.0], [-v, 0.0, 0.0]]))
+
+
+def test_the_guard_holds_a_pair_closing_at_the_flocks_worst_speed(tmp_path) -> None:
+    # The fastest closing pair of the 50-UAV variant (docs/safety.md) closed at 3.9 m/s, 2.2 m
+    # apart. Two UAVs 14 m apart fly at each other at 1.95 m/s each, and keep commanding it;
+    # each sees the other only from 3.5 m (range_m): 0.9 s before they would meet, too late
+    # for the barrier alone (a pair first seen 4.5 m apart it holds at 1.92 m, no guard), so
+    # the guard must fly. Seen from 3.0 m they pass at 0.98 m: the track needs a few scans
+    # to learn the closing speed (docs/safety.md).
+    path = tmp_path / "closing.toml"
+    path.write_text(
+        "[simulation]\nduration_s = 8.0\nseed = 1\n[mission]\n"
+        f'type = "{__name__}:Closing"\n'
+        '[agents]\ncount = 2\nlayout = "line"\nspacing_m = 14.0\n'
+        "[uav.sensors.proximity]\nrange_m = 3.5\n"
+    )
+    sim = Simulator.from_scenario(load_scenario(path))
+    try:
+        swarm, state, closest = sim.mission.swarm, sim.world.state, math.inf
+        for _ in range(round(8.0 / swarm.dt)):
+            sim.step()
+            p = state.position[swarm.rows]
+            closest = min(closest, float(np.linalg.norm(p[0] - p[1])))  # the truth, every tick
+        summary = sim.finish()
+    finally:
+        sim.close()
+    assert summary["deaths_by_cause"] == {}
+    assert swarm.avoidance.summary()["guard_agent_s"] > 0.0  # the guard flew
+    assert closest >= 1.0  # 1.305 m measured (the truth, every tick)
