@@ -294,11 +294,12 @@ def test_lanes_at_the_area_edge_leave_the_outermost_member_outside() -> None:
 # -- end to end: 30 UAVs, radio 60 m (the flock is 95 m wide) -----------------------------------
 CONFIG = ROOT / "configs" / "flocking_split.toml"
 SPLIT_30 = ["agents.count=30", "comms.channels.radio.range_m=60.0"]
-# Above the partitioned run's 99 % (seed 1 with the safety defaults on quad_x: 98.2 s; seeds 2 and
-# 3: 108.2 and 117.1 s; 115.2 s on quad_x_simple; 106.1 s with the old opt-in avoidance; 150.1 s
-# before re-plans flew only unseen cells and edge lanes passed a slot beyond the edge), below the
-# shared run's (156.1 s).
-PARTITION_LIMIT_S = 125.0
+# Above the partitioned run's 99 % (seed 1 with the safety defaults on quad_x: 135.2 s since the
+# barrier counts the neighbour's velocity with its own filtered as the track (docs/safety.md, "The
+# 0.95 m pass"), 98.2 s before; seeds 2 and 3 before it: 108.2 and 117.1 s; 115.2 s on
+# quad_x_simple; 106.1 s with the old opt-in avoidance; 150.1 s before re-plans flew only unseen
+# cells and edge lanes passed a slot beyond the edge), below the shared run's.
+PARTITION_LIMIT_S = 140.0
 MIN_WINDOW_S = 5.0  # shorter spells of two leaders are members flickering at the range's edge
 
 
