@@ -28,6 +28,7 @@ COMPILED = {
     "uav/avoidance_kernel.py",
     "uav/sensors/nearest.py",
     "missions/_boids_steering.py",
+    "envs/judge.py",  # the vector env's rewards, ends and observations in one pass
 }
 
 
