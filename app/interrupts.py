@@ -84,6 +84,24 @@ def polled_sigint() -> Iterator[None]:
             raise KeyboardInterrupt
         Interrupt.pending = True
 
+    with _sigint(handler):
+        yield
+
+
+@contextlib.contextmanager
+def deferred_sigint() -> Iterator[None]:
+    """Ctrl-C waits until the block (writing the summary) is done, then interrupts."""
+    hit: list[int] = []
+    with _sigint(lambda signum, frame: hit.append(signum)):
+        yield
+    if hit:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigint(handler) -> Iterator[None]:
+    """SIGINT goes to `handler` inside the block, and back to the previous handler after it
+    (outside the main thread, where no handler can be set, nothing changes)."""
     try:
         old = signal.signal(signal.SIGINT, handler)
     except ValueError:  # not the main thread
@@ -93,20 +111,3 @@ def polled_sigint() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, old)
-
-
-@contextlib.contextmanager
-def deferred_sigint() -> Iterator[None]:
-    """Ctrl-C waits until the block (writing the summary) is done, then interrupts."""
-    hit: list[int] = []
-    try:
-        old = signal.signal(signal.SIGINT, lambda signum, frame: hit.append(signum))
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
-    if hit:
-        raise KeyboardInterrupt
