@@ -138,8 +138,9 @@ def _source_digest(path: str, mtime_ns: int, size: int) -> bytes:
 class _PackageLocator(numba_caching._CacheLocator):
     """Where numba caches a function of this package: `_writable_cache_dir()` / the source
     folder's path inside the package ("uav", "core_backends"), stamped with the source's hash.
-    numba's own locator names the folder by the source's absolute path (and numba < 0.62
-    stamps the file's mtime), so every install of the same source compiled everything again.
+    numba's own locator names the folder by the source's absolute path (and older numba
+    versions stamp the file's mtime), so every install of the same source compiled everything
+    again.
     Functions outside the package get numba's locators (None here)."""
 
     def __init__(self, py_func: Any, py_file: str, where: Path, inside: Path) -> None:
