@@ -271,11 +271,9 @@ class Avoidance:
             self._p, self._v = meas.copy(), np.zeros_like(meas)
             self._valid, self.target = seen.copy(), target
             return
-        a = self.cfg.smoothing
+        a, b = self._gains()
         p, v = np.empty_like(meas), np.empty_like(meas)
-        track(
-            target, meas, self.target, self._p, self._v, a, a * a / (2.0 - a), self.period_s, p, v
-        )
+        track(target, meas, self.target, self._p, self._v, a, b, self.period_s, p, v)
         self._p, self._v = p, v
         self._valid, self.target = seen.copy(), target
 
@@ -370,11 +368,16 @@ class Avoidance:
         if self._own_p is None:
             self._own_p = pos.copy()
             return
-        a = self.cfg.smoothing
+        a, b = self._gains()
         pred = self._own_p + self.period_s * self._own_v
         res = pos - pred
         self._own_p = pred + a * res
-        self._own_v = self._own_v + (a * a / (2.0 - a) / self.period_s) * res
+        self._own_v = self._own_v + (b / self.period_s) * res
+
+    def _gains(self) -> tuple[float, float]:
+        """The tracks' alpha-beta gains: alpha = `smoothing`, beta = alpha^2 / (2 - alpha)."""
+        a = self.cfg.smoothing
+        return a, a * a / (2.0 - a)
 
     def _measure(self) -> None:
         """Instrumentation (never fed back): the smallest true distance between live UAVs
