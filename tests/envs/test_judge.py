@@ -108,3 +108,27 @@ def test_judge_without_observation_leaves_obs_alone() -> None:
     obs, reward, *_ = _judged(s, Hover(), OBS_NONE, True, 19)
     assert (obs == 7.0).all()
     assert _same_bits(reward, _numpy_path(s, Hover(), ObservationSpec())[1])
+
+
+def test_a_task_that_overrides_its_reward_or_ends_is_judged_by_them() -> None:
+    """The compiled pass computes `Task`'s own formulas; a subclass's `reward` and `ends`
+    (a researcher's reward shaping) are what its env returns, not the built-in ones."""
+    from dataclasses import dataclass
+
+    import gymnasium
+
+    from skyswarm.envs.tasks import Task
+
+    @dataclass(frozen=True)
+    class Shaped(Task):
+        def reward(self, dist, speed, rates, action, previous, crashed, reached):
+            return np.full(len(dist), 7.0)
+
+        def ends(self, dist, speed, up_z, altitude):
+            return np.zeros(len(dist), dtype=bool), dist < 1e9  # "reached" at once
+
+    env = gymnasium.make("skyswarm/Hover-v0", task=Shaped(**vars(Hover())))
+    env.reset(seed=1)
+    _, reward, terminated, _, _ = env.step(env.action_space.sample())
+    env.close()
+    assert reward == 7.0 and terminated
