@@ -109,6 +109,15 @@ class SensorSuite:
         self.sensors: dict[str, Sensor] = {s: built[s] for s in sampling_order(list(built))}
         self.on = frozenset(built)
         self._inputs = {s.feeds: s for s in built.values() if s.feeds is not None}
+        # No sensor feeds the estimate and control flies the truth (e.g. only the proximity
+        # sensor on): the estimate is the truth, so a tick with no sample and no record due
+        # only copies position and velocity; the attitude is derived when read (`euler`).
+        self._truth_only = (
+            not self._inputs
+            and not self.drives_control
+            and all(type(s).step is Sensor.step for s in built.values())
+        )
+        self._attitude_stale = False
         self._start_estimate(truth)
         self._g = np.array([0.0, 0.0, swarm.g])
         heading = self._inputs.get("heading")
@@ -159,6 +168,37 @@ class SensorSuite:
         self.body_rate[rows] = truth.body_rate[rows]
         self._sync_control()
 
+    # the attitude estimate: derived from the truth when read after truth-only ticks
+    @property
+    def euler(self) -> np.ndarray:
+        """(N, 3) rad, the estimated roll, pitch, yaw (Z-Y-X)."""
+        if self._attitude_stale:
+            self._refresh_attitude()
+        return self._euler
+
+    @euler.setter
+    def euler(self, value: np.ndarray) -> None:
+        self._euler = value
+
+    @property
+    def body_rate(self) -> np.ndarray:
+        """(N, 3) rad/s, the estimated body rates."""
+        if self._attitude_stale:
+            self._refresh_attitude()
+        return self._body_rate
+
+    @body_rate.setter
+    def body_rate(self, value: np.ndarray) -> None:
+        self._body_rate = value
+
+    def _refresh_attitude(self) -> None:
+        """What `_update_attitude` gives with no attitude input: the true attitude and rates."""
+        self._attitude_stale = False
+        state, rows = self.sim.world.state, self.swarm.rows
+        rot = quat_to_matrix(state.orientation[rows])
+        self._body_rate[:] = np.einsum("nji,nj->ni", rot, state.angular_velocity[rows])
+        self._euler[:] = euler_from_matrix(rot)
+
     def sensor(self, name: str) -> Sensor | None:
         """The sensor `name` if it is on, else None."""
         return self.sensors.get(name)
@@ -185,6 +225,10 @@ class SensorSuite:
     def update(self, world: World) -> None:
         """Sample the sensors due this tick (the state after physics) and update the estimate."""
         tick = world.tick
+        if self._truth_only and not self._due(tick):
+            self._follow_truth()
+            return
+        self._attitude_stale = False  # recomputed below
         truth = self._truth()
         self._last_velocity = truth.velocity.copy()
         for sensor in self.sensors.values():
@@ -202,6 +246,26 @@ class SensorSuite:
             self.samples += 1
         if self._record_every and tick % self._record_every == 0:
             self._record(world.time_s, truth)
+
+    def _due(self, tick: int) -> bool:
+        """True when a sensor samples or the record is written at `tick`."""
+        if self._record_every and tick % self._record_every == 0:
+            return True
+        return any(tick % s.every == 0 for s in self.sensors.values())
+
+    def _follow_truth(self) -> None:
+        """A truth-only tick with nothing due: what `update` gives then, without the attitude
+        (the estimate is the truth; its error adds zero). Velocity is copied where `update`
+        integrates the true acceleration over the tick, which rounds the same to within ulps."""
+        state, rows = self.sim.world.state, self.swarm.rows
+        for sensor in self.sensors.values():
+            sensor.fresh = False
+        self._last_velocity = state.linear_velocity[rows].copy()
+        self.position[:] = state.position[rows]
+        self.velocity[:] = self._last_velocity
+        self._attitude_stale = True
+        if self.swarm.alive.any():
+            self.samples += 1
 
     def _update_attitude(self, truth: Truth) -> np.ndarray:
         """Body rates from the gyros, roll and pitch from the AHRS, yaw from the gyros and the

@@ -209,3 +209,56 @@ def test_keepspot_on_qrsim_sensors_gives_the_readme_numbers() -> None:
     assert m["rms_error_m"] == pytest.approx(np.hypot(0.228, 0.3), rel=0.10)
     # (1e-6 m: the default airframe's rotor-speed lag leaves a residual of ~2e-8 m)
     assert metrics["ideal"]["rms_error_m"] < 1e-6 and "est_rms_error_m" not in metrics["ideal"]
+
+
+def _turning_proximity_flight(truth_only: bool) -> list[tuple[np.ndarray, ...]]:
+    """Two UAVs with only the proximity sensor on (no input feeds the estimate) turning across
+    the +-pi seam; per tick: the estimate (position, velocity, euler, body rate) and the truth."""
+    from skyswarm.core.geo import yaw_to_heading
+    from skyswarm.uav.sensors.proximity import Proximity
+
+    only_proximity = SensorsConfig(
+        control_on="truth", record_hz=0.0, tables=Tables(proximity=Proximity.Config(enabled=True))
+    )
+    sim = Simulator(SimulationConfig(seed=3), world=WorldConfig())
+    config = dataclasses.replace(CONFIG, sensors=only_proximity)
+    yaws = np.array([3.0, -3.0])
+    swarm = Swarm(sim, config, [1, 2], np.array(START), yaws, hovering=True)
+    s = swarm.sensors
+    assert s is not None and s._truth_only
+    s._truth_only = truth_only  # False: every tick through the full update
+    for agent, target in zip(swarm.agents, -yaws):
+        agent.fly(1.0, 0.0, 10.0, float(yaw_to_heading(target)))
+
+    def sample() -> tuple[np.ndarray, ...]:
+        state = sim.world.state
+        rot = quat_to_matrix(state.orientation[swarm.rows])
+        rate = np.einsum("nji,nj->ni", rot, state.angular_velocity[swarm.rows])
+        truth = (state.position[swarm.rows], state.linear_velocity[swarm.rows])
+        est = (s.position, s.velocity, s.euler, s.body_rate)
+        return tuple(a.copy() for a in (*est, *truth, euler_from_matrix(rot), rate))
+
+    out = [sample() for _ in range(1)]
+    for _ in range(round(2.0 / sim.world.tick_s)):
+        sim.step()
+        out.append(sample())
+    out.append((np.array([s.samples, s.rms_error_m()]),))
+    sim.close()
+    return out
+
+
+def test_a_suite_without_inputs_is_the_truth_on_every_tick_across_the_yaw_seam() -> None:
+    # Only the proximity sensor on: the estimate is the truth. Most ticks skip the full update
+    # (no scan due: 1 in 20 ticks scans); what the estimate reads on every tick equals the full
+    # update's, exactly (velocity to within ulps: the full update integrates the acceleration).
+    fast, full = _turning_proximity_flight(True), _turning_proximity_flight(False)
+    yaw = np.array([row[6][:, 2] for row in fast[:-1]])  # (T, 2) true yaw
+    assert ((yaw > 3.1).any(axis=0) & (yaw < -3.1).any(axis=0)).all()  # both crossed the seam
+    for a, b in zip(fast[:-1], full[:-1]):
+        pos, vel, euler, rate, true_pos, true_vel, true_euler, true_rate = a
+        assert np.array_equal(pos, b[0]) and np.array_equal(pos, true_pos)
+        assert np.allclose(vel, b[1], rtol=0, atol=1e-12) and np.array_equal(vel, true_vel)
+        assert np.array_equal(euler, b[2]) and np.array_equal(euler, true_euler)
+        assert np.array_equal(rate, b[3]) and np.array_equal(rate, true_rate)
+    assert np.array_equal(fast[-1][0], full[-1][0])  # samples counted, error 0
+    assert fast[-1][0][0] == 800 and fast[-1][0][1] == 0.0
