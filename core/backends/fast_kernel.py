@@ -38,6 +38,7 @@ import numba
 import numpy as np
 
 from skyswarm.core.frames import rotation_matrix as _rot
+from skyswarm.core.frames import rotation_rows, to_body, to_world
 from skyswarm.core.jit import ahead, njit, prange
 
 FRICTION = 0.5  # Coulomb coefficient at the ground and boxes (Bullet's 1.0 x 0.5 default)
@@ -100,77 +101,69 @@ def _cross(a, b, out):
 
 
 @njit(inline="always", **_opts)
-def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, scratch):
-    """One semi-implicit Euler step of body `s` (see the module docstring)."""
-    _rot(quat[s], R)
-    for k in range(3):
-        a = (R[k, 0] * fb[s, 0] + R[k, 1] * fb[s, 1] + R[k, 2] * fb[s, 2] + fw[s, k]) * inv_m[s]
-        vel[s, k] += a * dt
-    vel[s, 2] -= g * dt
-    # body rates and angular momentum in the body frame (scratch rows: no allocation per body)
-    wb, tb, lb, tmp3 = scratch[0], scratch[1], scratch[2], scratch[3]
-    for k in range(3):
-        wb[k] = R[0, k] * omega[s, 0] + R[1, k] * omega[s, 1] + R[2, k] * omega[s, 2]
-        tb[k] = R[0, k] * tw[s, 0] + R[1, k] * tw[s, 1] + R[2, k] * tw[s, 2]
+def _turn(v0, v1, v2, w0, w1, w2, t):
+    """(v0, v1, v2) rotated by the angle |w| t about w (Rodrigues), as a tuple."""
+    wn = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    if wn == 0.0:
+        return v0, v1, v2
+    ux, uy, uz = w0 / wn, w1 / wn, w2 / wn
+    c, sn = math.cos(wn * t), math.sin(wn * t)
+    d = (ux * v0 + uy * v1 + uz * v2) * (1.0 - c)
+    cx, cy, cz = uy * v2 - uz * v1, uz * v0 - ux * v2, ux * v1 - uy * v0
+    return v0 * c + cx * sn + ux * d, v1 * c + cy * sn + uy * d, v2 * c + cz * sn + uz * d
+
+
+@njit(inline="always", **_opts)
+def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt):
+    """One semi-implicit Euler step of body `s` (see the module docstring), on scalars: the
+    rotation as three rows and every vector as locals, so nothing goes through memory that the
+    compiler must assume the state arrays may alias (an in-place (3, 3) matrix and scratch rows
+    cost 1.5x the time; the same operations in the same order, the same bits)."""
+    r = rotation_rows(quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3])
+    f0, f1, f2 = to_world(r, fb[s, 0], fb[s, 1], fb[s, 2])
+    m = inv_m[s]
+    v0 = vel[s, 0] + ((f0 + fw[s, 0]) * m) * dt
+    v1 = vel[s, 1] + ((f1 + fw[s, 1]) * m) * dt
+    v2 = (vel[s, 2] + ((f2 + fw[s, 2]) * m) * dt) - g * dt
+    vel[s, 0], vel[s, 1], vel[s, 2] = v0, v1, v2
+    i0, i1, i2 = inertia[s, 0], inertia[s, 1], inertia[s, 2]
+    w0, w1, w2 = to_body(r, omega[s, 0], omega[s, 1], omega[s, 2])
+    t0, t1, t2 = to_body(r, tw[s, 0], tw[s, 1], tw[s, 2])
     # the torque first (semi-implicit, as for the force): L_b += tau_b dt
-    for k in range(3):
-        lb[k] = inertia[s, k] * wb[k] + tb[k] * dt
+    l0, l1, l2 = i0 * w0 + t0 * dt, i1 * w1 + t1 * dt, i2 * w2 + t2 * dt
     # Midpoint body rate: L_b rotated half a step by its own rate, then w = I^-1 L_b(t + dt/2).
-    for k in range(3):
-        wb[k] = lb[k] / inertia[s, k]
-    _rotate_by(lb, wb, -0.5 * dt, tmp3)
-    for k in range(3):
-        wb[k] = tmp3[k] / inertia[s, k]
-    for k in range(3):
-        pos[s, k] += vel[s, k] * dt
+    h0, h1, h2 = _turn(l0, l1, l2, l0 / i0, l1 / i1, l2 / i2, -0.5 * dt)
+    w0, w1, w2 = h0 / i0, h1 / i1, h2 / i2
+    pos[s, 0] += v0 * dt
+    pos[s, 1] += v1 * dt
+    pos[s, 2] += v2 * dt
     # The body turns by w dt and L_b by -w dt: R L_b, the world momentum, is unchanged. One
     # sine and cosine of half the angle serve both (the double-angle formulas for L_b).
-    wn = math.sqrt(wb[0] * wb[0] + wb[1] * wb[1] + wb[2] * wb[2])
+    wn = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
     if wn > 0.0:
         h = 0.5 * wn * dt
         sin_h, cos_h = math.sin(h), math.cos(h)
         # L_b rotated by -wn dt about u = wb / wn (Rodrigues): cos = 1 - 2 sin_h^2,
         # sin = -2 sin_h cos_h
         c, sn = 1.0 - 2.0 * sin_h * sin_h, -2.0 * sin_h * cos_h
-        ux, uy, uz = wb[0] / wn, wb[1] / wn, wb[2] / wn
-        d = (ux * lb[0] + uy * lb[1] + uz * lb[2]) * (1.0 - c)
-        cx, cy, cz = uy * lb[2] - uz * lb[1], uz * lb[0] - ux * lb[2], ux * lb[1] - uy * lb[0]
-        tmp3[0] = lb[0] * c + cx * sn + ux * d
-        tmp3[1] = lb[1] * c + cy * sn + uy * d
-        tmp3[2] = lb[2] * c + cz * sn + uz * d
+        ux, uy, uz = w0 / wn, w1 / wn, w2 / wn
+        d = (ux * l0 + uy * l1 + uz * l2) * (1.0 - c)
+        cx, cy, cz = uy * l2 - uz * l1, uz * l0 - ux * l2, ux * l1 - uy * l0
+        l0, l1, l2 = l0 * c + cx * sn + ux * d, l1 * c + cy * sn + uy * d, l2 * c + cz * sn + uz * d
         # q <- q (x) [sin(|w| dt / 2) w / |w|, cos(|w| dt / 2)]
         sh = sin_h / wn
-        bx, by, bz, bw = wb[0] * sh, wb[1] * sh, wb[2] * sh, cos_h
+        bx, by, bz, bw = w0 * sh, w1 * sh, w2 * sh, cos_h
         x, y, z, w = quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3]
         nx = w * bx + x * bw + y * bz - z * by
         ny = w * by - x * bz + y * bw + z * bx
         nz = w * bz + x * by - y * bx + z * bw
         nw = w * bw - x * bx - y * by - z * bz
         inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
-        quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3] = nx * inv, ny * inv, nz * inv, nw * inv
-    else:
-        tmp3[0], tmp3[1], tmp3[2] = lb[0], lb[1], lb[2]
-    for k in range(3):
-        wb[k] = tmp3[k] / inertia[s, k]  # the rate at the end of the step
-    _rot(quat[s], R)
-    for k in range(3):
-        omega[s, k] = R[k, 0] * wb[0] + R[k, 1] * wb[1] + R[k, 2] * wb[2]
-
-
-@njit(**_opts)
-def _rotate_by(v, w, t, out):
-    """out = v rotated by the angle |w| t about w (Rodrigues)."""
-    wn = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    if wn == 0.0:
-        out[0], out[1], out[2] = v[0], v[1], v[2]
-        return
-    ux, uy, uz = w[0] / wn, w[1] / wn, w[2] / wn
-    c, sn = math.cos(wn * t), math.sin(wn * t)
-    d = (ux * v[0] + uy * v[1] + uz * v[2]) * (1.0 - c)
-    cx, cy, cz = uy * v[2] - uz * v[1], uz * v[0] - ux * v[2], ux * v[1] - uy * v[0]
-    out[0] = v[0] * c + cx * sn + ux * d
-    out[1] = v[1] * c + cy * sn + uy * d
-    out[2] = v[2] * c + cz * sn + uz * d
+        x, y, z, w = nx * inv, ny * inv, nz * inv, nw * inv
+        quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3] = x, y, z, w
+        r = rotation_rows(x, y, z, w)
+    w0, w1, w2 = l0 / i0, l1 / i1, l2 / i2  # the rate at the end of the step
+    omega[s, 0], omega[s, 1], omega[s, 2] = to_world(r, w0, w1, w2)
 
 
 @njit(**_opts)
@@ -241,13 +234,12 @@ def _step_range(
     terrain_top = par.terrain_top
     R = np.empty((3, 3))
     inv_i, r, n, tmp, tmp2 = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
-    scratch = np.empty((4, 3))
     box_scratch = np.empty((4, 8, 3))
     for i in range(lo, hi):
         s = slots[i]
         k0 = i * (BOX_ROW + len(box_c))
         nc = k0
-        _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt, R, scratch)
+        _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt)
         near_terrain = hf.shape[0] >= 2 and pos[s, 2] - radius[s] < terrain_top + margin
         near_ground = ground and pos[s, 2] - radius[s] < margin
         if near_ground or near_terrain or len(box_c):  # only bodies that may touch need it
