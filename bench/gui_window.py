@@ -5,7 +5,8 @@ the instanced drones, plus the side panel with the HUD and the agent list), host
 `ViewerBase` whose frame is a synthetic swarm that moves every frame; the simulation is left out
 (it runs in its own budget, see gui/session.py), this measures what a frame of the view costs.
 At 1,000 drones also with the layers of issue 30 on, side by side with them off: 12 s trails
-(60 segments per drone, drawn as 20,000: renderer.MAX_TRAIL_SEGMENTS) and radio links (4 per
+(60 segments per drone on arcs, `trails_behind`; drawn as at most 20,000:
+renderer.MAX_TRAIL_SEGMENTS, fewer where a trail is straight on screen) and radio links (4 per
 drone to neighbours within 6 m: 4,000 lines, gui/links.py), and then also with the proximity
 rings (gui/proximity.py: 20 segments per drone, one KD-tree query per frame).
 Starts its own Xvfb on DISPLAY :97 when no DISPLAY is set.
@@ -30,6 +31,7 @@ import os
 import platform
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -53,6 +55,26 @@ def swarm(n: int, rng: np.random.Generator):  # noqa: ANN201 - Frame, imported l
 
 
 LINKS_PER_DRONE = 4
+SPEED_M_S = 2.0  # of the synthetic trails
+TURN_RAD_S = 0.3  # each drone's trail an arc turning at a rate uniform in +-TURN_RAD_S
+
+
+def trails_behind(
+    positions: np.ndarray, length_s: float, every_s: float, rng: np.random.Generator
+) -> np.ndarray:
+    """(N, T, 3) m trail points, oldest first, ending at `positions` (N, 3): each drone flew
+    level at SPEED_M_S for `length_s` along an arc of a random heading and turn rate (up to
+    TURN_RAD_S: a 12 s trail bends by up to 206 deg, as a flock's do; a straight trail would
+    let the renderer merge all its segments into one, gui/renderer.py `trail_lines`)."""
+    n = len(positions)
+    tau = np.linspace(-length_s, 0.0, int(round(length_s / every_s)) + 1)  # s, oldest first
+    heading = rng.uniform(0.0, 2 * np.pi, n)[:, None]
+    turn = rng.uniform(-TURN_RAD_S, TURN_RAD_S, n)[:, None]
+    turn = np.where(np.abs(turn) < 1e-6, 1e-6, turn)
+    ang = heading + turn * tau
+    dx = SPEED_M_S / turn * (np.sin(ang) - np.sin(heading))
+    dy = -SPEED_M_S / turn * (np.cos(ang) - np.cos(heading))
+    return positions[:, None, :] + np.stack([dx, dy, np.zeros_like(dx)], axis=2)
 
 
 def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, float]:
@@ -66,9 +88,7 @@ def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, fl
 
     rng = np.random.default_rng(n)
     frame = swarm(n, rng)
-    steps = int(DEFAULT_TRAIL_S / TRAIL_EVERY_S)
-    back = np.linspace(-steps * 0.4, 0.0, steps + 1)  # 2 m/s eastward for 12 s
-    trail = frame.positions[:, None, :] + back[None, :, None] * [1.0, 0.0, 0.0]
+    trail = trails_behind(frame.positions, DEFAULT_TRAIL_S, TRAIL_EVERY_S, rng)
     sender = np.repeat(frame.ids, LINKS_PER_DRONE)
     side = int(np.ceil(np.sqrt(n)))  # neighbours within 2 grid steps (6 m): radio range
     near = np.repeat(np.arange(n), LINKS_PER_DRONE) + rng.integers(-2, 3, len(sender)) * (
@@ -105,7 +125,7 @@ def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, fl
     win = app.main
     win.on_draw()
     win.flip()  # warm-up: shaders, buffers
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_split()
     for _ in range(FRAMES):
         frame.positions[:, 2] += 0.01
         trail[:, :, 2] += 0.01
@@ -116,11 +136,46 @@ def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, fl
         win.flip()
     win.ctx.finish()
     elapsed = time.perf_counter() - start
+    main_s, raster_s, x_s = (b - a for a, b in zip(cpu, cpu_split()))
     app.shutdown()
     return {
         "drones": n, "layers": layers, "proximity": proximity, "fps": FRAMES / elapsed,
         "ms_per_frame": 1000 * elapsed / FRAMES,
+        "cpu_ms_per_frame": 1000 * (main_s + raster_s) / FRAMES,
+        "main_ms_per_frame": 1000 * main_s / FRAMES,
+        "raster_ms_per_frame": 1000 * raster_s / FRAMES,
+        "xserver_ms_per_frame": 1000 * x_s / FRAMES,
+        "quiet_fps_estimate": FRAMES / (main_s + raster_s / (os.cpu_count() or 1)),
     }  # fmt: skip
+
+
+def cpu_split() -> tuple[float, float, float]:
+    """CPU seconds so far of this process's main thread, of its other threads (llvmpipe's
+    rasteriser threads), and of the X server of DISPLAY (its pid from /tmp/.X<n>-lock; 0 when
+    unknown). On a loaded machine wall time says little; on an idle one a frame takes about
+    the main thread's time plus the rasterisers' spread over the cores (the main thread waits
+    for them in `flip`): `quiet_fps_estimate`, reported next to the measured fps (the X
+    server's copy of each frame, on another core, left out)."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def ticks(stat: Path) -> float:
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+
+    me = threading.get_native_id()
+    tasks = Path("/proc/self/task")
+    main = ticks(tasks / str(me) / "stat")
+    others = sum(ticks(t / "stat") for t in tasks.iterdir() if t.name != str(me))
+    display = os.environ.get("DISPLAY", "").lstrip(":").split(".")[0]
+    try:
+        pid = Path(f"/tmp/.X{display}-lock").read_text().strip()
+        x = ticks(Path(f"/proc/{pid}/stat"))
+    except (OSError, ValueError):
+        x = 0.0
+    return main, others, x
 
 
 PACED_UAVS = 1000

@@ -29,8 +29,7 @@ from skyswarm.gui.palette import (
     role_color,
 )
 from skyswarm.gui.scene import Frame
-
-SHADOW_SEGMENTS = 16  # triangles per shadow disc: round at any size a shadow has on screen
+from skyswarm.gui.shaders import SHADOW_FS, SHADOW_VS
 
 
 class DronePass:
@@ -49,8 +48,7 @@ class DronePass:
         self.marker_batch = FlatBatches(ctx, self.marker_prog)
         self.agent_scale = agent_scale
         self.meshes: dict[str, InstancedMesh] = {}
-        ang = np.linspace(0.0, 2 * np.pi, SHADOW_SEGMENTS + 1)
-        self._ring = np.c_[np.cos(ang), np.sin(ang)]  # (S + 1, 2) unit circle
+        self.shadows = ShadowDiscs(ctx)
         self._shadow_of: tuple[np.ndarray, np.ndarray] | None = None  # (positions, radii) drawn
 
     def agent_radii(self, frame: Frame) -> np.ndarray:
@@ -60,32 +58,23 @@ class DronePass:
 
     def draw_shadows(self, frame: Frame) -> None:
         """A soft dark disc on the ground under each alive agent (a blob shadow: the light is
-        straight above), darker and smaller the lower the agent, so height reads at a glance.
+        straight above), darker and smaller the lower the agent, so height reads at a glance:
+        alpha SHADOW_ALPHA / (1 + 2 z / SHADOW_FADE_M) at its centre, 0 at its rim.
 
-        The discs are built and uploaded only when the agents' positions or sizes differ from
-        the last ones drawn: the inset map draws the frame of the main view again."""
+        One instanced call (`ShadowDiscs`); the discs are uploaded only when the agents'
+        positions or sizes differ from the last ones drawn: the inset map draws the frame of
+        the main view again."""
         ok = frame.alive & np.all(np.isfinite(frame.positions), axis=1) & frame.mobile
         if not ok.any():
             return
         pos = frame.positions[ok]
         radii = self.agent_radii(frame)[ok] * 1.1
         last = self._shadow_of
-        if last is not None and np.array_equal(last[0], pos) and np.array_equal(last[1], radii):
-            self.flat.draw("shadows", [], moderngl.TRIANGLES, key=last)
-            return
-        alpha = SHADOW_ALPHA / (1.0 + 2.0 * np.maximum(pos[:, 2], 0.0) / SHADOW_FADE_M)
-        n, s = len(pos), SHADOW_SEGMENTS
-        rim = np.empty((n, s + 1, 3), dtype=np.float32)
-        rim[..., :2] = pos[:, None, :2] + radii[:, None, None] * self._ring[None]
-        rim[..., 2] = 0.01
-        data = np.zeros((n, s, 3, 7), dtype=np.float32)  # (disc, triangle, vertex, xyz rgba)
-        data[:, :, 0, :2] = pos[:, None, :2]
-        data[:, :, 0, 2] = 0.01
-        data[:, :, 1, :3] = rim[:, :-1]
-        data[:, :, 2, :3] = rim[:, 1:]
-        data[:, :, 0, 6] = alpha[:, None]  # opaque-ish centre, transparent rim: soft edge
-        self._shadow_of = (pos, radii)  # a new key object: FlatBatches uploads `data`
-        self.flat.draw("shadows", [data.reshape(-1, 7)], moderngl.TRIANGLES, key=self._shadow_of)
+        if last is None or not (np.array_equal(last[0], pos) and np.array_equal(last[1], radii)):
+            alpha = SHADOW_ALPHA / (1.0 + 2.0 * np.maximum(pos[:, 2], 0.0) / SHADOW_FADE_M)
+            self.shadows.update(np.c_[pos[:, :2], radii, alpha])
+            self._shadow_of = (pos, radii)
+        self.shadows.draw()
 
     def draw_agents(
         self,
@@ -174,6 +163,44 @@ class DronePass:
             axes = np.repeat(np.eye(3) * r, 2, axis=0) * np.tile([[-1.0], [1.0]], (3, 1))
             lines.append(colored(frame.gps_fixes[i] + axes, GPS_FIX))
         self.flat.draw("ghost", lines, moderngl.LINES)
+
+
+class ShadowDiscs:
+    """Blob shadows as one instanced draw of a ground quad per disc, the soft round edge drawn
+    by the fragment shader (gui/shaders.py SHADOW_FS): 4 vertices a disc instead of a
+    16-triangle fan's 48, which llvmpipe (offscreen video, windows under Xvfb) shaded, set up
+    and binned one by one; the pixels are those of the fan within 2 % of the centre's alpha
+    (the fan's rim is a 16-gon)."""
+
+    def __init__(self, ctx: moderngl.Context) -> None:
+        self.ctx = ctx
+        self.prog = ctx.program(vertex_shader=SHADOW_VS, fragment_shader=SHADOW_FS)
+        corners = np.array([-1, -1, 1, -1, -1, 1, 1, 1], dtype=np.float32)
+        self._corners = ctx.buffer(corners)
+        self._discs: moderngl.Buffer | None = None
+        self._vao: moderngl.VertexArray | None = None
+        self.count = 0
+
+    def update(self, discs: np.ndarray) -> None:
+        """(N, 4) discs: centre x, y (m), radius (m), alpha at the centre."""
+        data = np.ascontiguousarray(discs, dtype=np.float32)
+        if self._discs is None or self._discs.size < data.nbytes:
+            if self._discs is not None:
+                self._vao.release()  # type: ignore[union-attr]
+                self._discs.release()
+            self._discs = self.ctx.buffer(reserve=max(data.nbytes, 1 << 12), dynamic=True)
+            self._vao = self.ctx.vertex_array(
+                self.prog,
+                [(self._corners, "2f", "in_corner"), (self._discs, "4f/i", "in_disc")],
+            )
+        else:
+            self._discs.orphan()  # a queued draw may still read the last discs
+        self._discs.write(data)
+        self.count = len(data)
+
+    def draw(self) -> None:
+        if self.count and self._vao is not None:
+            self._vao.render(moderngl.TRIANGLE_STRIP, instances=self.count)
 
 
 def agent_colors(frame: Frame, selected: int | None) -> np.ndarray:

@@ -113,7 +113,8 @@ class Renderer:
         # that size used (still bound) makes llvmpipe rasterise the frame queued so far first,
         # which costs a video frame ~0.8 ms (HUD text, new every frame).
         self._textures: dict[tuple[int, int], tuple[moderngl.Texture, moderngl.Texture]] = {}
-        self._uploaded: dict[tuple[int, int], tuple[int, np.ndarray]] = {}  # (slot, image) last
+        # (slot, image, opaque) last uploaded, by size
+        self._uploaded: dict[tuple[int, int], tuple[int, np.ndarray, bool]] = {}
 
     # -- static ---------------------------------------------------------------------------
     def _static_geometry(
@@ -231,7 +232,7 @@ class Renderer:
         camera.aspect = viewport[2] / max(1, viewport[3])
         fixed = camera.fixed()
         vp = _gl(fixed.matrix)
-        for prog in (self.flat_prog, self.mesh_prog, self.marker_prog):
+        for prog in (self.flat_prog, self.mesh_prog, self.marker_prog, self.drones.shadows.prog):
             prog["u_vp"].write(vp)
         return fixed
 
@@ -359,18 +360,22 @@ class Renderer:
             )
             for t in pair:
                 t.filter = moderngl.NEAREST, moderngl.NEAREST
-        slot, last = self._uploaded.get((w, h), (1, None))
+        slot, last, opaque = self._uploaded.get((w, h), (1, None, False))
         if last is not rgba:  # the same image again: already on the GPU
             slot = 1 - slot
-            pair[slot].write(np.ascontiguousarray(rgba, dtype=np.uint8).tobytes())
-            self._uploaded[(w, h)] = (slot, rgba)
+            pixels = np.ascontiguousarray(rgba, dtype=np.uint8)
+            pair[slot].write(pixels.tobytes())
+            opaque = bool(pixels[..., 3].min() == 255)
+            self._uploaded[(w, h)] = (slot, rgba, opaque)
         tex = pair[slot]
         tw, th = target
         self.occluders.append((x, y, w, h))
         self.ctx.viewport = (0, 0, tw, th)
         rect = (2 * x / tw - 1, 1 - 2 * (y + h) / th, 2 * (x + w) / tw - 1, 1 - 2 * y / th)
         self.image_prog["u_rect"].value = rect
-        self.ctx.enable(moderngl.BLEND)
+        # An opaque image (the panel: a quarter of the window) is copied, not blended: the
+        # same pixels, without llvmpipe reading each one under it.
+        (self.ctx.disable if opaque else self.ctx.enable)(moderngl.BLEND)
         self.ctx.disable(moderngl.DEPTH_TEST)
         tex.use(0)
         self._quad_vao.render(moderngl.TRIANGLE_STRIP)

@@ -57,6 +57,31 @@ void main() {
     f_color = (u_ids > 0.5 || r < 0.7) ? v_color : vec4(v_color.rgb * 0.35, 1.0);
 }
 """
+# Blob shadows: one instanced ground quad per agent (in_disc: centre x, y, radius m, alpha at
+# the centre), its alpha falling linearly to 0 at the radius: the soft disc a 16-triangle fan drew,
+# with 2 triangles (llvmpipe's cost is per vertex and per primitive, shadows are a few px).
+# Outside the disc the alpha is 0: blending leaves those pixels exactly as they were.
+SHADOW_VS = """
+#version 330
+uniform mat4 u_vp;
+in vec2 in_corner;
+in vec4 in_disc;
+out vec2 v_uv;
+out float v_alpha;
+void main() {
+    vec2 xy = in_disc.xy + in_disc.z * in_corner;
+    gl_Position = u_vp * vec4(xy, 0.01, 1.0);
+    v_uv = in_corner;
+    v_alpha = in_disc.w;
+}
+"""
+SHADOW_FS = """
+#version 330
+in vec2 v_uv;
+in float v_alpha;
+out vec4 f_color;
+void main() { f_color = vec4(0.0, 0.0, 0.0, v_alpha * max(1.0 - length(v_uv), 0.0)); }
+"""
 GROUND_VS = """
 #version 330
 uniform mat4 u_vp;

@@ -1,7 +1,9 @@
 """What the window's frame no longer redoes (docs/performance.md, Window), without changing the
 picture: the shadow discs drawn again for the inset map from the main view's upload, and the
 panel's buttons pasted from the last refresh while their labels are the same. Each cached
-picture is compared with the same picture drawn from scratch, pixel for pixel."""
+picture is compared with the same picture drawn from scratch, pixel for pixel. And what it
+draws more cheaply: blob shadows as one quad per drone (against the triangle fans they
+replaced, within 3 levels), the opaque panel copied instead of blended (the same bytes)."""
 
 from __future__ import annotations
 
@@ -169,3 +171,115 @@ def test_the_window_clearing_all_at_once_shows_what_clearing_its_scene_showed(
         assert np.array_equal(app.main.screenshot(), at_once)
     finally:
         app.shutdown()
+
+
+def _fan_shadows(pass_, frame) -> None:  # noqa: ANN001 - a DronePass, a Frame
+    """The blob shadows as drawn before gui/drones.py `ShadowDiscs`: a 16-triangle fan per
+    agent, alpha at the centre, 0 on the rim (the reference the quads are held to)."""
+    import moderngl
+
+    from skyswarm.gui.palette import SHADOW_ALPHA, SHADOW_FADE_M
+
+    ok = frame.alive & np.all(np.isfinite(frame.positions), axis=1) & frame.mobile
+    pos = frame.positions[ok]
+    radii = pass_.agent_radii(frame)[ok] * 1.1
+    alpha = SHADOW_ALPHA / (1.0 + 2.0 * np.maximum(pos[:, 2], 0.0) / SHADOW_FADE_M)
+    ang = np.linspace(0.0, 2 * np.pi, 17)
+    ring = np.c_[np.cos(ang), np.sin(ang)]
+    rim = pos[:, None, :2] + radii[:, None, None] * ring[None]
+    data = np.zeros((len(pos), 16, 3, 7), dtype=np.float32)
+    data[:, :, 0, :2], data[:, :, 1, :2], data[:, :, 2, :2] = (
+        pos[:, None, :2],
+        rim[:, :-1],
+        rim[:, 1:],
+    )
+    data[..., 2] = 0.01
+    data[:, :, 0, 6] = alpha[:, None]
+    pass_.flat.draw("fan", [data.reshape(-1, 7)], moderngl.TRIANGLES)
+
+
+def test_shadow_quads_draw_the_layers_on_frame_the_triangle_fans_drew(monkeypatch) -> None:
+    """The window's frame with trails and radio links on, 400 drones at 2-30 m, through the
+    default framing and a close camera (shadows ~40 px across): blob shadows as one instanced
+    quad per drone (2 triangles) against the 16-triangle fans they replaced differ by at most 3
+    levels of 255 in any pixel (the fan's rim is a 16-gon: its alpha is within 2 % of the
+    disc's), while the shadows themselves change the picture by far more."""
+    from skyswarm.core.comms.fates import DELIVERED
+    from skyswarm.core.comms.links import RadioLinks
+    from skyswarm.gui.camera import OrbitCamera
+    from skyswarm.gui.director import CameraSpec, Director
+    from skyswarm.gui.drones import DronePass
+    from skyswarm.gui.layout import Layout
+    from skyswarm.gui.links import link_lines
+    from skyswarm.gui.offscreen import OffscreenCanvas
+    from skyswarm.gui.scene import Scenery
+
+    size = (640, 360)
+    frame = _swarm(400)
+    frame.positions[:, 2] = np.linspace(2.0, 30.0, 400)
+    back = np.linspace(-8.0, 0.0, 41)  # 8 m trails behind each drone
+    trails = frame.positions[:, None, :] + back[None, :, None] * [1.0, 0.3, 0.0]
+    ids = frame.ids
+    links = link_lines(
+        frame, RadioLinks(ids, np.roll(ids, 1), 0 * ids, 0 * ids + DELIVERED, 0 * ids)
+    )
+    default = Director(CameraSpec(), size, Layout.of(frame, size).keep_out(), frame).update(frame)
+    close = OrbitCamera(tuple(frame.positions[0]), distance=12.0, elevation_deg=35.0)
+    canvas = OffscreenCanvas(Scenery(), size)
+
+    def picture(cam) -> np.ndarray:  # noqa: ANN001
+        canvas.fbo.use()
+        canvas.renderer.render(frame, cam, (0, 0, *size), trails=trails, extra=links)
+        return canvas.read().astype(int)
+
+    try:
+        for cam in (default, close):
+            quads = picture(cam)
+            monkeypatch.setattr(DronePass, "draw_shadows", _fan_shadows)
+            fans = picture(cam)
+            monkeypatch.setattr(DronePass, "draw_shadows", lambda self, frame: None)
+            bare = picture(cam)
+            monkeypatch.undo()
+            assert np.abs(quads - fans).max() <= 3, np.abs(quads - fans).max()
+            assert np.abs(fans - bare).max() > 20  # the shadows are in the picture
+    finally:
+        canvas.release()
+
+
+def test_an_opaque_image_is_copied_to_the_pixels_blending_gave() -> None:
+    """The panel (opaque) is drawn without blending: the same bytes as blending it; an image
+    with translucent pixels (the legend, the HUD) still blends."""
+    from skyswarm.gui.offscreen import OffscreenCanvas
+    from skyswarm.gui.scene import Scenery
+
+    size = (320, 180)
+    canvas = OffscreenCanvas(Scenery(), size)
+    rng = np.random.default_rng(1)
+    opaque = rng.integers(0, 256, (100, 90, 4), dtype=np.uint8)
+    opaque[..., 3] = 255
+    glass = opaque.copy()
+    glass[..., 3] = 128
+    r = canvas.renderer
+    try:
+        for img in (opaque, glass):
+            frame = _swarm(4)
+            canvas.render(frame, _camera_over(frame))
+            r.draw_image(img, 30, 40, size)
+            copied = canvas.read().copy()
+            canvas.render(frame, _camera_over(frame))
+            r.draw_image(img.copy(), 30, 40, size)  # a new object: uploaded and checked again
+            again = canvas.read().copy()
+            assert np.array_equal(copied, again)
+            patch = copied[40:140, 30:120]
+            if img is opaque:
+                assert np.array_equal(patch, img[..., :3])  # blending at alpha 1 gave this
+            else:
+                assert not np.array_equal(patch, img[..., :3])  # blended over the scene
+    finally:
+        canvas.release()
+
+
+def _camera_over(frame):  # noqa: ANN001, ANN202 - a Frame, a Camera
+    from skyswarm.gui.camera import OrbitCamera
+
+    return OrbitCamera(tuple(frame.positions.mean(axis=0)), distance=20.0, elevation_deg=40.0)
