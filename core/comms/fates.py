@@ -16,14 +16,18 @@ import numpy as np
 
 from skyswarm.core.comms.channels import Channel
 
-
 # -- range queries ----------------------------------------------------------------------------
 # A KD-tree (scipy.spatial.cKDTree, C code) rather than a numpy grid hash: it needs no cell size
 # tuned to the range (channels differ: 100 m radio, others), copes with the very uneven densities
 # of a swarm (tight flocks next to empty space) without degenerating, and answers the queries of
 # all broadcasters of a tick in one call. It is rebuilt on every tick that has broadcasts, since
 # agents move: building it over 5,000 points costs about 1 ms, O(N log N); each query costs
-# O(log N + neighbours), so a tick costs O(N log N + N x neighbours), never O(N^2).
+# O(log N + neighbours), so a tick costs O(N log N + N x neighbours), never O(N^2). A tick with
+# few (broadcast, candidate) pairs compares every pair instead: for 10 UAVs that is 100 pairs,
+# and the tree's build costs more than all of them.
+BRUTE_FORCE_PAIRS = 4096
+
+
 def neighbours_within(
     positions: np.ndarray, candidates: np.ndarray, origins: np.ndarray, range_m: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -34,11 +38,17 @@ def neighbours_within(
     Returns (pair_origin (K,) int rows of `origins`, pair_agent (K,) int agent indices), sorted by
     origin then agent, so that the result does not depend on the index's internal order.
     """
-    from scipy.spatial import cKDTree
-
     if len(candidates) == 0 or len(origins) == 0:
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty
+    if len(candidates) * len(origins) <= BRUTE_FORCE_PAIRS:
+        # a few dozen agents: every pair's squared distance (what the tree compares, summed in
+        # the same x, y, z order) costs less than building the tree
+        d = origins[:, None, :] - positions[candidates][None, :, :]
+        po, pa = np.nonzero((d * d).sum(axis=2) <= range_m * range_m)  # row-major: sorted
+        return po, candidates[pa]
+    from scipy.spatial import cKDTree
+
     tree = cKDTree(
         positions[candidates], balanced_tree=False, compact_nodes=False
     )  # 2x faster build
@@ -226,8 +236,11 @@ def _count_unreached(
         potential = n_alive - alive[s].astype(np.int64)
         if base_link:
             potential = np.where(base[s], potential, n_base)
-        copies = np.isin(cmsg, b)
-        reached = np.bincount(np.searchsorted(b, cmsg[copies]), minlength=len(b))
+        where_b = np.full(len(snd), -1)  # message row -> its position in b, -1 elsewhere
+        where_b[b] = np.arange(len(b))
+        at = where_b[cmsg]
+        copies = at >= 0
+        reached = np.bincount(at[copies], minlength=len(b))
         miss = potential - reached
         if miss.any():
             d.count_n(c.index, s, miss, ADDRESSED)

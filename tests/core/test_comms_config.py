@@ -105,17 +105,39 @@ def test_rayleigh_formula_values():
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_range_query_kernel_matches_brute_force(seed: int):
+@pytest.mark.parametrize(("agents", "broadcasts", "pairs"), [(400, 50, 100), (60, 12, 10)])
+def test_range_query_kernel_matches_brute_force(seed: int, agents: int, broadcasts: int, pairs):
+    # 400 agents: the KD-tree; 60 (under BRUTE_FORCE_PAIRS pairs): every pair's distance
     rng = np.random.default_rng(seed)
-    pos = rng.uniform(0, 200, (400, 3))
+    side = 200.0 * np.sqrt(agents / 400)
+    pos = rng.uniform(0, side, (agents, 3))
     pos[::37] = np.nan  # agents without a position are never candidates
     candidates = np.flatnonzero(np.isfinite(pos).all(axis=1))[::2]
-    origins = rng.uniform(0, 200, (50, 3))
+    origins = rng.uniform(0, side, (broadcasts, 3))
     got = neighbours_within(pos, candidates, origins, 35.0)
     ref = neighbours_within_reference(pos, candidates, origins, 35.0)
-    assert len(ref[0]) > 100
+    assert len(ref[0]) > pairs
     for g, r in zip(got, ref):
         np.testing.assert_array_equal(g, r)
+
+
+def test_range_query_tree_and_pairs_agree_exactly_at_the_range(monkeypatch):
+    # receivers exactly 35 m away (on an axis, and a 21-28-35 triangle) are within range, one a
+    # hair beyond is not, whichever search runs
+    from skyswarm.core.comms import fates
+
+    pos = np.array(
+        [[0.0, 0.0, 0.0], [35.0, 0.0, 0.0], [21.0, 28.0, 0.0], [0.0, 0.0, -35.0],
+         [0.0, np.nextafter(35.0, 99.0), 0.0], [10.0, 10.0, 10.0]]
+    )  # fmt: skip
+    candidates, origins = np.arange(len(pos)), pos[[0, 5]]
+    monkeypatch.setattr(fates, "BRUTE_FORCE_PAIRS", 0)
+    tree = neighbours_within(pos, candidates, origins, 35.0)
+    monkeypatch.setattr(fates, "BRUTE_FORCE_PAIRS", 10**9)
+    pairs = neighbours_within(pos, candidates, origins, 35.0)
+    for t, p in zip(tree, pairs):
+        np.testing.assert_array_equal(t, p)
+    assert pairs[1][pairs[0] == 0].tolist() == [0, 1, 2, 3, 5]
 
 
 def test_run_writes_comms_counts_to_summary_and_time_series(tmp_path: Path):
