@@ -117,6 +117,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
+        "--no-plots",
+        dest="plots",
+        action="store_false",
+        help="skip the PNG plots the mission asks for (`skyswarm plot` draws them later)",
+    )
+    run.add_argument(
         "--inputs", type=Path, metavar="INPUTS.csv", help="replay recorded manual inputs"
     )
     from skyswarm.app import mavlink_flags

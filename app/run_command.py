@@ -142,7 +142,7 @@ def _run_held(args: argparse.Namespace, scenario, out: Path, inputs, held: HeldD
     _print_summary(summary, out)
     extras.finish(out)
     try:
-        if not interrupted and getattr(scenario.mission_class, "plot_results", False):
+        if not interrupted and args.plots and scenario.mission_class.plot_results:
             print_plots(out)  # the mission asks for plots
     finally:
         if capture is not None:

@@ -165,6 +165,10 @@ class Mission:
     # the duration with no agent lost is then its "target reached".
     duration_is_target: ClassVar[bool] = False
 
+    # True: `skyswarm run` writes the plots of app/plot.py (map, time series, ...) after the run
+    # (unless `--no-plots`); `skyswarm plot RESULTS` draws them for any run.
+    plot_results: ClassVar[bool] = False
+
     def outcome(self) -> str | None:
         """The run's verdict once the mission knows: "target reached" or "plan exhausted";
         None while running.

@@ -100,6 +100,21 @@ def test_plot_command_rewrites_the_plots(reference) -> None:
         assert main(["plot", str(out / "nothing")]) == 2
 
 
+def test_no_plots_leaves_the_plots_to_the_plot_command(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        code = main(
+            ["run", str(CONFIG), "--quiet", "--no-plots", "--duration", "1", "--out", str(out)]
+        )
+    assert code == 5  # the time limit, before the target
+    assert not list(out.glob("*.png")) and "plot:" not in text.getvalue()
+    assert (out / "summary.json").is_file() and (out / "coverage.npz").is_file()
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["plot", str(out)]) == 0
+    assert sorted(p.name for p in out.glob("*.png")) == ["map.png", "mission.png", "timeseries.png"]
+
+
 def test_three_kills_still_reach_99_percent(killed) -> None:
     sim, summary = killed
     m = summary["metrics"]
