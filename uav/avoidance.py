@@ -82,9 +82,11 @@ from skyswarm.uav.avoidance_kernel import (
     HEADING_FRAME,
     WORLD_FRAME,
     mode_kinds,
+    params,
+    scan_push,
+    scan_tracks,
     steer,
     track,
-    write,
 )
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
 
@@ -203,6 +205,7 @@ class Avoidance:
         self.push = np.zeros((n, 2))  # m/s, the correction held until the next scan
         self.normal = np.zeros((n, k, 2))  # barrier: unit vectors towards the nearest
         self.cap = np.full((n, k), np.inf)  # barrier: their closing-speed caps, m/s
+        self.slack = np.full(n, np.inf)  # barrier: each agent's smallest cap, m/s
         self.escape = np.zeros((n, 2))  # guard: velocity away from the closest UAVs, m/s
         self.guarded = np.zeros(n, dtype=bool)
         self.active = np.zeros(n, dtype=bool)
@@ -216,6 +219,17 @@ class Avoidance:
         self._own_p: np.ndarray | None = None
         self._own_v = np.zeros((n, 2))
         self._changed = np.zeros(n, dtype=bool)
+        # the compiled pass's buffers and parameters (uav/avoidance_kernel.py)
+        self._prm = self._params()
+        rows = swarm.rows  # the agents' rows of the state arrays, as an index array
+        self._rows = np.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows
+        self._rows = np.ascontiguousarray(self._rows, dtype=np.int64)
+        self._ids = np.arange(n, dtype=np.int64)  # rows of the estimate's arrays
+        self._pos = np.zeros((n, 3))  # steer's own positions
+        self._no_yaw = np.zeros(n)  # steer's yaws while no agent flies a heading-frame mode
+        self._need_yaw = False  # an agent flew a heading-frame mode: read the yaws every tick
+        self._records = np.zeros(n, dtype=swarm.setpoints.records.dtype)  # the corrected copy
+        self._buffers: dict | None = None  # the scan's, by its (N, K) shape
 
     # -- own state (what the UAV knows of itself) --------------------------------------------
     def _own(self, idx: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -385,11 +399,87 @@ class Avoidance:
         state, alive = self.swarm.sim.world.state, self.swarm.alive
         pos = state.position[self.swarm.rows][alive]
         if len(pos) > 1:
-            _, j = cKDTree(pos).query(pos, k=2)
-            gap = np.linalg.norm(pos[j[:, 1]] - pos, axis=1)
+            # (an unbalanced tree builds faster; the nearest neighbours are the same)
+            _, j = cKDTree(pos, balanced_tree=False, compact_nodes=False).query(pos, k=[2])
+            gap = np.linalg.norm(pos[j[:, 0]] - pos, axis=1)
             self.min_separation_m = min(self.min_separation_m, float(gap.min()))
 
+    def _params(self) -> np.ndarray:
+        """The scan kernels' parameter array (uav/avoidance_kernel.py `params`)."""
+        cfg = self.cfg
+        a, b = self._gains()
+        return params(
+            kp=self.kp, max_speed=self.max_speed, vertical_clear=cfg.vertical_clear_m,
+            alpha=a, beta=b, dt=self.period_s, radius2=cfg.radius_m**2, gain=cfg.gain,
+            horizon=cfg.horizon_s, turn_cos=math.cos(RIGHT_TURN), turn_sin=math.sin(RIGHT_TURN),
+            separation=cfg.separation_m, repulsion=cfg.repulsion, max_push=cfg.max_push_m_s,
+            min_push=MIN_PUSH_M_S, safe=cfg.safe_distance_m, brake=cfg.brake_m_s2,
+            reaction=cfg.reaction_s, barrier_rate=cfg.barrier_rate, guard=cfg.guard_m,
+            guard_speed=cfg.guard_speed_m_s, guard_release=cfg.guard_release_m,
+        )  # fmt: skip
+
+    def _scan_buffers(self, n: int, k: int) -> dict[str, np.ndarray]:
+        """The compiled scan's arrays for (N, K) slots, made once per shape."""
+        if self._buffers is None or self._buffers["meas"].shape[:2] != (n, k):
+            self._buffers = {
+                "meas": np.zeros((n, k, 2)),
+                "target": np.full((n, k), -1, dtype=np.int64),
+                "p": np.zeros((n, k, 2)),
+                "v": np.zeros((n, k, 2)),
+                "p2": np.zeros((n, k, 2)),  # the tracks written at alternate scans
+                "v2": np.zeros((n, k, 2)),
+                "target2": np.full((n, k), -1, dtype=np.int64),
+                "v_cmd": np.zeros((n, 2)),
+                "commanded": np.zeros(n, dtype=bool),
+                "earg": np.zeros(n * k),
+            }
+        return self._buffers
+
     def _on_scan(self, scan: Scan) -> None:
+        """Steps 1-6 at a new scan, compiled in two passes over every agent with numpy's exp of
+        the closing pairs between them (uav/avoidance_kernel.py `scan_tracks`, `scan_push`);
+        the same arithmetic as the numpy reference `_on_scan_numpy`, bit for bit."""
+        swarm = self.swarm
+        self._scan = scan
+        pos, vel, yaw = self._own(slice(None))
+        pos, vel = np.ascontiguousarray(pos), np.ascontiguousarray(vel)
+        yaw = np.ascontiguousarray(yaw, dtype=float)
+        n, k = scan.target.shape
+        fresh = self._p is None or self._p.shape != (n, k, 2)
+        buf = self._scan_buffers(n, k)
+        prev_target = buf["target"] if fresh else self.target
+        prev_p = buf["p"] if fresh else self._p
+        prev_v = buf["v"] if fresh else self._v
+        # the new tracks go to the buffers the current ones are not in
+        other = "2" if self._p is buf["p"] else ""
+        p, v, target = buf["p" + other], buf["v" + other], buf["target" + other]
+        c = np.ascontiguousarray
+        closing, min_tau, near = scan_tracks(
+            c(scan.target), c(scan.detected), c(scan.range_m), c(scan.bearing_rad),
+            c(scan.elevation_rad), yaw, prev_target, prev_p, prev_v, fresh, _KINDS,
+            swarm.setpoints.records, pos, vel, self._prm, buf["meas"], target, p, v,
+            buf["v_cmd"], buf["commanded"], buf["earg"],
+        )  # fmt: skip
+        self._p, self._v, self.target = p, v, target
+        self._valid = target >= 0
+        if math.isfinite(min_tau):
+            self.min_ttc_s = min(self.min_ttc_s, min_tau)
+        power = buf["earg"][:closing]
+        np.exp(power, out=power)  # numpy's exp, as the reference's
+        own_fresh = self._own_p is None
+        if own_fresh:
+            self._own_p = np.zeros((swarm.n, 2))
+        scan_push(
+            p, v, target, buf["v_cmd"], vel, pos, power, closing > 0, near, own_fresh,
+            self._own_p, self._own_v, swarm.n, self._prm, buf["commanded"],
+            np.ascontiguousarray(swarm.alive), self.push, self.normal, self.cap, self.slack,
+            self.escape, self.guarded, self.active,
+        )  # fmt: skip
+        self._measure()
+
+    def _on_scan_numpy(self, scan: Scan) -> None:
+        """The numpy reference of `_on_scan` (kept for the tests that pin the compiled pass to
+        it: tests/uav/test_avoidance_kernel.py)."""
         swarm = self.swarm
         self._scan = scan
         pos, vel, yaw = self._own(slice(None))
@@ -399,6 +489,7 @@ class Avoidance:
         self._own_track(pos[:, :2])
         self._barrier()
         self._measure()
+        self.slack = self.cap.min(axis=1, initial=np.inf)  # (NaN if a cap is)
         constrained = np.isfinite(self.cap).any(axis=1) | self.guarded
         self.active = commanded & swarm.alive & (constrained | (self.push != 0.0).any(axis=1))
 
@@ -412,20 +503,31 @@ class Avoidance:
             self._on_scan(scan)
         if not self.active.any():
             return swarm.setpoints
-        pos, _, yaw = self._own(slice(None))
-        pos, yaw = np.ascontiguousarray(pos), np.ascontiguousarray(yaw)
+        s = swarm.sensors
+        if s is not None and s.drives_control:  # the estimate (its yaw read every tick)
+            source, rows = s.position, self._ids
+            yaw = np.ascontiguousarray(s.euler[:, 2])
+        else:
+            state = swarm.sim.world.state
+            source, rows = state.position, self._rows
+            yaw = yaw_of(state.orientation[rows]) if self._need_yaw else self._no_yaw
         records = swarm.setpoints.records
-        n, guards = steer(
-            self.active, _KINDS, records, pos, yaw, self.push, self.escape, self.guarded,
-            self.normal, self.cap, self.kp, self.max_speed, PASSES, self._v_out, self._changed,
-        )  # fmt: skip
+        source = np.ascontiguousarray(source)
+        while True:
+            n, guards = steer(
+                self.active, _KINDS, records, source, rows, yaw, yaw is not self._no_yaw,
+                self.push, self.escape, self.guarded, self.normal, self.cap, self.slack, self.kp,
+                self.max_speed, PASSES, self._pos, self._v_out, self._changed, self._records,
+            )  # fmt: skip
+            if n >= 0:
+                break
+            self._need_yaw = True  # a heading-frame mode: the yaws, now and from now on
+            yaw = yaw_of(swarm.sim.world.state.orientation[rows])
         if not n:
             return swarm.setpoints
         self.engaged_ticks += n
         self.guard_ticks += guards
-        records = records.copy()
-        write(records, self._changed, _KINDS, pos, yaw, self._v_out, self.kp)
-        return _Setpoints(records)
+        return _Setpoints(self._records)
 
     def summary(self) -> dict[str, float | int | None]:
         """engaged_agent_s (s of agent flight with a correction), guard_agent_s (flown by the

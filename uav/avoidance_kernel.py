@@ -63,15 +63,21 @@ def commanded_velocity(kind, sp, x, y, yaw, kp, max_speed):  # pragma: no cover 
 
 @njit(nogil=True)
 def steer(
-    active, kind, records, pos, yaw, push, escape, guarded, normal, cap, kp, max_speed, passes,
-    v_out, changed,
+    active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
+    slack, kp, max_speed, passes, pos, v_out, changed, out,
 ):  # pragma: no cover - compiled  # fmt: skip
     """Steps 5-7 for the `active` (N,) agents whose mode `kind` (by mode index) is steered:
-    the command from `records` (N,) SETPOINT and own `pos` (N, 3) m / `yaw` (N,) rad, plus
-    `push` (N, 2) m/s (or the guard's `escape` (N, 2) where `guarded`), projected `passes`
-    times onto each half-plane v.normal[i, j] <= cap[i, j] (the nearest, j = 0, last), then
-    limited to `max_speed`. Out: `v_out` (N, 2) m/s and `changed` (N,) bool (the velocity
-    differs from the command). Returns (agents changed, of them flown by the guard)."""
+    the command from `records` (N,) SETPOINT, own position `source[rows[i]]` ((M, 3) m, read
+    into `pos` (N, 3)) and `yaw` (N,) rad, plus `push` (N, 2) m/s (or the guard's `escape`
+    (N, 2) where `guarded`), projected `passes` times onto each half-plane
+    v.normal[i, j] <= cap[i, j] (the nearest, j = 0, last), then limited to `max_speed`;
+    `slack` (N,) m/s is each agent's smallest cap (`scan_push`): a velocity whose size is
+    below it meets every half-plane (|v.n| <= |v|, |n| = 1), so its passes are skipped, which
+    changes nothing (each would find no cap exceeded). Out: `v_out` (N, 2) m/s and
+    `changed` (N,) bool (the velocity differs from the command); when any changed, `out`
+    (N,) SETPOINT is `records` with those velocities written in (`write`). Returns (agents
+    changed, of them flown by the guard), or (-1, 0) as soon as an agent in a heading-frame
+    mode meets `have_yaw` False (nothing written to `out`: call again with the yaws)."""
     n_changed, n_guard = 0, 0
     k = normal.shape[1]
     for i in range(active.shape[0]):
@@ -81,12 +87,18 @@ def steer(
         mk = kind[records[i].mode]
         if mk == 0:
             continue
+        if mk == HEADING_FRAME and not have_yaw:
+            return -1, 0
+        r = rows[i]
+        pos[i, 0], pos[i, 1], pos[i, 2] = source[r, 0], source[r, 1], source[r, 2]
         c0, c1 = commanded_velocity(mk, records[i], pos[i, 0], pos[i, 1], yaw[i], kp, max_speed)
         if guarded[i]:
             v0, v1 = escape[i, 0], escape[i, 1]
         else:
             v0, v1 = c0 + push[i, 0], c1 + push[i, 1]
-        for _ in range(passes):
+        # a margin of 1e-9 for the roundings of |v|, v.n and |n| (each a few 1e-16)
+        inside = math.hypot(v0, v1) * (1.0 + 1e-9) < slack[i]
+        for _ in range(0 if inside else passes):
             moved = False
             for j in range(k - 1, -1, -1):
                 over = max(v0 * normal[i, j, 0] + v1 * normal[i, j, 1] - cap[i, j], 0.0)
@@ -105,6 +117,10 @@ def steer(
             n_changed += 1
             if guarded[i]:
                 n_guard += 1
+    if n_changed:
+        for i in range(records.shape[0]):
+            out[i] = records[i]
+        write(out, changed, kind, pos, yaw, v_out, kp)
     return n_changed, n_guard
 
 
@@ -157,12 +173,279 @@ def write(records, changed, kind, pos, yaw, v, kp):  # pragma: no cover - compil
             sp.velocity[1] = v[i, 1]
 
 
+# the scan-rate kernels' parameters: one (len(PARAMS),) float64 array, built by `params`
+PARAMS = (
+    "kp", "max_speed", "vertical_clear", "alpha", "beta", "dt", "radius2", "gain", "horizon",
+    "turn_cos", "turn_sin", "separation", "repulsion", "max_push", "min_push", "safe",
+    "brake", "reaction", "barrier_rate", "guard", "guard_speed", "guard_release",
+)  # fmt: skip
+(
+    KP, MAX_SPEED, VCLEAR, ALPHA, BETA, DT, R2, GAIN, HORIZON, TURN_COS, TURN_SIN, SEP, REP,
+    MAX_PUSH, MIN_PUSH, SAFE, BRAKE, REACTION, RATE, GUARD, GUARD_SPEED, RELEASE,
+) = range(len(PARAMS))  # fmt: skip
+
+
+def params(**values: float) -> np.ndarray:
+    """The scan kernels' parameter array from keyword values named as in PARAMS."""
+    out = np.array([float(values[name]) for name in PARAMS])
+    assert len(values) == len(PARAMS)
+    return out
+
+
+@njit(nogil=True)
+def _maximum(a, b):  # pragma: no cover - compiled
+    """np.maximum of two floats (NaN if either is)."""
+    return a if (a > b or a != a) else b
+
+
+@njit(nogil=True)
+def _minimum(a, b):  # pragma: no cover - compiled
+    """np.minimum of two floats (NaN if either is)."""
+    return a if (a < b or a != a) else b
+
+
+@njit(nogil=True)
+def _before(a, b):  # pragma: no cover - compiled
+    """a sorts before b in numpy's order of floats (NaN last)."""
+    return a < b or (b != b and a == a)
+
+
+@njit(nogil=True)
+def _pair(p, tv, vc0, vc1, vo0, vo1, r2):  # pragma: no cover - compiled
+    """Step 3's quantities of one track: the neighbour at `p` (2,) m relative to the agent,
+    tracked relative velocity `tv` (2,) m/s, the agent's command (vc0, vc1) and own velocity
+    (vo0, vo1) m/s: (dist, x0, x1, v0, v1, a = |v|^2, b = x.v, c = |x|^2 - r^2, disc)."""
+    dist = math.hypot(p[0], p[1])
+    x0, x1 = -p[0], -p[1]
+    v0 = vc0 - (vo0 + tv[0])
+    v1 = vc1 - (vo1 + tv[1])
+    a = v0 * v0 + v1 * v1
+    b = x0 * v0 + x1 * v1
+    c = dist * dist - r2
+    return dist, x0, x1, v0, v1, a, b, c, b * b - a * c
+
+
+@njit(nogil=True)
+def scan_tracks(
+    target, detected, range_m, bearing, elevation, yaw, prev_target, p, v, fresh, kind,
+    records, pos, vel, prm, meas, new_target, p_out, v_out, v_cmd, commanded, earg,
+):  # pragma: no cover - compiled  # fmt: skip
+    """The first half of a scan (steps 1-3 of uav/avoidance.py's module doc), every agent:
+    the (N, K) scan slots (`target`, `detected`, `range_m`, `bearing`, `elevation`) seen from
+    own `yaw` (N,) rad become horizontal measurements `meas` (N, K, 2) m and `new_target`
+    (-1: not seen, or `vertical_clear` above or below); the tracks (`prev_target`, `p`, `v`;
+    `fresh`: there are none yet) are updated into `p_out`, `v_out` (`track`); each agent's
+    commanded velocity `v_cmd` (N, 2) m/s and `commanded` (N,) bool from `records`, own `pos`
+    (N, 3) m and `yaw` (`commanded_velocity`); for every closing pair, in (agent, slot) order,
+    the exponent -t / tau0 of the power law into `earg` (the caller takes np.exp of it, so
+    that it is numpy's exp, then `scan_push` reads it). `prm`: `params`. `vel` (N, 3) m/s own
+    velocity. Returns (closing pairs, smallest time to collision s (inf: none), any pair
+    inside the separation distance)."""
+    n, k = target.shape
+    vclear = prm[VCLEAR]
+    for i in range(n):
+        for s in range(k):
+            det = detected[i, s]
+            el = elevation[i, s] if det else 0.0
+            rg = range_m[i, s] if det else 0.0
+            seen = det and abs(rg * math.sin(el)) < vclear
+            ang = (bearing[i, s] if seen else 0.0) + yaw[i]
+            rh = rg * math.cos(el)
+            meas[i, s, 0] = rh * math.cos(ang)
+            meas[i, s, 1] = rh * math.sin(ang)
+            new_target[i, s] = target[i, s] if seen else -1
+    if fresh:
+        for i in range(n):
+            for s in range(k):
+                for c in range(2):
+                    p_out[i, s, c] = meas[i, s, c]
+                    v_out[i, s, c] = 0.0
+    else:
+        track(new_target, meas, prev_target, p, v, prm[ALPHA], prm[BETA], prm[DT], p_out, v_out)
+    kp, max_speed, r2, sep, horizon = prm[KP], prm[MAX_SPEED], prm[R2], prm[SEP], prm[HORIZON]
+    m, min_tau, near = 0, np.inf, False
+    for i in range(n):
+        mk = kind[records[i].mode]
+        commanded[i] = mk != UNTOUCHED
+        c0, c1 = 0.0, 0.0
+        if mk != UNTOUCHED:
+            c0, c1 = commanded_velocity(mk, records[i], pos[i, 0], pos[i, 1], yaw[i], kp, max_speed)
+        v_cmd[i, 0], v_cmd[i, 1] = c0, c1
+        for s in range(k):
+            if new_target[i, s] < 0:
+                continue
+            dist, _, _, _, _, a, b, c, disc = _pair(
+                p_out[i, s], v_out[i, s], c0, c1, vel[i, 0], vel[i, 1], r2
+            )
+            if dist < sep and dist > 1e-6:
+                near = True
+            if b < 0.0 and disc > 0.0 and c > 0.0 and a > 1e-9:
+                tau = c / _maximum(-b + math.sqrt(disc), 1e-12)
+                min_tau = min(min_tau, tau)
+                earg[m] = -_maximum(tau, 1e-3) / horizon
+                m += 1
+    return m, min_tau, near
+
+
+@njit(nogil=True)
+def scan_push(
+    p, v, target, v_cmd, vel, pos, closing_exp, any_closing, any_near, own_fresh, own_p,
+    own_v, n_uav, prm, commanded, alive, push, normal, cap, slack, escape, guarded, active,
+):  # pragma: no cover - compiled  # fmt: skip
+    """The second half of a scan (steps 3-6), every agent, from the updated tracks `p`, `v`
+    (N, K, 2) and `target` (N, K) (-1: none) and `scan_tracks`' `v_cmd`: the correction
+    `push` (N, 2) m/s (the power law with `closing_exp`, np.exp of `scan_tracks`' `earg`, in
+    the same order, then the separation; `any_closing` / `any_near` say whether any pair in
+    the swarm was, as the numpy reference adds those terms only then, which decides the sign
+    of a zero); the own track (`own_p`, `own_v` (N, 2) updated with own `pos`; `own_fresh`:
+    started at it); the barrier's `normal` (N, B, 2) and `cap` (N, B) of each agent's B
+    nearest tracks (targets >= `n_uav` are boxes) and `slack` (N,), the smallest of each
+    agent's caps (NaN if one is; `steer` skips the projections below it); the guard's
+    `escape` (N, 2) and `guarded` (N,); `active` (N,) = `commanded` & `alive` &
+    (constrained or pushed)."""
+    n, k = target.shape
+    nb = normal.shape[1]
+    kb = min(nb, k)
+    r2, gain, horizon = prm[R2], prm[GAIN], prm[HORIZON]
+    cr, sr, sep, rep = prm[TURN_COS], prm[TURN_SIN], prm[SEP], prm[REP]
+    alpha, beta, dt = prm[ALPHA], prm[BETA], prm[DT]
+    brake, reaction, rate, safe = prm[BRAKE], prm[REACTION], prm[RATE], prm[SAFE]
+    order = np.empty(kb, dtype=np.int64)
+    dist = np.empty(k)
+    m = 0
+    for i in range(n):
+        # step 3 and 4: the correction, summed over the slots in order as numpy's sum does
+        t0, t1 = 0.0, 0.0
+        for s in range(k):
+            d, x0, x1, v0, v1, a, b, c, disc = _pair(
+                p[i, s], v[i, s], v_cmd[i, 0], v_cmd[i, 1], vel[i, 0], vel[i, 1], r2
+            )
+            valid = target[i, s] >= 0
+            dist[s] = d if valid else np.inf  # (for step 5)
+            q0, q1 = 0.0, 0.0
+            if any_closing:
+                if valid and b < 0.0 and disc > 0.0 and c > 0.0 and a > 1e-9:
+                    sq = math.sqrt(disc)
+                    tau = c / _maximum(-b + sq, 1e-12)
+                    t = _maximum(tau, 1e-3)
+                    mag = (
+                        gain * closing_exp[m] / (_maximum(a, 1e-9) * t * t)
+                        * (2.0 / t + 1.0 / horizon)
+                    )  # fmt: skip
+                    m += 1
+                    f0 = -mag * (v0 - (a * x0 - b * v0) / sq)
+                    f1 = -mag * (v1 - (a * x1 - b * v1) / sq)
+                else:
+                    f0, f1 = 0.0, 0.0
+                q0 = cr * f0 - sr * f1
+                q1 = sr * f0 + cr * f1
+            if any_near:
+                g = 0.0
+                if valid and d < sep and d > 1e-6:
+                    g = rep * (sep - d) / _maximum(d, 1e-6)
+                q0 += g * x0
+                q1 += g * x1
+            if s == 0:
+                t0, t1 = q0, q1
+            else:
+                t0 += q0
+                t1 += q1
+        size = math.hypot(t0, t1)
+        scale = _minimum(1.0, prm[MAX_PUSH] / _maximum(size, 1e-12))
+        t0 *= scale
+        t1 *= scale
+        if size < prm[MIN_PUSH]:
+            t0, t1 = 0.0, 0.0
+        push[i, 0], push[i, 1] = t0, t1
+        # the own track
+        for c in range(2):
+            if own_fresh:
+                own_p[i, c] = pos[i, c]
+            else:
+                pred = own_p[i, c] + dt * own_v[i, c]
+                res = pos[i, c] - pred
+                own_p[i, c] = pred + alpha * res
+                own_v[i, c] = own_v[i, c] + (beta / dt) * res
+        # step 5: the kb nearest tracks, as the first kb of a stable sort by distance (NaN
+        # last, as numpy's): each slot in turn inserted behind the ones not farther
+        cnt = 0
+        for s in range(k):
+            d = dist[s]
+            if cnt == kb and not _before(d, dist[order[kb - 1]]):
+                continue
+            j = min(cnt, kb - 1)
+            while j > 0 and _before(d, dist[order[j - 1]]):
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = s
+            cnt = min(cnt + 1, kb)
+        e0, e1 = 0.0, 0.0
+        hit, hold = False, False
+        constrained = False
+        for j in range(kb):
+            s = order[j]
+            dk = dist[s]
+            seen = math.isfinite(dk)
+            u0, u1 = 0.0, 0.0
+            if seen:
+                u0 = p[i, s, 0] / _maximum(dk, 1e-9)
+                u1 = p[i, s, 1] / _maximum(dk, 1e-9)
+            theirs = (own_v[i, 0] * u0 + own_v[i, 1] * u1) + (v[i, s, 0] * u0 + v[i, s, 1] * u1)
+            uav = seen and target[i, s] < n_uav
+            away = _maximum(theirs, 0.0) if uav else 0.0
+            normal[i, j, 0], normal[i, j, 1] = u0, u1
+            if seen:
+                gap = dk - safe
+                if gap >= 0.0:
+                    room = _maximum(gap, 0.0) / 2.0 + away * away / (2.0 * brake)
+                    cap[i, j] = brake * (
+                        math.sqrt(reaction * reaction + 2.0 * room / brake) - reaction
+                    )
+                else:
+                    cap[i, j] = 0.5 * rate * gap
+                constrained = constrained or math.isfinite(cap[i, j])
+            else:
+                cap[i, j] = np.inf
+            g = 1.0 if (uav and dk < prm[GUARD]) else 0.0
+            hit = hit or g > 0.0
+            hold = hold or (uav and dk < prm[RELEASE])
+            if j == 0:
+                e0, e1 = u0 * g, u1 * g
+            else:
+                e0 += u0 * g
+                e1 += u1 * g
+        for j in range(kb, nb):
+            normal[i, j, 0], normal[i, j, 1] = 0.0, 0.0
+            cap[i, j] = np.inf
+        low = np.inf
+        for j in range(nb):
+            low = _minimum(low, cap[i, j])
+        slack[i] = low
+        e0, e1 = -e0, -e1
+        size = math.hypot(e0, e1)
+        if hit and size > 1e-9:
+            f = prm[GUARD_SPEED] / size
+            escape[i, 0], escape[i, 1] = e0 * f, e1 * f
+        guarded[i] = hit or (guarded[i] and hold)
+        pushed = push[i, 0] != 0.0 or push[i, 1] != 0.0
+        active[i] = commanded[i] and alive[i] and (constrained or guarded[i] or pushed)
+
+
 _RECORDS = numba.typeof(np.zeros(1, SETPOINT))
 # compiled before the clock (core/jit.py); every array C-contiguous (Avoidance makes them so)
 ahead(
     steer,
-    ("?[1]", "i8[1]", _RECORDS, "f8[2]", "f8[1]", "f8[2]", "f8[2]", "?[1]", "f8[3]", "f8[2]",
-     "f8", "f8", "i8", "f8[2]", "?[1]"),
+    ("?[1]", "i8[1]", _RECORDS, "f8[2]", "i8[1]", "f8[1]", "?", "f8[2]", "f8[2]", "?[1]",
+     "f8[3]", "f8[2]", "f8[1]", "f8", "f8", "i8", "f8[2]", "f8[2]", "?[1]", _RECORDS),
 )  # fmt: skip
-ahead(track, "i8[2] f8[3] i8[2] f8[3] f8[3] f8 f8 f8 f8[3] f8[3]")
-ahead(write, (_RECORDS, "?[1]", "i8[1]", "f8[2]", "f8[1]", "f8[2]", "f8"))
+ahead(
+    scan_tracks,
+    ("i8[2]", "?[2]", "f8[2]", "f8[2]", "f8[2]", "f8[1]", "i8[2]", "f8[3]", "f8[3]", "?",
+     "i8[1]", _RECORDS, "f8[2]", "f8[2]", "f8[1]", "f8[3]", "i8[2]", "f8[3]", "f8[3]", "f8[2]",
+     "?[1]", "f8[1]"),
+)  # fmt: skip
+ahead(
+    scan_push,
+    "f8[3] f8[3] i8[2] f8[2] f8[2] f8[2] f8[1] ? ? ? f8[2] f8[2] i8 f8[1] ?[1] ?[1] f8[2] "
+    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1]",
+)

@@ -105,9 +105,9 @@ def barrier_flies(av: Avoidance, wish: tuple[float, float]) -> tuple[np.ndarray,
     records["velocity"][0, :2] = wish
     v, changed = np.zeros((1, 2)), np.zeros(1, dtype=bool)
     steer(
-        np.ones(1, dtype=bool), mode_kinds(), records, np.zeros((1, 3)), np.zeros(1),
-        np.zeros((1, 2)), av.escape, av.guarded, av.normal, av.cap, 1.0, 100.0, PASSES, v,
-        changed,
+        np.ones(1, dtype=bool), mode_kinds(), records, np.zeros((1, 3)), np.zeros(1, np.int64),
+        np.zeros(1), True, np.zeros((1, 2)), av.escape, av.guarded, av.normal, av.cap,
+        av.cap.min(axis=1), 1.0, 100.0, PASSES, np.zeros((1, 3)), v, changed, np.zeros(1, SETPOINT),
     )  # fmt: skip
     return v[0], bool(changed[0])
 
