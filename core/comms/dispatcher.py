@@ -266,9 +266,11 @@ class MessageDispatcher:
     ) -> None:
         """Add one to each (channel, agent, fate) triple, by sender and (if given) receiver."""
         n, nf = self._tx.shape[1], len(FATES)
-        np.add.at(self._tx.reshape(-1), (channel * n + sender) * nf + fate, 1)  # 1-D: fast path
+        tx = self._tx.reshape(-1)  # views: the arrays are contiguous
+        tx += np.bincount((channel * n + sender) * nf + fate, minlength=tx.size)
         if receiver is not None:
-            np.add.at(self._rx.reshape(-1), (channel * n + receiver) * nf + fate, 1)
+            rx = self._rx.reshape(-1)
+            rx += np.bincount((channel * n + receiver) * nf + fate, minlength=rx.size)
             self._keep_links(channel, sender, receiver, fate)
 
     def count_rows(
