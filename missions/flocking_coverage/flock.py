@@ -244,8 +244,7 @@ class FlockUav(AutonomousUavAgent):
         for i in members:
             hb = self.heard.get(i)
             if hb is not None and i != self.id:
-                dt = min(now - hb.time_s, 1.0)
-                out[i] = np.array(hb.position[:2]) + dt * np.array(hb.velocity[:2])
+                out[i] = _ahead(hb.position, hb.velocity, min(now - hb.time_s, 1.0))
         return out
 
     def _lead(self, now: float, pos: np.ndarray, vel: np.ndarray, members: set[int]) -> None:
@@ -346,8 +345,7 @@ class FlockUav(AutonomousUavAgent):
         if mine is not None:
             self.slot_offset = mine
         rel = (self.slot_offset or 0.0) - (plan.offset_of(beacon.sender) or 0.0)
-        dt = now - beacon.time_s
-        lead_xy = np.array(beacon.position[:2]) + dt * np.array(beacon.velocity[:2])
+        lead_xy = _ahead(beacon.position, beacon.velocity, now - beacon.time_s)
         slot = lead_xy + rel * area.uhat
         target = slot + np.array(beacon.intent) / self.gain  # the leader's intent, fed forward
         members = self.members(now)
@@ -364,11 +362,12 @@ class FlockUav(AutonomousUavAgent):
         """Separation: a target shift (m) away from members closer than `separation_m`."""
         sep = self.ctx.flock.separation_m
         push = np.zeros(2)
-        for p in peers.values():
-            d = here - p
-            dist = float(np.hypot(*d))
-            if 1e-6 < dist < sep:
-                push += 1.5 * (sep - dist) * d / dist
+        if not peers:
+            return push
+        d = here - np.array(list(peers.values()))  # (k, 2), in the peers' order
+        dist = np.hypot(d[:, 0], d[:, 1])
+        for k in np.flatnonzero((dist > 1e-6) & (dist < sep)).tolist():
+            push += 1.5 * (sep - dist[k]) * d[k] / dist[k]
         return push
 
     # -- radio ------------------------------------------------------------------------------
@@ -411,3 +410,9 @@ class FlockUav(AutonomousUavAgent):
 
 def _tup(v: np.ndarray) -> tuple[float, float, float]:
     return (float(v[0]), float(v[1]), float(v[2]))
+
+
+def _ahead(position: Sequence[float], velocity: Sequence[float], dt: float) -> np.ndarray:
+    """(2,) m: the horizontal `position` moved on for `dt` s at `velocity` (the same float
+    operations as with arrays, one array made)."""
+    return np.array((position[0] + dt * velocity[0], position[1] + dt * velocity[1]))
