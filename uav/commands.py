@@ -90,14 +90,15 @@ class CommandInterface:
         yaw `yaw` (k,) rad ENU (None: keep each agent's yaw target). Speeds are limited by
         [control] max_speed_m_s, max_climb_m_s and max_descent_m_s."""
         idx = self._agents(agents, "position")
+        at = self._rows(agents, idx)
         p = self._array(xyz, (len(idx), 3), idx, "position", "xyz")
         y = None if yaw is None else self._array(yaw, (len(idx),), idx, "position", "yaw")
-        self._enter(idx, ctl.POSITION)
+        self._enter(idx, at, ctl.POSITION)
         sp = self.swarm.setpoints
-        sp.position[idx] = p[:, :2]
-        sp.altitude[idx] = p[:, 2]
+        sp.position[at] = p[:, :2]
+        sp.altitude[at] = p[:, 2]
         if y is not None:
-            sp.yaw[idx] = y
+            sp.yaw[at] = y
 
     def velocity(
         self,
@@ -113,6 +114,7 @@ class CommandInterface:
         if yaw_rate is not None and yaw is not None:
             raise CommandError("command velocity: give yaw_rate or yaw, not both")
         idx = self._agents(agents, "velocity")
+        at = self._rows(agents, idx)
         w = self._array(v, (len(idx), 3), idx, "velocity", "v").copy()
         speed = np.hypot(w[:, 0], w[:, 1])
         scale = np.minimum(1.0, self.max_speed / np.maximum(speed, 1e-12))
@@ -120,15 +122,13 @@ class CommandInterface:
         w[:, 2] = np.clip(w[:, 2], -self.descent, self.climb)
         if yaw is not None:
             y = self._array(yaw, (len(idx),), idx, "velocity", "yaw")
-            self._enter(idx, ctl.VELOCITY_AND_HEADING)
-            self.swarm.setpoints.yaw[idx] = y
+            self._enter(idx, at, ctl.VELOCITY_AND_HEADING)
+            self.swarm.setpoints.yaw[at] = y
         else:
             r = self._optional(yaw_rate, len(idx), idx, "velocity", "yaw_rate")
-            self._enter(idx, ctl.VELOCITY)
-            self.swarm.setpoints.attitude[idx, 2] = np.clip(
-                r, -self.max_yaw_rate, self.max_yaw_rate
-            )
-        self.swarm.setpoints.velocity[idx] = w
+            self._enter(idx, at, ctl.VELOCITY)
+            self.swarm.setpoints.attitude[at, 2] = np.clip(r, -self.max_yaw_rate, self.max_yaw_rate)
+        self.swarm.setpoints.velocity[at] = w
 
     def attitude(
         self,
@@ -145,6 +145,7 @@ class CommandInterface:
         if yaw_rate is not None and yaw is not None:
             raise CommandError("command attitude: give yaw_rate or yaw, not both")
         idx = self._agents(agents, "attitude")
+        at = self._rows(agents, idx)
         k = len(idx)
         rp = [
             self._array(a, (k,), idx, "attitude", f) for a, f in ((roll, "roll"), (pitch, "pitch"))
@@ -152,15 +153,15 @@ class CommandInterface:
         f = self._array(thrust, (k,), idx, "attitude", "thrust")
         y = None if yaw is None else self._array(yaw, (k,), idx, "attitude", "yaw")
         r = self._optional(yaw_rate, k, idx, "attitude", "yaw_rate")
-        self._enter(idx, ctl.ATTITUDE)
+        self._enter(idx, at, ctl.ATTITUDE)
         sp = self.swarm.setpoints
-        sp.attitude[idx, 0] = np.clip(rp[0], -self.max_tilt, self.max_tilt)
-        sp.attitude[idx, 1] = np.clip(rp[1], -self.max_tilt, self.max_tilt)
-        sp.attitude[idx, 2] = np.clip(r, -self.max_yaw_rate, self.max_yaw_rate)
-        sp.thrust[idx] = np.clip(f, 0.0, 4.0 * self.f_max)
-        sp.yaw_hold[idx] = y is not None
+        sp.attitude[at, 0] = np.clip(rp[0], -self.max_tilt, self.max_tilt)
+        sp.attitude[at, 1] = np.clip(rp[1], -self.max_tilt, self.max_tilt)
+        sp.attitude[at, 2] = np.clip(r, -self.max_yaw_rate, self.max_yaw_rate)
+        sp.thrust[at] = np.clip(f, 0.0, 4.0 * self.f_max)
+        sp.yaw_hold[at] = y is not None
         if y is not None:
-            sp.yaw[idx] = y
+            sp.yaw[at] = y
 
     def body_rates(self, agents: AgentsLike, rates: ArrayLike, thrust: ArrayLike) -> None:
         """Hold body rates `rates` (k, 3) rad/s (p, q, r about body x forward, y left, z up;
@@ -168,13 +169,14 @@ class CommandInterface:
         collective thrust (k,) N (clipped to [0, 4 max_thrust_n]). What RL policies and
         autopilots' inner loops command."""
         idx = self._agents(agents, "body_rates")
+        at = self._rows(agents, idx)
         w = self._array(rates, (len(idx), 3), idx, "body_rates", "rates")
         f = self._array(thrust, (len(idx),), idx, "body_rates", "thrust")
-        self._enter(idx, ctl.BODY_RATES)
+        self._enter(idx, at, ctl.BODY_RATES)
         sp = self.swarm.setpoints
-        sp.rates[idx, :2] = np.clip(w[:, :2], -self.max_body_rate, self.max_body_rate)
-        sp.rates[idx, 2] = np.clip(w[:, 2], -self.max_yaw_rate, self.max_yaw_rate)
-        sp.thrust[idx] = np.clip(f, 0.0, 4.0 * self.f_max)
+        sp.rates[at, :2] = np.clip(w[:, :2], -self.max_body_rate, self.max_body_rate)
+        sp.rates[at, 2] = np.clip(w[:, 2], -self.max_yaw_rate, self.max_yaw_rate)
+        sp.thrust[at] = np.clip(f, 0.0, 4.0 * self.f_max)
 
     def motors(
         self,
@@ -194,6 +196,7 @@ class CommandInterface:
                 "command motors: give exactly one of thrust_n, normalised, rotor_speed"
             )
         idx = self._agents(agents, "motors")
+        at = self._rows(agents, idx)
         shape = (len(idx), 4)
         if thrust_n is not None:
             f = self._array(thrust_n, shape, idx, "motors", "thrust_n")
@@ -207,8 +210,8 @@ class CommandInterface:
                 )
             w = self._array(rotor_speed, shape, idx, "motors", "rotor_speed")
             f = self.k_f * w * w
-        self._enter(idx, ctl.MOTORS)
-        self.swarm.setpoints.motors[idx] = np.clip(f, 0.0, self.f_max)
+        self._enter(idx, at, ctl.MOTORS)
+        self.swarm.setpoints.motors[at] = np.clip(f, 0.0, self.f_max)
 
     def hold(self, agents: AgentsLike) -> None:
         """Hold position: Position mode at each agent's current sensed spot and yaw."""
@@ -266,9 +269,17 @@ class CommandInterface:
     ) -> np.ndarray:
         return np.zeros(k) if values is None else self._array(values, (k,), idx, level, field)
 
-    def _enter(self, idx: np.ndarray, mode: ctl.ControlMode) -> None:
-        """Switch the agents of `idx` not yet in `mode` (bumpless, in one call)."""
-        switch = idx[self.swarm.setpoints.mode[idx] != ctl.mode_index(mode)]
+    @staticmethod
+    def _rows(agents: AgentsLike, idx: np.ndarray) -> slice | np.ndarray:
+        """Where the setpoints of `idx` are written: every row as a slice when `agents` is
+        None (a strided record field written through an index array of all N rows costs
+        ~0.25 ms at 4,096 agents, the slice a fraction of it), else `idx`."""
+        return slice(None) if agents is None else idx
+
+    def _enter(self, idx: np.ndarray, at: slice | np.ndarray, mode: ctl.ControlMode) -> None:
+        """Switch the agents of `idx` (their rows `at`, `_rows`) not yet in `mode` (bumpless,
+        in one call)."""
+        switch = idx[self.swarm.setpoints.mode[at] != ctl.mode_index(mode)]
         if len(switch):
             self.swarm.set_mode(switch, mode)
 
