@@ -10,12 +10,17 @@ measured process compiles). The variants run in interleaved rounds (every varian
 round), so each sees the same machine load; per variant the median real-time factor over the
 rounds (min and max beside it) and the largest peak RSS.
 
-`--before DIR` adds the dense scan of an older checkout (DIR/skyswarm, e.g. `git archive 2cd8772`
-unpacked there; `[avoidance] max_agents` lifted) at the sizes listed by `--before-sizes`: its
+`--baseline DIR` adds, at every size, avoidance on with the code of another checkout (DIR/skyswarm,
+e.g. `git worktree add /tmp/wt HEAD~1` linked as /tmp/base/skyswarm; mode "old"), so a change to
+the layer is measured against its parent in the same interleaved rounds (issue 31: the compiled
+scan; per round the RTF of "on" over "old", median, min, max). `--before DIR` adds the dense scan
+of an older checkout (DIR/skyswarm, e.g. `git archive 2cd8772` unpacked there; `[avoidance]
+max_agents` lifted) at the sizes listed by `--before-sizes`: its
 (N, N) scan does not fit in memory at 10,000.
 
     python bench/avoidance_scale.py [--sizes 1000 2000 10000] [--seconds S] [--rounds R]
     python bench/avoidance_scale.py --before /tmp/before --before-sizes 1000 2000
+    python bench/avoidance_scale.py --sizes 1000 10000 --baseline /tmp/base --rounds 3
 
 Prints a table and writes bench/results/avoidance_scale.json. Not a test: numbers depend on
 the host and its load.
@@ -74,10 +79,13 @@ def child(n: int, mode: str, warmup_s: float, seconds: float) -> dict:
 
 
 def run_child(n: int, mode: str, args: argparse.Namespace) -> dict:
-    """Run `child` in a fresh interpreter (this checkout, or --before's for mode 'before')."""
+    """Run `child` in a fresh interpreter (this checkout, --before's for mode 'before',
+    --baseline's for mode 'old')."""
     env = dict(os.environ)
     if mode == "before":
         env["PYTHONPATH"] = str(args.before)
+    if mode == "old":
+        env["PYTHONPATH"] = str(args.baseline)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(n), mode]
     cmd += ["--warmup", str(args.warmup), "--seconds", str(args.seconds)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
@@ -110,6 +118,21 @@ def summarise(rows: list[dict]) -> list[dict]:
     return table
 
 
+def new_over_old(rows: list[dict]) -> dict[int, list[float]]:
+    """Per size: the RTF of mode "on" over mode "old" in each round, [median, min, max]."""
+    out = {}
+    for n in dict.fromkeys(r["n"] for r in rows):
+        by = {(r["mode"], r["round"]): r for r in rows if r["n"] == n and "error" not in r}
+        ratios = [
+            by["on", k]["real_time_factor"] / by["old", k]["real_time_factor"]
+            for m, k in by
+            if m == "on" and ("old", k) in by
+        ]
+        if ratios:
+            out[n] = [float(np.median(ratios)), min(ratios), max(ratios)]
+    return out
+
+
 def show(table: list[dict], args: argparse.Namespace) -> None:
     print(
         f"\nfast hover (configs/hover.toml, 4 m grid), {args.rounds} interleaved rounds of "
@@ -138,12 +161,14 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--before", type=Path, help="parent folder of an older skyswarm checkout")
     ap.add_argument("--before-sizes", type=int, nargs="*", default=[1000, 2000])
+    ap.add_argument("--baseline", type=Path, help="parent folder of a checkout to compare with")
     ap.add_argument("--child", nargs=2, metavar=("N", "MODE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(int(args.child[0]), args.child[1], args.warmup, args.seconds)))
         return
-    variants = [(n, m) for n in args.sizes for m in ("off", "on")]
+    modes = ("off", "old", "on") if args.baseline else ("off", "on")
+    variants = [(n, m) for n in args.sizes for m in modes]
     if args.before:
         variants += [(n, "before") for n in args.before_sizes]
     for mode in dict.fromkeys(m for _, m in variants):  # fill numba's cache: no compiling
@@ -151,14 +176,18 @@ def main() -> None:
     rows = []
     for r in range(args.rounds):
         for n, mode in variants:
-            rows.append(run_child(n, mode, args))
+            rows.append(run_child(n, mode, args) | {"round": r})
             print(f"round {r + 1}: {n} {mode} {rows[-1]}", file=sys.stderr, flush=True)
     table = summarise(rows)
     show(table, args)
+    ratios = new_over_old(rows)
+    for n, (med, lo, hi) in ratios.items():
+        print(f"{n:>6,} on / old (per round): median {med:.2f}, min {lo:.2f}, max {hi:.2f}")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     meta = {"host": platform.node(), "cpus": os.cpu_count(), "load": os.getloadavg()}
-    OUT.write_text(json.dumps({"meta": meta, "args": vars(args) | {"before": str(args.before)},
-                              "table": table, "rows": rows}, indent=1))  # fmt: skip
+    paths = {"before": str(args.before), "baseline": str(args.baseline)}
+    out = {"meta": meta, "args": vars(args) | paths, "table": table, "on_over_old": ratios}
+    OUT.write_text(json.dumps(out | {"rows": rows}, indent=1))
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 

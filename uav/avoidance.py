@@ -81,6 +81,7 @@ from skyswarm.uav import control as ctl
 from skyswarm.uav.avoidance_kernel import (
     HEADING_FRAME,
     WORLD_FRAME,
+    min_separation,
     mode_kinds,
     params,
     scan_push,
@@ -230,6 +231,7 @@ class Avoidance:
         self._need_yaw = False  # an agent flew a heading-frame mode: read the yaws every tick
         self._records = np.zeros(n, dtype=swarm.setpoints.records.dtype)  # the corrected copy
         self._buffers: dict | None = None  # the scan's, by its (N, K) shape
+        self._grid: tuple[np.ndarray, np.ndarray] | None = None  # min_separation's buckets
 
     # -- own state (what the UAV knows of itself) --------------------------------------------
     def _own(self, idx: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -394,15 +396,29 @@ class Avoidance:
         return a, a * a / (2.0 - a)
 
     def _measure(self) -> None:
-        """Instrumentation (never fed back): the smallest true distance between live UAVs
-        (each one's nearest by a KD-tree, O(N log N), the distance as a norm of the pair)."""
+        """Instrumentation (never fed back): the smallest true distance between live UAVs,
+        as a norm of the pair: compiled on a grid sized by the nearest tracked pair
+        (uav/avoidance_kernel.py `min_separation`), else each one's nearest by a KD-tree."""
         state, alive = self.swarm.sim.world.state, self.swarm.alive
-        pos = state.position[self.swarm.rows][alive]
-        if len(pos) > 1:
-            # (an unbalanced tree builds faster; the nearest neighbours are the same)
-            _, j = cKDTree(pos, balanced_tree=False, compact_nodes=False).query(pos, k=[2])
-            gap = np.linalg.norm(pos[j[:, 0]] - pos, axis=1)
-            self.min_separation_m = min(self.min_separation_m, float(gap.min()))
+        pos = state.position[self.swarm.rows]
+        gap = math.inf
+        if self.target is not None and np.isfinite(pos[alive]).all():
+            if self._grid is None:
+                n = len(pos)
+                self._grid = (
+                    np.empty(1 << max(4, (2 * n - 1).bit_length()), np.int64),
+                    np.empty(n, np.int64),
+                )
+            gap = min_separation(
+                np.ascontiguousarray(pos), np.ascontiguousarray(alive), self.target, *self._grid
+            )
+        if math.isinf(gap):  # no tracked pair: the KD-tree
+            pos = pos[alive]
+            if len(pos) < 2:
+                return
+            _, j = cKDTree(pos).query(pos, k=2)
+            gap = float(np.linalg.norm(pos[j[:, 1]] - pos, axis=1).min())
+        self.min_separation_m = min(self.min_separation_m, gap)
 
     def _params(self) -> np.ndarray:
         """The scan kernels' parameter array (uav/avoidance_kernel.py `params`)."""

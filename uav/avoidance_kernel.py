@@ -431,6 +431,64 @@ def scan_push(
         active[i] = commanded[i] and alive[i] and (constrained or guarded[i] or pushed)
 
 
+@njit(nogil=True)
+def min_separation(pos, alive, target, head, nxt):  # pragma: no cover - compiled
+    """The smallest distance between two `alive` (N,) UAVs at `pos` (N, 3) m (finite where
+    alive), as np.linalg.norm of their difference, or inf when no pair in `target` (N, K) (each
+    agent's tracks: indices into `pos`, -1 or >= N skipped) is one of live UAVs: that pair's
+    distance U bounds the answer, so a grid of cells a hair larger than U finds every pair as
+    near (each in one of the 27 cells around the other). `head` (T,) int64 (T a power of two)
+    and `nxt` (N,) int64 are work space."""
+    n, k = target.shape
+    best = np.inf
+    for i in range(n):  # the bound: the nearest pair among the tracks
+        if not alive[i]:
+            continue
+        for s in range(k):
+            j = target[i, s]
+            if 0 <= j < n and j != i and alive[j]:
+                dx = pos[j, 0] - pos[i, 0]
+                dy = pos[j, 1] - pos[i, 1]
+                dz = pos[j, 2] - pos[i, 2]
+                best = min(best, math.sqrt(dx * dx + dy * dy + dz * dz))
+    if not best < np.inf or best == 0.0:
+        return best
+    # cells a millionth larger: the roundings of x / u stay far inside that margin
+    u = best * (1.0 + 1e-6)
+    mask = head.shape[0] - 1
+    head[:] = -1
+    for i in range(n):  # chained buckets of the grid's cells (a bucket may hold several)
+        if alive[i]:
+            h = _cell_hash(pos[i, 0] / u, pos[i, 1] / u, pos[i, 2] / u, 0, 0, 0, mask)
+            nxt[i] = head[h]
+            head[h] = i
+    for i in range(n):
+        if not alive[i]:
+            continue
+        x, y, z = pos[i, 0] / u, pos[i, 1] / u, pos[i, 2] / u
+        for ox in range(-1, 2):
+            for oy in range(-1, 2):
+                for oz in range(-1, 2):
+                    j = head[_cell_hash(x, y, z, ox, oy, oz, mask)]
+                    while j >= 0:
+                        if j > i:
+                            dx = pos[j, 0] - pos[i, 0]
+                            dy = pos[j, 1] - pos[i, 1]
+                            dz = pos[j, 2] - pos[i, 2]
+                            best = min(best, math.sqrt(dx * dx + dy * dy + dz * dz))
+                        j = nxt[j]
+    return best
+
+
+@njit(nogil=True)
+def _cell_hash(x, y, z, ox, oy, oz, mask):  # pragma: no cover - compiled
+    """The bucket in [0, mask] of the grid cell (floor(x) + ox, floor(y) + oy, floor(z) + oz)."""
+    cx = np.int64(math.floor(x)) + ox
+    cy = np.int64(math.floor(y)) + oy
+    cz = np.int64(math.floor(z)) + oz
+    return ((cx * 73856093) ^ (cy * 19349663) ^ (cz * 83492791)) & mask
+
+
 _RECORDS = numba.typeof(np.zeros(1, SETPOINT))
 # compiled before the clock (core/jit.py); every array C-contiguous (Avoidance makes them so)
 ahead(
@@ -449,3 +507,4 @@ ahead(
     "f8[3] f8[3] i8[2] f8[2] f8[2] f8[2] f8[1] ? ? ? f8[2] f8[2] i8 f8[1] ?[1] ?[1] f8[2] "
     "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1]",
 )
+ahead(min_separation, "f8[2] ?[1] i8[2] i8[1] i8[1]")

@@ -17,7 +17,7 @@ from skyswarm.core.config import AvoidanceConfig, load_scenario
 from skyswarm.core.simulator import Simulator
 from skyswarm.uav import control as ctl
 from skyswarm.uav.avoidance import _KINDS, PASSES, Avoidance
-from skyswarm.uav.avoidance_kernel import mode_kinds, steer
+from skyswarm.uav.avoidance_kernel import min_separation, mode_kinds, steer
 from skyswarm.uav.control import SETPOINT
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
 
@@ -265,3 +265,48 @@ def test_a_heading_frame_mission_reads_the_yaws_from_then_on() -> None:
     # them and draws them apart (backwards in each one's own frame)
     assert (flown.records["velocity"][:, 0] < 0.0).all()
     assert (sp.velocity[:, 0] == 1.0).all()  # the mission's own setpoints are untouched
+
+
+def kd_min(pos: np.ndarray) -> float:
+    """The reference: each UAV's nearest by a KD-tree, the smallest norm of those pairs."""
+    from scipy.spatial import cKDTree
+
+    _, j = cKDTree(pos).query(pos, k=2)
+    return float(np.linalg.norm(pos[j[:, 1]] - pos, axis=1).min())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_min_separation_on_the_grid_is_the_kd_trees(seed: int) -> None:
+    # random swarms (a flat layer, a cube, far from the origin, a tight cluster) with dead
+    # UAVs and sparse tracks: the grid sized by the nearest tracked pair finds the true nearest
+    # pair, bit for bit; with no tracked pair of live UAVs it says inf (the KD-tree's turn)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 400))
+    scale = (1.0, 30.0, 300.0)[seed % 3]
+    pos = rng.uniform(-scale, scale, (n, 3)) + (1e5 if seed == 4 else 0.0)
+    if seed % 2:
+        pos[:, 2] = 10.0  # a layer
+    alive = rng.random(n) < 0.8
+    alive[:2] = True
+    k = 4
+    target = np.where(rng.random((n, k)) < 0.5, rng.integers(0, n + 3, (n, k)), -1)
+    target[0, 0] = 1  # at least one live pair tracked
+    head, nxt = np.empty(1 << 10, np.int64), np.empty(n, np.int64)
+    got = min_separation(pos, alive, target, head, nxt)
+    assert got == kd_min(pos[alive])
+    assert min_separation(pos, alive, np.full((n, k), -1), head, nxt) == math.inf
+    pos[1] = pos[0]  # two at the same point
+    assert min_separation(pos, alive, target, head, nxt) == 0.0
+
+
+def test_the_measured_separation_is_the_same_with_and_without_tracks() -> None:
+    sim, av = layer(30)
+    rng = np.random.default_rng(5)
+    pos = np.column_stack([rng.uniform(0, 20, (30, 2)), np.full(30, 10.0)])
+    place(sim, pos, np.zeros(30), np.zeros((30, 3)))
+    av.target = np.full((30, 4), -1)
+    av._measure()  # no tracks: the KD-tree
+    kd = av.min_separation_m
+    av.min_separation_m, av.target[:, 0] = math.inf, np.arange(1, 31) % 30
+    av._measure()  # the grid
+    assert av.min_separation_m == kd == kd_min(pos)
