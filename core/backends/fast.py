@@ -254,6 +254,9 @@ class FastWorld(World):
                 self._half, self._offset, self._radius, CONTACT_MARGIN_M, self.tick_s, pf,
             )  # fmt: skip
         self.tick += 1
+        if not len(pa) and not len(sa):  # nothing touches (an RL swarm's usual tick)
+            self._report = ContactReport()
+            return
         a = np.concatenate([pa, sa])
         b = np.concatenate([pb, sb])
         f = np.concatenate([pf, sf])
@@ -298,6 +301,8 @@ class FastWorld(World):
         ):
             self._rebuild_candidates()
         ca, cb = self._cand
+        if not len(ca):  # no candidates: nothing to test
+            return ca, cb, np.empty((0, 3))
         out_a, out_b, out_p = np.empty_like(ca), np.empty_like(cb), np.empty((len(ca), 3))
         k = spatial_hash.touching(
             ca, cb, st.position, st.orientation, self._half, self._offset, self._radius,
