@@ -14,6 +14,7 @@ processes write one kernel's cache index).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from typing import Any
 
 import skyswarm.core.jit as jit
@@ -54,6 +55,9 @@ def import_compiled_modules() -> None:
     import skyswarm.uav.avoidance_kernel
     import skyswarm.uav.flight_kernel  # (with uav.kernel, which it calls)
     import skyswarm.uav.sensors.nearest  # noqa: F401
+
+    if importlib.util.find_spec("gymnasium") is not None:  # the `envs` extra: the RL kernels
+        import skyswarm.envs.judge  # noqa: F401
 
 
 def compile_share(part: int, parts: int) -> int:
