@@ -61,8 +61,9 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
    its flight is exactly the mission's.
 
 The terms are recomputed at each scan (the proximity sensor's period) and held until the next;
-the command, the barrier and the guard are applied every tick, in one compiled pass over the
-agents (uav/avoidance_kernel.py).
+the command, the barrier and the guard are applied every tick. Both are compiled passes over
+every agent (uav/avoidance_kernel.py); the numpy methods below (`_on_scan_numpy`, `_track`,
+`_correction`, `_own_track`, `_barrier`) are the reference they are pinned to, bit for bit.
 
 Example (a scenario that flies without it): `[avoidance]` `enabled = false`.
 """

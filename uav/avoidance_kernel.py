@@ -1,18 +1,31 @@
-"""The avoidance layer's per-tick step, compiled: steps 2, 5, 6 and 7 of uav/avoidance.py's
-module doc for every agent in one call (the tick's 400 Hz path; the scan-rate terms stay in
-numpy there, but for `track`, step 1's update of the (N, K) tracks keyed by target index).
+"""The avoidance layer, compiled: every step of uav/avoidance.py's module doc, each a pass over
+all agents, no per-agent Python, the same arithmetic as the numpy reference there
+(`Avoidance._on_scan_numpy`), bit for bit (tests/uav/test_avoidance_kernel.py).
 
-`steer` reads each active agent's command from its setpoint record, flies it (or the guard's
-escape) through the barrier's half-planes and the airframe's top speed, and says which agents'
-velocity changed; `write` puts those velocities into a copy of the setpoint records, in each
-agent's mode. The arithmetic is the one the numpy version did, operation for operation.
+At each scan (10 Hz by default), steps 1-6:
+- `scan_tracks`: the scan's slots seen from each agent's heading become horizontal
+  measurements, the (N, K) tracks keyed by target index are updated (`track`), each agent's
+  commanded velocity is read from its setpoint record (`commanded_velocity`), and for every
+  closing pair the exponent of the power law is written out: the caller takes numpy's exp of
+  those (numpy's vectorised exp and the compiled one differ in the last bit);
+- `scan_push`: the correction (anticipation and separation), the agent's own alpha-beta
+  track, the barrier's half-planes of its nearest tracks (and `slack`, the smallest cap), the
+  guard, and which agents the tick must steer;
+- `min_separation`: the instrumentation's smallest distance between live UAVs.
+
+Every tick (400 Hz), steps 2, 5, 6 and 7: `steer` reads each active agent's command from its
+setpoint record and its position through the state rows, flies it (or the guard's escape)
+through the barrier's half-planes and the airframe's top speed and, when any velocity
+changed, writes the copy of the records the flight kernel flies (`write`, in each agent's
+mode).
 
     kind = mode_kinds()            # per mode index: 0 untouched, 1 Position, 2 heading, 3 world
-    n, guards = steer(active, kind, records, pos, yaw, push, escape, guarded, normal, cap,
-                      kp, max_speed, passes, v_out, changed)
-    if n:
-        copy = records.copy()
-        write(copy, changed, kind, pos, yaw, v_out, kp)
+    m, min_tau, near = scan_tracks(..., earg)
+    np.exp(earg[:m], out=earg[:m])
+    scan_push(..., earg[:m], m > 0, near, ...)
+    n, guards = steer(active, kind, records, state_position, rows, yaw, have_yaw, push, escape,
+                      guarded, normal, cap, slack, kp, max_speed, passes, pos, v_out, changed,
+                      copy)       # n > 0: fly `copy`
 """
 
 from __future__ import annotations
