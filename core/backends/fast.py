@@ -62,6 +62,8 @@ SKIN_MAX_M = 16.0
 # cell, the brute force: 300 ms).
 RAY_CELLS_PER_OBJECT = 4.0
 MESH_FRICTION = 0.25  # Coulomb coefficient on a terrain mesh: Bullet's 0.5 x 0.5 default
+# The body-scenery contacts of a tick without any: (a, b, force, position), never written
+_NO_CONTACTS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 3)))
 
 
 @lru_cache(maxsize=16)
@@ -243,7 +245,10 @@ class FastWorld(World):
             self._fb, self._tw, self._fw, self._constants(), *self._boxes, self._hf,
             c_count, c_other, c_force, c_pos,
         )  # fmt: skip
-        sa, sb, sf, sp = fk.compact_contacts(live, per_body, c_count, c_other, c_force, c_pos)
+        if c_count[: len(live)].any():  # the body-scenery contacts, gathered
+            sa, sb, sf, sp = fk.compact_contacts(live, per_body, c_count, c_other, c_force, c_pos)
+        else:  # none (an RL swarm's usual tick): no call, no arrays
+            sa, sb, sf, sp = _NO_CONTACTS
         pa, pb, pp = self._body_pairs()
         pf = np.zeros(len(pa))
         if len(pa):  # resolved in the order of their slots
