@@ -41,7 +41,8 @@ def test_session_pacing_speed_and_start() -> None:
     from skyswarm.gui.session import SimSession
 
     sim = Simulator.from_scenario(load_scenario(DROP, ["mission.auto_start=false"]))
-    s = SimSession(sim)
+    s = SimSession(sim, clock=lambda: 0.0)  # frozen wall clock: the stepping budget never runs
+    # out, however loaded the machine (the budget: test_viewer_features.py, with a fake clock)
     assert s.state == "waiting for Start" and s.advance(1.0) == 0
     s.step_once()
     assert sim.world.tick == 1
