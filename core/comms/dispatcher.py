@@ -266,11 +266,9 @@ class MessageDispatcher:
     ) -> None:
         """Add one to each (channel, agent, fate) triple, by sender and (if given) receiver."""
         n, nf = self._tx.shape[1], len(FATES)
-        tx = self._tx.reshape(-1)  # views: the arrays are contiguous
-        tx += np.bincount((channel * n + sender) * nf + fate, minlength=tx.size)
+        _add_ones(self._tx.reshape(-1), (channel * n + sender) * nf + fate)  # views: contiguous
         if receiver is not None:
-            rx = self._rx.reshape(-1)
-            rx += np.bincount((channel * n + receiver) * nf + fate, minlength=rx.size)
+            _add_ones(self._rx.reshape(-1), (channel * n + receiver) * nf + fate)
             self._keep_links(channel, sender, receiver, fate)
 
     def count_rows(
@@ -441,3 +439,13 @@ def comms_from_scenario(sim: Simulator, scenario: ScenarioConfig) -> MessageDisp
 def _reads_state(agent: PhysicalAgent) -> bool:
     """True if the agent's position is the world state row (gathered for all in one go)."""
     return type(agent).position is PhysicalAgent.position
+
+
+def _add_ones(flat: np.ndarray, index: np.ndarray) -> None:
+    """`flat[i] += 1` for every entry of `index` (repeats add up): one bincount over the whole
+    array when the entries are many for its size (a small swarm's tick), else np.add.at (a
+    large swarm's few copies, where a full-size bincount would cost more than the copies)."""
+    if 8 * np.size(index) >= flat.size:
+        flat += np.bincount(index, minlength=flat.size)
+    else:
+        np.add.at(flat, index, 1)
