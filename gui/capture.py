@@ -50,6 +50,7 @@ QUEUE_FRAMES = 240
 # one for the writer (8 slots of a 720p RGBA frame: 29 MB).
 SLOTS_MAX, SLOT_BYTES = 8, 32 << 20
 WAIT_S = 0.2  # how often a waiting collector looks for a dead worker or the end
+ERROR_WAIT_S = 2.0  # how long a dead worker's error message may take to arrive
 
 
 @dataclass(frozen=True)
@@ -348,13 +349,15 @@ class RenderPool:
             if not self.ready[s].acquire(timeout=WAIT_S):
                 owner = self.procs[k % len(self.procs)]
                 if owner.exitcode is not None and not self.ready[s].acquire(timeout=WAIT_S):
-                    self.failure = self._worker_error() or f"exited with {owner.exitcode}"
+                    if self.failure is None:  # the first failure is the one reported
+                        self.failure = self._exit_reason(owner)
                     return
                 continue
             try:
                 self.video.write_shared(self.views[s], self.free[s].release)  # type: ignore[union-attr]
             except (RuntimeError, ValueError) as exc:  # ffmpeg stopped
-                self.failure = str(exc)
+                if self.failure is None:
+                    self.failure = str(exc)
                 return
             k += 1
 
@@ -367,11 +370,17 @@ class RenderPool:
             except queue.Full:
                 self._check()
 
-    def _worker_error(self) -> str | None:
+    def _worker_error(self, wait_s: float = 0.0) -> str | None:
         try:
-            return self.errors.get_nowait()
+            return self.errors.get(timeout=wait_s) if wait_s > 0 else self.errors.get_nowait()
         except queue.Empty:
             return None
+
+    def _exit_reason(self, proc: Any) -> str:
+        """Why a worker that exited failed: the error it reported (it puts it on the queue
+        just before it exits; on a loaded machine the message can arrive after the exit is
+        seen, so wait a moment for it), else its exit code."""
+        return self._worker_error(ERROR_WAIT_S) or f"exited with {proc.exitcode}"
 
     def _check(self) -> None:
         """Raise if a worker or the video writer failed."""
@@ -381,7 +390,8 @@ class RenderPool:
             else:
                 for p in self.procs:
                     if p.exitcode not in (None, 0):
-                        self.failure = f"exited with {p.exitcode}"
+                        self.failure = self._exit_reason(p)
+                        break
         if self.failure is not None:
             raise RuntimeError(f"video render process failed: {self.failure}")
 
