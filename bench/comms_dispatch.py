@@ -15,6 +15,13 @@ second series keeps the density of N = 1,000 in 1 km^2 (area grows with N, ~31 n
 the cost should grow about as N log N (fitted exponent near 1).
 
 Run:  python bench/comms_dispatch.py  (about a minute); writes bench/results/comms_dispatch.json.
+
+Small swarms (`--small`, about 30 s): 10 and 30 agents in a 40 m flock with a base station, a
+60 m radio and the long-range link, every agent broadcasting its heartbeat at 5 Hz on the radio
+and a report at 1 Hz to the base station (the reference flocking scenario's traffic: one or two
+frames per tick). The same traffic is dispatched by the plain-Python small-batch path
+(core/comms/small.py) and by the vectorised path, alternated over rounds; printed: CPU per
+tick of each (median of the rounds) and their ratio. Writes bench/results/comms_dispatch_small.json.
 """
 
 from __future__ import annotations
@@ -22,11 +29,13 @@ from __future__ import annotations
 import json
 import math
 import platform
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+import skyswarm.core.comms.dispatcher as dispatcher_module
 from skyswarm.core.agent import PhysicalAgent
 from skyswarm.core.comms.channels import CommsConfig
 from skyswarm.core.comms.dispatcher import MessageDispatcher, attach_comms
@@ -177,6 +186,67 @@ def print_series(s: dict) -> None:
     )
 
 
+def small_swarm(n: int, small: bool, ticks: int = 4000, seed: int = 0) -> float:
+    """CPU seconds per tick of sending and dispatching a small flock's traffic (module
+    docstring), on the small-batch path or (`small=False`) the vectorised one."""
+    saved = dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER
+    dispatcher_module.is_small = saved[0] if small else (lambda sends, members: False)
+    dispatcher_module.SMALL_HAND_OVER = saved[1] if small else -1
+    try:
+        sim = Simulator(SimulationConfig(seed=seed))
+        chan = {"range_m": 60.0, "loss": 0.01, "jitter_s": 0.0025}
+        cfg = {"channels": {"radio": chan}, "base_stations": [{"id": 0, "position": [0, -10, 2]}]}
+        d = attach_comms(sim, CommsConfig.from_dict(cfg))
+        rng = np.random.default_rng(seed)
+        slots = sim.world.state.add(n)
+        centre = np.array([0.0, 0.0, 6.0])
+        offsets = np.column_stack([rng.uniform(-20, 20, (n, 2)), rng.uniform(-1, 1, n)])
+        agents = [PhysicalAgent(sim, i + 1, int(s)) for i, s in enumerate(slots)]
+        for a in agents + d.base_stations:
+            a.transceiver.on_message = lambda m: None  # drained at once, as missions do
+        velocity = np.array([3.0, 1.0, 0.0]) * sim.world.tick_s
+        cpu = 0.0
+        for tick in range(ticks):
+            centre += velocity
+            sim.world.state.position[slots] = centre + offsets
+            beat = [a for i, a in enumerate(agents) if (tick + 2 * i) % 80 == 0]  # 5 Hz
+            report = [a for i, a in enumerate(agents) if (tick + 13 * i) % 400 == 0]  # 1 Hz
+            t0 = time.process_time()
+            for a in beat:
+                a.transceiver.broadcast(("hb", tick))
+            for a in report:
+                a.transceiver.broadcast(("report", tick), channel="long_range")
+            d.deliver(tick)
+            cpu += time.process_time() - t0
+            sim.world.tick += 1
+        sim.close()
+        return cpu / ticks
+    finally:
+        dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER = saved
+
+
+def main_small(rounds: int = 5) -> None:
+    rows = []
+    small_swarm(10, True, 400)  # warm-up
+    for n in (10, 30):
+        plain: list[float] = []
+        vector: list[float] = []
+        for _ in range(rounds):  # alternated: the machine's load hits both alike
+            plain.append(small_swarm(n, True))
+            vector.append(small_swarm(n, False))
+        p, v = float(np.median(plain)), float(np.median(vector))
+        rows.append({"n": n, "plain_us_per_tick": 1e6 * p, "vector_us_per_tick": 1e6 * v})
+        print(
+            f"N={n}: small-batch path {1e6 * p:.1f} us/tick, vectorised {1e6 * v:.1f} us/tick,"
+            f" ratio {p / v:.2f} (rounds: plain {[round(1e6 * x, 1) for x in plain]},"
+            f" vectorised {[round(1e6 * x, 1) for x in vector]})"
+        )
+    out = RESULTS.with_name("comms_dispatch_small.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"benchmark": "comms_dispatch_small", "rows": rows}, indent=2))
+    print(f"wrote {out}")
+
+
 def main() -> None:
     sizes = (100, 1000, 5000)
     periods = {100: 40, 1000: 20, 5000: 6}
@@ -204,4 +274,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main_small() if "--small" in sys.argv[1:] else main()

@@ -292,6 +292,12 @@ class Channel:
         jitter = rng.integers(0, self.jitter_ticks + 1, size=count)
         return np.maximum(1, self.latency_ticks + jitter)
 
+    def delay_ticks(self, rng: np.random.Generator, count: int) -> list[int]:
+        """`delays` as a list (the same draw: one `rng.integers` call of `count`)."""
+        jitter = rng.integers(0, self.jitter_ticks + 1, size=count).tolist()
+        latency = self.latency_ticks
+        return [latency + j if latency + j > 1 else 1 for j in jitter]
+
 
 def _whole_ticks(seconds: float, tick_s: float, channel: str, key: str, file: str) -> int:
     n = ticks_exact(seconds, tick_s)

@@ -26,6 +26,7 @@ in_flight, and sent = over_bandwidth + transmitted.
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ from skyswarm.core.comms.fates import (
     resolve,
 )
 from skyswarm.core.comms.links import LinkWindow, RadioLinks
+from skyswarm.core.comms.small import is_small, resolve_small
 from skyswarm.core.comms.transceiver import BaseStation, MessageTransceiver
 from skyswarm.core.faults import software_fault
 from skyswarm.core.schema import ConfigError
@@ -246,10 +248,15 @@ class MessageDispatcher:
         if self._pending:
             batch, self._pending = self._pending, []  # sends made while delivering go next
             self._refresh_alive()
-            resolve(self, batch, tick, self.positions())
+            small = is_small(len(batch), len(self.agents))  # plain Python, same fates
+            (resolve_small if small else resolve)(self, batch, tick, self.positions())
         due = self._due.pop(tick, None)
         if due:  # one hand-over per tick: one Python step per receiver, however many batches
-            self._hand_over(due[0] if len(due) == 1 else Copies.concatenate(due))
+            copies = due[0] if len(due) == 1 else Copies.concatenate(due)
+            if len(copies.seq) <= SMALL_HAND_OVER:
+                self._hand_over_small(copies)
+            else:
+                self._hand_over(copies)
         for net in self.beacon_nets:
             net.deliver(tick)
 
@@ -281,6 +288,25 @@ class MessageDispatcher:
         if receiver is not None:
             self._rx[channel, :, fate] += np.bincount(receiver, minlength=n)
             self._keep_links(channel, sender, receiver, fate)
+
+    def add_counts(self, tx: dict[int, int], rx: dict[int, int]) -> None:
+        """Add copies to the counters by flat index ((channel * N + agent) * len(FATES) + fate,
+        into `_tx` by sender and `_rx` by receiver): the small-batch path's one update."""
+        for counts, deltas in ((self._tx, tx), (self._rx, rx)):
+            if deltas:  # keys are unique: a fancy-indexed += adds each once
+                at = np.fromiter(deltas, np.intp, len(deltas))
+                counts.reshape(-1)[at] += np.fromiter(deltas.values(), np.int64, len(deltas))
+
+    def links_watched(self) -> bool:
+        """True after `watch_links`: copies decided with their receiver are kept."""
+        return self._links is not None
+
+    def keep_links(
+        self, channel: np.ndarray, sender: np.ndarray, receiver: np.ndarray, fate: np.ndarray
+    ) -> None:
+        """Keep decided copies (member rows) for `recent_links`, if watched (`count` does it
+        for its copies)."""
+        self._keep_links(channel, sender, receiver, fate)
 
     def watch_links(self, ticks: int) -> None:
         """From now on keep every copy decided with its receiver known for `ticks` ticks, for
@@ -351,6 +377,56 @@ class MessageDispatcher:
             ok = fate == DELIVERED
             tick = np.full(int(ok.sum()), self.sim.world.tick, dtype=np.int64)
             self._log.append(np.column_stack([tick, c.seq[ok], self.ids[c.receiver[ok]]]))
+
+    def _hand_over_small(self, c: Copies) -> None:
+        """`_hand_over` copy by copy in plain Python for a few copies (a small swarm's tick):
+        the same queues, callbacks (by receiver, then channel, then seq), counters and log."""
+        self._refresh_alive()
+        alive = self.alive.tolist()
+        rcv, chl, snd = c.receiver.tolist(), c.channel.tolist(), c.sender.tolist()
+        nch = len(self.channels)
+        for ch, k in Counter(chl).items():
+            self._in_flight[ch] -= k
+        fate = [DELIVERED if alive[r] else RX_DEAD for r in rcv]
+        keys = [r * nch + ch for r, ch in zip(rcv, chl)]
+        order = [i for i, r in enumerate(rcv) if alive[r]]
+        order.sort(key=keys.__getitem__)  # stable: by receiver, channel, then seq
+        if order:
+            msgs = c.messages.tolist()
+            messages = [msgs[i] for i in order]
+            caps = [ch.cfg.queue_capacity for ch in self.channels]
+            txs = self.transceivers
+            s, end = 0, len(order)
+            while s < end:  # one group per (receiver, channel), as `_hand_over`
+                first = order[s]
+                r, ch, key = rcv[first], chl[first], keys[first]
+                e = s + 1
+                while e < end and keys[order[e]] == key:
+                    e += 1
+                tx = txs[r]
+                if tx.on_message is not None:
+                    self._call_back(tx, messages[s:e])
+                else:
+                    q = tx.queues[ch]
+                    room = caps[ch] - len(q)
+                    if e - s <= room:
+                        q.extend(messages[s:e])
+                    else:
+                        q.extend(messages[s : s + room])
+                        for i in order[s + room : e]:
+                            fate[i] = OVERFLOW
+                s = e
+        n, nf = self._tx.shape[1], len(FATES)  # after the callbacks: they may add agents
+        tx_n = Counter([(ch * n + a) * nf + f for ch, a, f in zip(chl, snd, fate)])
+        rx_n = Counter([(ch * n + b) * nf + f for ch, b, f in zip(chl, rcv, fate)])
+        self.add_counts(tx_n, rx_n)
+        if self._links is not None or self._log is not None:
+            fates = np.array(fate, dtype=np.int64)
+            self._keep_links(c.channel, c.sender, c.receiver, fates)
+            if self._log is not None:
+                ok = fates == DELIVERED
+                tick = np.full(int(ok.sum()), self.sim.world.tick, dtype=np.int64)
+                self._log.append(np.column_stack([tick, c.seq[ok], self.ids[c.receiver[ok]]]))
 
     def _call_back(self, tx: MessageTransceiver, messages: list[Message]) -> None:
         """Hand messages (in seq order) to an on-message callback; a raise is a software fault."""
@@ -434,6 +510,11 @@ def comms_from_scenario(sim: Simulator, scenario: ScenarioConfig) -> MessageDisp
                 scenario.file, f"comms.base_stations[{i}].id", bs.id, "an id no agent uses"
             )
     return attach_comms(sim, cfg, scenario.file)
+
+
+# copies due at one tick at or below which `deliver` hands them over in plain Python
+# (`_hand_over_small`): below a few hundred copies its fixed numpy cost dominates.
+SMALL_HAND_OVER = 256
 
 
 def _reads_state(agent: PhysicalAgent) -> bool:

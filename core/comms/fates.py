@@ -141,6 +141,14 @@ class FateSink(Protocol):
         self, channel: int, rows: np.ndarray, k: np.ndarray, fate: int, *, receiver: bool = False
     ) -> None: ...
 
+    def add_counts(self, tx: dict[int, int], rx: dict[int, int]) -> None: ...
+
+    def links_watched(self) -> bool: ...
+
+    def keep_links(
+        self, channel: np.ndarray, sender: np.ndarray, receiver: np.ndarray, fate: np.ndarray
+    ) -> None: ...
+
 
 def resolve(d: FateSink, batch: list[tuple], now: int, pos: np.ndarray) -> None:
     """Decide the fate of a batch of sends (vectorised): bandwidth, delay, fan-out, range, loss.
