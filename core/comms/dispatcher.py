@@ -289,6 +289,11 @@ class MessageDispatcher:
             self._rx[channel, :, fate] += np.bincount(receiver, minlength=n)
             self._keep_links(channel, sender, receiver, fate)
 
+    def count_all(self, channel: int, fate: int, k: list[int], *, receiver: bool = False) -> None:
+        """Add `k[i]` copies of `fate` on `channel` to member row `i`, every row, as sender (or
+        as receiver with `receiver=True`)."""
+        (self._rx if receiver else self._tx)[channel, :, fate] += np.array(k, dtype=np.int64)
+
     def add_counts(self, tx: dict[int, int], rx: dict[int, int]) -> None:
         """Add copies to the counters by flat index ((channel * N + agent) * len(FATES) + fate,
         into `_tx` by sender and `_rx` by receiver): the small-batch path's one update."""

@@ -143,6 +143,10 @@ class FateSink(Protocol):
 
     def add_counts(self, tx: dict[int, int], rx: dict[int, int]) -> None: ...
 
+    def count_all(
+        self, channel: int, fate: int, k: list[int], *, receiver: bool = False
+    ) -> None: ...
+
     def links_watched(self) -> bool: ...
 
     def keep_links(

@@ -96,7 +96,7 @@ def resolve_small(d: FateSink, batch: list[tuple], now: int, pos: np.ndarray) ->
     xyz = pos.tolist()
     alive_rows = [a for a in range(n) if alive[a]]
     located: list[int] | None = None  # alive with a finite position, when first needed
-    n_base = sum(1 for a in alive_rows if base[a])
+    n_base = -1  # alive base stations, when first needed
     heard: dict[int, list[int]] = {}  # channel -> broadcasts heard, by receiver row
     constant = [type(c.loss_model) is ConstantLoss for c in chans]
     loss = [float(c.cfg.loss) for c in chans]
@@ -160,7 +160,11 @@ def resolve_small(d: FateSink, batch: list[tuple], now: int, pos: np.ndarray) ->
             ox, oy, oz = xyz[s]
             if math.isfinite(ox) and math.isfinite(oy) and math.isfinite(oz):
                 if located is None:
-                    located = [a for a in alive_rows if all(map(math.isfinite, xyz[a]))]
+                    located = (
+                        alive_rows
+                        if np.isfinite(pos).all()
+                        else [a for a in alive_rows if all(map(math.isfinite, xyz[a]))]
+                    )
                 r2 = range_m * range_m
                 p = loss[c] if constant[c] else None
                 for a in located:  # the brute-force test of `neighbours_within`
@@ -183,6 +187,8 @@ def resolve_small(d: FateSink, batch: list[tuple], now: int, pos: np.ndarray) ->
             # else no position: reaches nobody
         potential = len(alive_rows) - alive[s]
         if base_link and not base[s]:
+            if n_base < 0:
+                n_base = sum(1 for a in alive_rows if base[a])
             potential = n_base
         row = (c * n + s) * nf
         _add(tx, row + ADDRESSED, potential)
@@ -190,17 +196,17 @@ def resolve_small(d: FateSink, batch: list[tuple], now: int, pos: np.ndarray) ->
             _add(tx, row + OUT_OF_RANGE, potential - reached)
     for c, got in heard.items():  # by receiver: the broadcasts each alive agent could hear
         b = [x[1] for x in batch if x[2] < 0 and x[4] == c]
-        base_link = chans[c].cfg.link == "base_station"
-        base_senders = sum(1 for x in b if base[x])
         own = [0] * n
         for x in b:
             own[x] += 1
-        for a in alive_rows:
-            could = len(b) - own[a] if not base_link or base[a] else base_senders
-            row = (c * n + a) * nf
-            _add(rx, row + ADDRESSED, could)
-            if could != got[a]:
-                _add(rx, row + OUT_OF_RANGE, could - got[a])
+        nb = len(b)
+        if chans[c].cfg.link == "base_station":
+            nbs = sum(1 for x in b if base[x])  # a non-base agent hears base stations only
+            could = [(nb - o if bs else nbs) if al else 0 for o, bs, al in zip(own, base, alive)]
+        else:
+            could = [nb - o if al else 0 for o, al in zip(own, alive)]
+        d.count_all(c, ADDRESSED, could, receiver=True)  # those heard were copies: `got`
+        d.count_all(c, OUT_OF_RANGE, [k - g for k, g in zip(could, got)], receiver=True)
     if None in p_loss:  # a loss model's own probabilities, channel by channel
         for chan in chans:
             m = [i for i, j in enumerate(cand) if batch[cmsg[j]][4] == chan.index]
@@ -212,18 +218,9 @@ def resolve_small(d: FateSink, batch: list[tuple], now: int, pos: np.ndarray) ->
     for j, u, p in zip(cand, d.rng.random(len(cand)).tolist(), p_loss):
         if u < p:  # type: ignore[operator]  # every None was filled above
             fate[j] = LOST
-    done = []
-    by_due: dict[int, list[int]] = {}
-    for j, f in enumerate(fate):
-        k = cmsg[j]
-        if f < 0:
-            t = due[k]
-            if t in by_due:
-                by_due[t].append(j)
-            else:
-                by_due[t] = [j]
-            continue
-        done.append(j)
+    done = [j for j, f in enumerate(fate) if f >= 0]
+    for j in done:
+        k, f = cmsg[j], fate[j]
         c = batch[k][4]
         txk.append((c * n + batch[k][1]) * nf + f)
         rxk.append((c * n + crcv[j]) * nf + f)
@@ -235,16 +232,19 @@ def resolve_small(d: FateSink, batch: list[tuple], now: int, pos: np.ndarray) ->
         arr = np.array([[batch[cmsg[j]][4], batch[cmsg[j]][1], crcv[j], fate[j]] for j in done])
         d.keep_links(arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3])
     # the rest is scheduled, one batch per due tick (earliest first), in copy order
-    for t in sorted(by_due):
-        g = by_due[t]
-        msgs = np.empty(len(g), dtype=object)
-        msgs[:] = [messages[cmsg[j]] for j in g]
-        flat = []
-        for j in g:
-            b = batch[cmsg[j]]
-            flat += (b[0], b[1], crcv[j], b[4])
-        cols = np.array(flat, dtype=np.int64).reshape(-1, 4).T
-        d.schedule(Copies(msgs, cols[0], cols[1], cols[2], cols[3]), t)
+    going = [j for j, f in enumerate(fate) if f < 0]
+    if not going:
+        return
+    frames = np.empty(len(batch), dtype=object)
+    frames[:] = messages
+    sends = np.array([(b[0], b[1], b[4]) for b in batch], dtype=np.int64)  # seq, sender, ch
+    ticks = sorted({due[cmsg[j]] for j in going})
+    for t in ticks:
+        g = going if len(ticks) == 1 else [j for j in going if due[cmsg[j]] == t]
+        rows = np.array([cmsg[j] for j in g], dtype=np.intp)
+        at = sends[rows]
+        receiver = np.array([crcv[j] for j in g], dtype=np.int64)
+        d.schedule(Copies(frames[rows], at[:, 0], at[:, 1], receiver, at[:, 2]), t)
 
 
 def _add(deltas: dict[int, int], key: int, k: int = 1) -> None:
