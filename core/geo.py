@@ -60,6 +60,11 @@ def wgs84_to_enu(points: np.ndarray, origin: tuple[float, ...]) -> np.ndarray:
 def heading_to_yaw(heading_deg: float | np.ndarray) -> float | np.ndarray:
     """Compass heading (deg, clockwise from north) -> ENU yaw (rad, counter-clockwise from east),
     wrapped to (-pi, pi]."""
+    if isinstance(heading_deg, float | int):
+        # one Python number: the same IEEE operations as below (radians multiplies by the
+        # same pi / 180, % is the same floored remainder), without building 0-d arrays
+        yaw_s = math.radians(90.0 - heading_deg)
+        return -((-yaw_s + math.pi) % (2 * math.pi) - math.pi)
     yaw = np.radians(90.0 - np.asarray(heading_deg, dtype=float))
     wrapped = -((-yaw + math.pi) % (2 * math.pi) - math.pi)
     return float(wrapped) if np.ndim(wrapped) == 0 else wrapped
@@ -86,6 +91,9 @@ def tilt_deg(quaternion: np.ndarray) -> np.ndarray:
 def yaw_of(quaternion: np.ndarray) -> float | np.ndarray:
     """ENU yaw (rad, in [-pi, pi], counter-clockwise from east) of the body x axis: a float for
     one (4,) quaternion (x, y, z, w), an (...,) array for (..., 4) quaternions."""
+    if type(quaternion) is np.ndarray and quaternion.ndim == 1:
+        x, y, z, w = quaternion.tolist()  # Python floats: the same products, no scalar boxing
+        return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
     if np.ndim(quaternion) == 1:
         x, y, z, w = quaternion
         return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))

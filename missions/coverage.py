@@ -60,6 +60,7 @@ class Area:
         self.v_centres = -self.length / 2 + (np.arange(self.n_v) + 0.5) * self.cell_v
         uu, vv = np.meshgrid(self.u_centres, self.v_centres, indexing="ij")
         self.cell_xy = self.to_world(uu, vv)  # (n_u, n_v, 2) m
+        self._cell_planes = np.ascontiguousarray(np.moveaxis(self.cell_xy, -1, 0))  # (2, n_u, n_v)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -122,7 +123,9 @@ class Area:
         half-size. None when the footprint misses the grid. Only the cells of the footprint's
         bounding box are tested, so the cost does not grow with the area.
         """
-        u, v = self.to_area(xy)
+        at = np.asarray(xy, dtype=float)[:2]
+        d = at - self.center  # as `to_area`, without the stack
+        u, v = float(d @ self.uhat), float(d @ self.vhat)
         r = half_m * math.sqrt(2.0)
         iu0 = max(0, math.floor((u - r + self.width / 2) / self.cell_u))
         iu1 = min(self.n_u, math.ceil((u + r + self.width / 2) / self.cell_u))
@@ -131,17 +134,25 @@ class Area:
         if iu0 >= iu1 or iv0 >= iv1:
             return None
         su, sv = slice(iu0, iu1), slice(iv0, iv1)
-        d = self.cell_xy[su, sv] - np.asarray(xy, dtype=float)[:2]
+        # the cells' offsets (dx, dy) turned into the footprint's frame, both rows at once:
+        # fwd = c dx + s dy, left = c dy - s dx = (-s) dx + c dy (the same roundings)
+        d = self._cell_planes[:, su, sv] - at.reshape(2, 1, 1)
         c, s = math.cos(yaw_rad), math.sin(yaw_rad)
-        fwd = c * d[..., 0] + s * d[..., 1]
-        left = c * d[..., 1] - s * d[..., 0]
-        return su, sv, (np.abs(fwd) <= half_m) & (np.abs(left) <= half_m)
+        turned = _turn(c, s) * d  # (2 rows, 2 terms, k_u, k_v)
+        rows = turned[:, 0] + turned[:, 1]
+        inside = np.abs(rows, out=rows) <= half_m
+        return su, sv, inside[0] & inside[1]
 
     def strip_mask(self, u_lo: float, u_hi: float, v_lo: float, v_hi: float) -> np.ndarray:
         """(n_u, n_v) bool: cells whose centre has u in [u_lo, u_hi) and v in [v_lo, v_hi]."""
         mu = (self.u_centres >= u_lo) & (self.u_centres < u_hi)
         mv = (self.v_centres >= v_lo) & (self.v_centres <= v_hi)
         return mu[:, None] & mv[None, :]
+
+
+def _turn(c: float, s: float) -> np.ndarray:
+    """(2, 2, 1, 1) rows (fwd, left) of the footprint's rotation, to broadcast on (2, k, l)."""
+    return np.array((c, s, -s, c)).reshape(2, 2, 1, 1)
 
 
 def footprint_half_m(altitude_m: float, fov_deg: float) -> float:

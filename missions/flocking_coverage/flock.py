@@ -115,6 +115,9 @@ class CameraConfig:
     min_altitude_m: float = param(2.0, "below this height the camera records nothing, m", ge=0)
 
 
+GRID_CACHE_CELLS = 1 << 22  # decoded coverage grids a flock keeps, cells (4 MB)
+
+
 @dataclass
 class FlockContext:
     """What the mission hands every member: configuration, areas, roster, instrumentation."""
@@ -130,6 +133,27 @@ class FlockContext:
     stations: Mapping[int, np.ndarray] | None = None  # base station id -> (2,) m (data mule)
     radio_range_m: float = math.inf  # the radio's rated range (split flocks), m
     versions: list[int] = field(default_factory=list)  # geometry version per area (move_area)
+    _grids: dict[int, tuple[bytes, tuple[int, int], np.ndarray]] = field(
+        default_factory=dict, repr=False
+    )  # decoded coverage bits, by the identity of the bytes (see grid_of)
+    _grid_cells: int = 0
+
+    def grid_of(self, bits: bytes, area: int) -> np.ndarray:
+        """`unpack(bits, areas[area].shape)`, read-only, decoded once per bytes object: one
+        broadcast share reaches every member in range and the base station with the same
+        payload. At most GRID_CACHE_CELLS cells are kept (then the cache starts again)."""
+        shape = self.areas[area].shape
+        hit = self._grids.get(id(bits))
+        if hit is not None and hit[0] is bits and hit[1] == shape:
+            return hit[2]
+        grid = unpack(bits, shape)
+        grid.flags.writeable = False
+        if self._grid_cells + grid.size > GRID_CACHE_CELLS:
+            self._grids.clear()
+            self._grid_cells = 0
+        self._grids[id(bits)] = (bits, shape, grid)  # holds `bits`: its id is not reused
+        self._grid_cells += grid.size
+        return grid
 
 
 class FlockUav(AutonomousUavAgent):
@@ -170,8 +194,9 @@ class FlockUav(AutonomousUavAgent):
         if pos[2] < self.ctx.camera.min_altitude_m:
             return
         half = footprint_half_m(float(pos[2]), self.ctx.camera.fov_deg)
+        xy = pos[:2]
         for area, seen, known in zip(self.ctx.areas, self.seen, self.known):
-            hit = area.footprint(pos[:2], yaw, half)
+            hit = area.footprint(xy, yaw, half)
             if hit is not None:
                 su, sv, block = hit
                 seen[su, sv] |= block
@@ -187,22 +212,23 @@ class FlockUav(AutonomousUavAgent):
                     ack = m.payload
                     for k, bits in enumerate(ack.bits):
                         if not ack.versions or ack.versions[k] == self._version(k):
-                            self.acked[k] |= unpack(bits, self.ctx.areas[k].shape)
+                            self.acked[k] |= self.ctx.grid_of(bits, k)
         split_m = self.ctx.flock.split_range_frac * self.ctx.radio_range_m
+        hx, hy = float(here[0]), float(here[1])
+        me, heard, last_heard, far = self.id, self.heard, self.last_heard, self.far
         for m in self.transceiver.receive("radio"):
             p = m.payload
             if isinstance(p, CoverageMsg):
                 if p.version == self._version(p.area):
-                    self.known[p.area] |= unpack(p.bits, self.ctx.areas[p.area].shape)
+                    self.known[p.area] |= self.ctx.grid_of(p.bits, p.area)
                 continue
-            if isinstance(p, Heartbeat | Beacon) and p.sender != self.id:
-                self.last_heard[p.sender] = now
+            if isinstance(p, _BEATS) and p.sender != me:
+                last_heard[p.sender] = now
                 self.ever_heard = True
-                old = self.heard.get(p.sender)
+                old = heard.get(p.sender)
                 if old is None or old.time_s <= p.time_s:
-                    self.heard[p.sender] = p
-                    d = float(np.hypot(p.position[0] - here[0], p.position[1] - here[1]))
-                    self.far[p.sender] = d >= split_m
+                    heard[p.sender] = p
+                    far[p.sender] = _at_least(p.position[0] - hx, p.position[1] - hy, split_m)
 
     # -- membership -------------------------------------------------------------------------
     def heard_from(self) -> Mapping[int, float]:
@@ -236,7 +262,7 @@ class FlockUav(AutonomousUavAgent):
             self._lead(now, pos, vel, members)
         else:
             self.leader = None
-            self._follow(now, pos, leader)
+            self._follow(now, pos, leader, members)
 
     def _peers(self, now: float, members: set[int]) -> dict[int, np.ndarray]:
         """Last heard horizontal positions (m) of the members, extrapolated to `now`."""
@@ -325,7 +351,7 @@ class FlockUav(AutonomousUavAgent):
             return own[1]
         return initial_plan(self.ctx.areas, self.ctx.starts, self.ctx.settings, now)
 
-    def _follow(self, now: float, pos: np.ndarray, leader: int | None) -> None:
+    def _follow(self, now: float, pos: np.ndarray, leader: int | None, members: set[int]) -> None:
         f = self.ctx.flock
         beacon = self.heard.get(leader) if leader is not None else None
         fresh = isinstance(beacon, Beacon) and now - beacon.time_s <= f.timeout_s
@@ -345,30 +371,42 @@ class FlockUav(AutonomousUavAgent):
         if mine is not None:
             self.slot_offset = mine
         rel = (self.slot_offset or 0.0) - (plan.offset_of(beacon.sender) or 0.0)
-        lead_xy = _ahead(beacon.position, beacon.velocity, now - beacon.time_s)
-        slot = lead_xy + rel * area.uhat
-        target = slot + np.array(beacon.intent) / self.gain  # the leader's intent, fed forward
-        members = self.members(now)
-        target = target + self._push(pos[:2], self._peers(now, members))
-        step = target - pos[:2]
+        # scalar float arithmetic, operation for operation what the (2,) array formula
+        # target = ahead(leader) + rel uhat + intent / gain + push, clipped to `reach`, does
+        dt = now - beacon.time_s
+        ux, uy = area.uhat.tolist()
+        tx = (beacon.position[0] + dt * beacon.velocity[0]) + rel * ux
+        ty = (beacon.position[1] + dt * beacon.velocity[1]) + rel * uy
+        tx, ty = tx + beacon.intent[0] / self.gain, ty + beacon.intent[1] / self.gain
+        hx, hy = float(pos[0]), float(pos[1])
+        px, py = _push_xy(hx, hy, *self._peer_xy(now, members), f.separation_m)
+        tx, ty = tx + px, ty + py
+        sx, sy = tx - hx, ty - hy
         reach = f.catch_up_speed_m_s / self.gain
-        dist = float(np.hypot(*step))
+        dist = float(np.hypot(sx, sy))
         if dist > reach:
-            target = pos[:2] + step * (reach / dist)
-        self.goto(float(target[0]), float(target[1]), f.altitude_m, beacon.heading_deg)
+            tx, ty = hx + sx * (reach / dist), hy + sy * (reach / dist)
+        self.goto(tx, ty, f.altitude_m, beacon.heading_deg)
         self.formation = (int(beacon.sender), rel, plan.area, plan.stage)
 
     def _push(self, here: np.ndarray, peers: Mapping[int, np.ndarray]) -> np.ndarray:
         """Separation: a target shift (m) away from members closer than `separation_m`."""
+        xs = [float(p[0]) for p in peers.values()]
+        ys = [float(p[1]) for p in peers.values()]
         sep = self.ctx.flock.separation_m
-        push = np.zeros(2)
-        if not peers:
-            return push
-        d = here - np.array(list(peers.values()))  # (k, 2), in the peers' order
-        dist = np.hypot(d[:, 0], d[:, 1])
-        for k in np.flatnonzero((dist > 1e-6) & (dist < sep)).tolist():
-            push += 1.5 * (sep - dist[k]) * d[k] / dist[k]
-        return push
+        return np.array(_push_xy(float(here[0]), float(here[1]), xs, ys, sep))
+
+    def _peer_xy(self, now: float, members: set[int]) -> tuple[list[float], list[float]]:
+        """`_peers` as two coordinate lists (m), in the same order, without the arrays."""
+        xs, ys = [], []
+        heard, me = self.heard, self.id
+        for i in members:
+            hb = heard.get(i)
+            if hb is not None and i != me:
+                dt = min(now - hb.time_s, 1.0)
+                xs.append(hb.position[0] + dt * hb.velocity[0])
+                ys.append(hb.position[1] + dt * hb.velocity[1])
+        return xs, ys
 
     # -- radio ------------------------------------------------------------------------------
     def _heartbeat(self) -> None:
@@ -408,8 +446,46 @@ class FlockUav(AutonomousUavAgent):
             self.leader.area_moved(index, self.sensed_position[:2], self.known, self.sim.time_s)
 
 
+_BEATS = (Heartbeat, Beacon)
+
+
+def _push_xy(
+    hx: float, hy: float, xs: Sequence[float], ys: Sequence[float], sep: float
+) -> tuple[float, float]:
+    """The separation push (m) from (hx, hy) away from the peers at (xs[k], ys[k]): the sum, in
+    the peers' order, of 1.5 (sep - d) (here - peer) / d over those with 1e-6 < d < sep m.
+
+    A rounded hypot is never below its larger leg, so only peers within `sep` on both axes can
+    be closer than `sep`: the distance is taken (np.hypot) for those alone. The sum is the
+    array formula's floating-point operations in the same order (tests/missions/
+    test_flock_push.py, test_flock_perf_identity.py)."""
+    px = py = 0.0
+    for x, y in zip(xs, ys):
+        dx, dy = hx - x, hy - y
+        if -sep < dx < sep and -sep < dy < sep:
+            dist = float(np.hypot(dx, dy))
+            if 1e-6 < dist < sep:
+                k = 1.5 * (sep - dist)
+                px, py = px + k * dx / dist, py + k * dy / dist
+    return px, py
+
+
+def _at_least(dx: float, dy: float, limit: float) -> bool:
+    """`np.hypot(dx, dy) >= limit`, taking the hypot only near the limit. A hypot rounded
+    within an ulp lies in [max(|dx|, |dy|), (|dx| + |dy|)(1 + 3e-16)], so away from the limit
+    the bounds decide (an infinite limit, the usual case, never takes the hypot); NaNs take it."""
+    ax, ay = abs(dx), abs(dy)
+    total = ax + ay
+    if total < limit * (1.0 - 1e-12):
+        return False
+    if (ax if ax > ay else ay) >= limit and total == total:
+        return True
+    return bool(np.hypot(dx, dy) >= limit)
+
+
 def _tup(v: np.ndarray) -> tuple[float, float, float]:
-    return (float(v[0]), float(v[1]), float(v[2]))
+    x, y, z = v.tolist()
+    return (x, y, z)
 
 
 def _ahead(position: Sequence[float], velocity: Sequence[float], dt: float) -> np.ndarray:

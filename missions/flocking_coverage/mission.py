@@ -39,7 +39,7 @@ from skyswarm.core.config import ScenarioConfig
 from skyswarm.core.faults import DeathEvent
 from skyswarm.core.mission import Mission
 from skyswarm.core.schema import ConfigError, param
-from skyswarm.missions.coverage import Area, carry_over, footprint_half_m, pack, unpack
+from skyswarm.missions.coverage import Area, carry_over, footprint_half_m, pack
 from skyswarm.missions.flocking_coverage.flock import (
     BaseAck,
     CameraConfig,
@@ -281,7 +281,7 @@ class FlockingCoverage(FlockReport, Mission):
         for m in station.transceiver.receive():
             p = m.payload
             if isinstance(p, CoverageMsg) and p.version == self.ctx.versions[p.area]:
-                self.base_known[p.area] |= unpack(p.bits, self.areas[p.area].shape)
+                self.base_known[p.area] |= self.ctx.grid_of(p.bits, p.area)
                 changed = True
             elif isinstance(p, SweepDone) and self.sweep_done_s is None:
                 self.sweep_done_s = now
