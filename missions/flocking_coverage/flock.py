@@ -216,6 +216,7 @@ class FlockUav(AutonomousUavAgent):
         split_m = self.ctx.flock.split_range_frac * self.ctx.radio_range_m
         hx, hy = float(here[0]), float(here[1])
         me, heard, last_heard, far = self.id, self.heard, self.last_heard, self.far
+        near = split_m * (1.0 - 1e-12)  # |dx| + |dy| below this: nearer than split_m (_at_least)
         for m in self.transceiver.receive("radio"):
             p = m.payload
             if isinstance(p, CoverageMsg):
@@ -228,7 +229,10 @@ class FlockUav(AutonomousUavAgent):
                 old = heard.get(p.sender)
                 if old is None or old.time_s <= p.time_s:
                     heard[p.sender] = p
-                    far[p.sender] = _at_least(p.position[0] - hx, p.position[1] - hy, split_m)
+                    dx, dy = p.position[0] - hx, p.position[1] - hy
+                    far[p.sender] = (
+                        False if abs(dx) + abs(dy) < near else _at_least(dx, dy, split_m)
+                    )
 
     # -- membership -------------------------------------------------------------------------
     def heard_from(self) -> Mapping[int, float]:
@@ -403,7 +407,9 @@ class FlockUav(AutonomousUavAgent):
         for i in members:
             hb = heard.get(i)
             if hb is not None and i != me:
-                dt = min(now - hb.time_s, 1.0)
+                dt = now - hb.time_s
+                if dt > 1.0:  # min(dt, 1.0), NaN kept as min() keeps it
+                    dt = 1.0
                 xs.append(hb.position[0] + dt * hb.velocity[0])
                 ys.append(hb.position[1] + dt * hb.velocity[1])
         return xs, ys
