@@ -401,26 +401,23 @@ class MessageDispatcher:
             messages = [msgs[i] for i in order]
             caps = [ch.cfg.queue_capacity for ch in self.channels]
             txs = self.transceivers
-            s, end = 0, len(order)
-            while s < end:  # one group per (receiver, channel), as `_hand_over`
-                first = order[s]
-                r, ch, key = rcv[first], chl[first], keys[first]
-                e = s + 1
-                while e < end and keys[order[e]] == key:
-                    e += 1
-                tx = txs[r]
-                if tx.on_message is not None:
-                    self._call_back(tx, messages[s:e])
-                else:
+            if len({keys[i] for i in order}) == len(order):  # one copy per receiver queue
+                for s, i in enumerate(order):  # `_hand_over`'s steps for groups of one
+                    tx = txs[rcv[i]]
+                    if tx.on_message is not None:
+                        self._call_back(tx, messages[s : s + 1])
+                        continue
+                    ch = chl[i]
                     q = tx.queues[ch]
                     room = caps[ch] - len(q)
-                    if e - s <= room:
-                        q.extend(messages[s:e])
+                    if room >= 1:
+                        q.append(messages[s])
                     else:
                         q.extend(messages[s : s + room])
-                        for i in order[s + room : e]:
-                            fate[i] = OVERFLOW
-                s = e
+                        for j in order[s + room : s + 1]:
+                            fate[j] = OVERFLOW
+            else:
+                self._hand_groups(order, keys, rcv, chl, messages, fate)
         n, nf = self._tx.shape[1], len(FATES)  # after the callbacks: they may add agents
         tx_n = Counter([(ch * n + a) * nf + f for ch, a, f in zip(chl, snd, fate)])
         rx_n = Counter([(ch * n + b) * nf + f for ch, b, f in zip(chl, rcv, fate)])
@@ -432,6 +429,39 @@ class MessageDispatcher:
                 ok = fates == DELIVERED
                 tick = np.full(int(ok.sum()), self.sim.world.tick, dtype=np.int64)
                 self._log.append(np.column_stack([tick, c.seq[ok], self.ids[c.receiver[ok]]]))
+
+    def _hand_groups(
+        self,
+        order: list[int],
+        keys: list[int],
+        rcv: list[int],
+        chl: list[int],
+        messages: list[Message],
+        fate: list[int],
+    ) -> None:
+        """`_hand_over_small`'s queues and callbacks, one group per (receiver, channel)."""
+        caps = [ch.cfg.queue_capacity for ch in self.channels]
+        txs = self.transceivers
+        s, end = 0, len(order)
+        while s < end:  # one group per (receiver, channel), as `_hand_over`
+            first = order[s]
+            r, ch, key = rcv[first], chl[first], keys[first]
+            e = s + 1
+            while e < end and keys[order[e]] == key:
+                e += 1
+            tx = txs[r]
+            if tx.on_message is not None:
+                self._call_back(tx, messages[s:e])
+            else:
+                q = tx.queues[ch]
+                room = caps[ch] - len(q)
+                if e - s <= room:
+                    q.extend(messages[s:e])
+                else:
+                    q.extend(messages[s : s + room])
+                    for i in order[s + room : e]:
+                        fate[i] = OVERFLOW
+            s = e
 
     def _call_back(self, tx: MessageTransceiver, messages: list[Message]) -> None:
         """Hand messages (in seq order) to an on-message callback; a raise is a software fault."""
