@@ -22,6 +22,12 @@ and a report at 1 Hz to the base station (the reference flocking scenario's traf
 frames per tick). The same traffic is dispatched by the plain-Python small-batch path
 (core/comms/small.py) and by the vectorised path, alternated over rounds; printed: CPU per
 tick of each (median of the rounds) and their ratio. Writes bench/results/comms_dispatch_small.json.
+
+Where the small-batch path stops paying (`--crossover`, about 5 minutes): M members, k
+broadcasts per tick on a 60 m radio, in a 40 m square (every pair in range: the worst case of
+the plain path, whose cost grows with the copies) or a 1 km one (few neighbours); CPU per tick
+of both paths (best of 3 runs of 150 ticks) and their ratio, for sends x members up to 4,800.
+This sets `SMALL_PAIRS` (core/comms/small.py).
 """
 
 from __future__ import annotations
@@ -225,6 +231,51 @@ def small_swarm(n: int, small: bool, ticks: int = 4000, seed: int = 0) -> float:
         dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER = saved
 
 
+def batch_cost(members: int, sends: int, small: bool, side_m: float, ticks: int = 150) -> float:
+    """CPU seconds per tick of `sends` broadcasts among `members` agents in a side_m square
+    (z 5..7 m), decided by the small-batch path or (`small=False`) the vectorised one."""
+    saved = dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER
+    dispatcher_module.is_small = lambda s, m: small
+    dispatcher_module.SMALL_HAND_OVER = 10**9 if small else -1
+    try:
+        sim = Simulator(SimulationConfig(seed=0))
+        chan = {"range_m": 60.0, "loss": 0.01, "jitter_s": 0.0025, "queue_capacity": 4096}
+        d = attach_comms(sim, CommsConfig.from_dict({"channels": {"radio": chan}}))
+        rng = np.random.default_rng(0)
+        slots = sim.world.state.add(members)
+        xy = rng.uniform(0, side_m, (members, 2))
+        sim.world.state.position[slots] = np.column_stack([xy, rng.uniform(5, 7, members)])
+        agents = [PhysicalAgent(sim, i + 1, int(s)) for i, s in enumerate(slots)]
+        for a in agents:
+            a.transceiver.on_message = lambda m: None
+        cpu = 0.0
+        for tick in range(ticks):
+            t0 = time.process_time()
+            for j in range(sends):
+                agents[(tick * sends + j) % members].transceiver.broadcast(tick)
+            d.deliver(tick)
+            cpu += time.process_time() - t0
+            sim.world.tick += 1
+        sim.close()
+        return cpu / ticks
+    finally:
+        dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER = saved
+
+
+def main_crossover() -> None:
+    for members, side in ((32, 40.0), (100, 40.0), (100, 1000.0), (300, 1000.0)):
+        for sends in (1, 2, 4, 8, 16, 32):
+            if sends * members > 4800:
+                continue
+            p = min(batch_cost(members, sends, True, side) for _ in range(3))
+            v = min(batch_cost(members, sends, False, side) for _ in range(3))
+            print(
+                f"members {members}, {side:.0f} m square, {sends} sends ({sends * members} pairs):"
+                f" small-batch {1e6 * p:.0f} us/tick, vectorised {1e6 * v:.0f}, ratio {p / v:.2f}",
+                flush=True,
+            )
+
+
 def main_small(rounds: int = 5) -> None:
     rows = []
     small_swarm(10, True, 400)  # warm-up
@@ -274,4 +325,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main_small() if "--small" in sys.argv[1:] else main()
+    if "--small" in sys.argv[1:]:
+        main_small()
+    elif "--crossover" in sys.argv[1:]:
+        main_crossover()
+    else:
+        main()

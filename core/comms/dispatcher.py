@@ -548,8 +548,9 @@ def comms_from_scenario(sim: Simulator, scenario: ScenarioConfig) -> MessageDisp
 
 
 # copies due at one tick at or below which `deliver` hands them over in plain Python
-# (`_hand_over_small`): below a few hundred copies its fixed numpy cost dominates.
-SMALL_HAND_OVER = 256
+# (`_hand_over_small`): its cost grows with the copies, `_hand_over`'s is mostly fixed
+# (bench/comms_dispatch.py --crossover: at about 250 copies a tick the two cost the same).
+SMALL_HAND_OVER = 128
 
 
 def _reads_state(agent: PhysicalAgent) -> bool:

@@ -3,7 +3,7 @@
 `fates.resolve` is vectorised: whatever the batch, it costs about a hundred numpy calls (a few
 hundred microseconds), while a swarm of 10-30 UAVs sends one or two frames per tick. For such a
 batch (`is_small`: sends x members <= SMALL_PAIRS) `resolve_small` decides the same fates in
-plain Python, 4-8x cheaper, and bit for bit the same:
+plain Python, about 2x cheaper at 10-30 UAVs, and bit for bit the same:
 
 - the same random draws: the same calls on the comms stream with the same sizes, in the same
   order (one `Channel.delays` call per channel with sends, then one `rng.random(candidates)`);
@@ -40,10 +40,13 @@ from skyswarm.core.comms.fates import (
     Message,
 )
 
-# sends x members at or below which a tick's batch is decided in plain Python. Measured with
-# bench/comms_dispatch.py --small (one process, CPU time): at 512 pairs (16 sends, 32 members)
-# the plain path costs about a third of the vectorised one, at 2,048 about the same.
-SMALL_PAIRS = 1024
+# sends x members at or below which a tick's batch is decided in plain Python. Its cost grows
+# with the copies (all pairs in range, the worst case, ~3x numpy's cost per copy), numpy's has a
+# large fixed part. Measured with `python bench/comms_dispatch.py --crossover` (CPU time, machine
+# at load 4-6; small-batch / vectorised): every pair in range, 32 members: 0.56 at 1 send, 0.53
+# at 4 (128 pairs), 1.12 at 8 (256); 100 members: 0.92 at 1, 1.28 at 2. Few neighbours (1 km
+# square): 0.26 at 100 pairs, 0.47 at 800, 0.93 at 1,600. 128 keeps the worst case below 1.
+SMALL_PAIRS = 128
 
 
 def is_small(sends: int, members: int) -> bool:
