@@ -28,6 +28,10 @@ broadcasts per tick on a 60 m radio, in a 40 m square (every pair in range: the 
 the plain path, whose cost grows with the copies) or a 1 km one (few neighbours); CPU per tick
 of both paths (best of 3 runs of 150 ticks) and their ratio, for sends x members up to 4,800.
 This sets `SMALL_PAIRS` (core/comms/small.py).
+
+A whole scenario (`--scenario FILE [--seconds S] [key=value ...]`): the run's CPU time and the
+CPU time spent in `MessageDispatcher.deliver` (thread CPU around each call), e.g.
+`python bench/comms_dispatch.py --scenario configs/flocking_coverage.toml --seconds 60`.
 """
 
 from __future__ import annotations
@@ -276,6 +280,40 @@ def main_crossover() -> None:
             )
 
 
+def scenario_cost(file: str, seconds: float, overrides: list[str]) -> dict[str, float]:
+    """CPU seconds of a scenario's run and of its dispatcher's `deliver` calls."""
+    from skyswarm.core.config import load_scenario
+
+    scenario = load_scenario(file, [*overrides, f"simulation.duration_s={seconds}"])
+    sim = Simulator.from_scenario(scenario)
+    spent = [0.0]
+    deliver = MessageDispatcher.deliver
+
+    def timed(self: MessageDispatcher, tick: int) -> None:
+        t0 = time.thread_time()
+        deliver(self, tick)
+        spent[0] += time.thread_time() - t0
+
+    MessageDispatcher.deliver = timed  # type: ignore[method-assign]
+    try:
+        t0 = time.process_time()
+        sim.run()
+        total = time.process_time() - t0
+    finally:
+        MessageDispatcher.deliver = deliver  # type: ignore[method-assign]
+        sim.close()
+    return {"run_cpu_s": total, "deliver_cpu_s": spent[0]}
+
+
+def main_scenario(args: list[str]) -> None:
+    file = args[args.index("--scenario") + 1]
+    seconds = float(args[args.index("--seconds") + 1]) if "--seconds" in args else 60.0
+    overrides = [a for a in args if "=" in a and not a.startswith("--")]
+    r = scenario_cost(file, seconds, overrides)
+    share = 100 * r["deliver_cpu_s"] / r["run_cpu_s"]
+    print(f"run CPU {r['run_cpu_s']:.2f} s, deliver CPU {r['deliver_cpu_s']:.2f} s ({share:.1f} %)")
+
+
 def main_small(rounds: int = 5) -> None:
     rows = []
     small_swarm(10, True, 400)  # warm-up
@@ -325,7 +363,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if "--small" in sys.argv[1:]:
+    if "--scenario" in sys.argv[1:]:
+        main_scenario(sys.argv[1:])
+    elif "--small" in sys.argv[1:]:
         main_small()
     elif "--crossover" in sys.argv[1:]:
         main_crossover()
