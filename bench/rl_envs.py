@@ -12,9 +12,10 @@ Each vector size is measured `--rounds` times (the rounds of all sizes interleav
 gives the median wall-clock rate with the range over rounds, and the CPU rate: agent-env-steps
 per second of this process's CPU time (all its threads), which a shared machine disturbs far
 less than the wall clock. The idle-machine estimate (largest size) times, on one thread and in
-thread CPU time (which other jobs barely disturb), the env's steps and the 8 simulator ticks
-inside each: n / (env-only + ticks / cores), the ticks (the compiled kernels, threaded) split
-over the cores and the env's numpy serial.
+thread CPU time (which other jobs barely disturb), the env's steps, the 8 simulator ticks
+inside each and the two compiled kernels inside those: n / (step - kernels + kernels / cores),
+the kernels (threaded) split over the cores and the rest (the env's step, the ticks' own
+Python and numpy) serial.
 
     python bench/rl_envs.py [--sizes 1 64 1024 4096] [--seconds 3] [--rounds 3] [--out FILE]
 """
@@ -31,8 +32,9 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from skyswarm.core.backends import PARALLEL_MIN
+from skyswarm.core.backends import PARALLEL_MIN, fast
 from skyswarm.envs import FlightEnv, FlightVectorEnv
+from skyswarm.uav import flight_kernel
 
 
 def vector_rate(
@@ -72,10 +74,17 @@ def vector_rate(
 
 
 def idle_estimate(n: int, steps: int = 60, cores: int = 2) -> dict[str, float]:
-    """Thread-CPU ms per step on one thread: the whole env step and the simulator ticks in it,
-    and the resulting estimate of an idle machine's rate on `cores` cores."""
+    """Thread-CPU ms per step on one thread: the whole env step, the simulator ticks in it and
+    the two compiled kernels in those (the flight controller's `fly` and the fast backend's
+    `step_bodies`), and the resulting estimate of an idle machine's rate on `cores` cores:
+    the kernels split over the cores, everything else (the env's step, the ticks' own Python)
+    serial."""
     threads = numba.get_num_threads()
     numba.set_num_threads(1)  # serial kernels, all in this thread's CPU time
+    kernels = {
+        (flight_kernel, "fly"): flight_kernel.fly,
+        (fast.fk, "step_bodies"): fast.fk.step_bodies,
+    }
     try:
         envs = FlightVectorEnv(n, threads=1)  # (its default from 2,048 slots is every core)
         envs.reset(seed=0)
@@ -83,22 +92,34 @@ def idle_estimate(n: int, steps: int = 60, cores: int = 2) -> dict[str, float]:
         for k in range(5):
             envs.step(actions[k])
         sim = envs.batch.sim
-        tick, in_ticks = sim.step, [0.0]
+        tick, in_ticks, in_kernels = sim.step, [0.0], [0.0]
 
         def timed_tick() -> None:  # the ticks inside the env's steps, in place for this loop
             t = time.thread_time()
             tick()
             in_ticks[0] += time.thread_time() - t
 
+        def timed(kernel):
+            def call(*args):
+                t = time.thread_time()
+                kernel(*args)
+                in_kernels[0] += time.thread_time() - t
+
+            return call
+
         sim.step = timed_tick
+        for (module, name), kernel in kernels.items():  # looked up at each call
+            setattr(module, name, timed(kernel))
         t0 = time.thread_time()
         for k in range(steps):
             envs.step(actions[k % 16])
         step = (time.thread_time() - t0) / steps
-        physics = in_ticks[0] / steps
+        physics, compiled = in_ticks[0] / steps, in_kernels[0] / steps
         del sim.step
         envs.close()
     finally:
+        for (module, name), kernel in kernels.items():
+            setattr(module, name, kernel)
         numba.set_num_threads(threads)
     rest = step - physics
     cores = cores if n >= PARALLEL_MIN else 1  # smaller swarms' kernels run on one thread
@@ -106,9 +127,11 @@ def idle_estimate(n: int, steps: int = 60, cores: int = 2) -> dict[str, float]:
         "agents": n,
         "step_cpu_ms": 1e3 * step,
         "ticks_cpu_ms": 1e3 * physics,
+        "kernels_cpu_ms": 1e3 * compiled,
+        "tick_glue_cpu_ms": 1e3 * (physics - compiled),
         "env_only_cpu_ms": 1e3 * rest,
         "one_core_rate": n / step,
-        "idle_estimate_rate": n / (rest + physics / cores),
+        "idle_estimate_rate": n / (step - compiled + compiled / cores),
         "cores": cores,
     }
 
@@ -197,8 +220,9 @@ def main() -> None:
         )
     print(
         f"idle-machine estimate at {idle['agents']} agents: one thread {idle['step_cpu_ms']:.2f} "
-        f"ms CPU per step = ticks {idle['ticks_cpu_ms']:.2f} + env {idle['env_only_cpu_ms']:.2f}"
-        f"; one core {idle['one_core_rate']:,.0f}/s, {idle['cores']} cores "
+        f"ms CPU per step = kernels {idle['kernels_cpu_ms']:.2f} + ticks' glue "
+        f"{idle['tick_glue_cpu_ms']:.2f} + env {idle['env_only_cpu_ms']:.2f}; one core "
+        f"{idle['one_core_rate']:,.0f}/s, {idle['cores']} cores (kernels split) "
         f"{idle['idle_estimate_rate']:,.0f}/s"
     )
     print(f"{'skyswarm single env, fast':<34}{1:>7}{fast_single:>19,.0f}")

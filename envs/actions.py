@@ -21,12 +21,16 @@ T(a) = m g (1 + a) for a <= 0 and m g + a (4 f_max - m g) above: a = 0 is the ho
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+import numba
 import numpy as np
 
+from skyswarm.core.jit import ahead, njit
 from skyswarm.uav.commands import CommandInterface
+from skyswarm.uav.control import BODY_RATES, Setpoints, mode_index
 
 
 class ActionLevel(ABC):
@@ -58,8 +62,65 @@ class BodyRates(ActionLevel):
     fields = ("p", "q", "r", "thrust")
 
     def apply(self, command: CommandInterface, index: np.ndarray | None, a: np.ndarray) -> None:
+        if index is None and _body_rates_all(command, a):
+            return
         scale = np.array([command.max_body_rate, command.max_body_rate, command.max_yaw_rate])
         command.body_rates(index, a[:, :3] * scale, collective(command, a[:, 3]))
+
+
+def _body_rates_all(command: CommandInterface, a: np.ndarray) -> bool:
+    """`BodyRates.apply` to every agent in one compiled pass, when every agent already flies
+    body rates and `a` (n, 4) is C-contiguous float64 and finite (an RL step's usual case):
+    the numbers `command.body_rates` writes, bit for bit. False: take the command's own path
+    (its mode switches and its errors)."""
+    sw = command.swarm
+    if a.shape != (sw.n, 4) or a.dtype != np.float64 or not a.flags.c_contiguous:
+        return False
+    hover = sw.config.airframe.mass_kg * sw.g  # as `collective`
+    sp = sw.setpoints
+    return set_body_rates(
+        a, command.max_body_rate, command.max_yaw_rate, hover, 4.0 * command.f_max,
+        sp.mode, _BODY_RATES, sp.rates, sp.thrust,
+    )  # fmt: skip
+
+
+_BODY_RATES = mode_index(BODY_RATES)
+
+
+@njit(nogil=True)
+def set_body_rates(a, max_rate, max_yaw_rate, hover, top, mode, body_rates, rates, thrust):
+    """Setpoints `rates` (n, 3) rad/s and `thrust` (n,) N from normalised actions `a` (n, 4),
+    as BodyRates.apply through CommandInterface.body_rates computes them (p, q = a x max_rate,
+    r = a x max_yaw_rate, `collective` of a3, each clipped as the command clips); True. False
+    if an entry is not finite (nothing written) or an agent's `mode` is not `body_rates` (the
+    agents before it written, with the numbers the command's own path then writes again)."""
+    flat = a.reshape(-1)
+    finite = True
+    for i in range(len(flat)):  # no early exit: the loop stays branch-free (vectorised)
+        finite &= abs(flat[i]) < math.inf  # NaN fails too
+    if not finite:
+        return False
+    for i in range(a.shape[0]):  # one pass over the setpoint records
+        if mode[i] != body_rates:
+            return False
+        p, q, r = a[i, 0] * max_rate, a[i, 1] * max_rate, a[i, 2] * max_yaw_rate
+        rates[i, 0] = _clip(p, -max_rate, max_rate)
+        rates[i, 1] = _clip(q, -max_rate, max_rate)
+        rates[i, 2] = _clip(r, -max_yaw_rate, max_yaw_rate)
+        c = a[i, 3]
+        f = hover * (1.0 + c) if c <= 0.0 else hover + c * (top - hover)
+        thrust[i] = _clip(f, 0.0, top)
+    return True
+
+
+@njit(inline="always")
+def _clip(x, lo, hi):
+    """np.clip of a finite x: x itself (a -0.0 stays -0.0) unless beyond a bound."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
 
 
 class Attitude(ActionLevel):
@@ -131,7 +192,9 @@ class ActionCheck:
 
     def __call__(self, a: object) -> np.ndarray:
         """(n, k) normalised actions from one action (n = 1) or one batch (n = num_envs)."""
-        return self._values(self._array(a, self.shape, self.whose), self.agents)
+        if not (isinstance(a, np.ndarray) and a.shape == self.shape and a.dtype in _CHECKED):
+            a = self._array(a, self.shape, self.whose)  # float64 (a float32 array is read as is)
+        return self._values(a, self.agents)
 
     def each(self, actions: dict[str, object], live: list[str]) -> np.ndarray:
         """(m, k) actions of the `live` agents (m,) in order, from a dict by agent name that
@@ -161,8 +224,15 @@ class ActionCheck:
         return arr
 
     def _values(self, arr: np.ndarray, agents: list[str]) -> np.ndarray:
-        """(n, k) rows of `agents` (n,) checked finite and in [-1, 1], then clipped."""
+        """(n, k) rows of `agents` (n,) checked finite and in [-1, 1], then clipped: one
+        compiled pass (`check_clip`) into a new float64 array; the message from numpy."""
         flat = arr.reshape(-1, self.level.k)
+        if flat.dtype not in _CHECKED or not flat.flags.c_contiguous:
+            flat = np.ascontiguousarray(flat, dtype=np.float64)
+        out = np.empty(flat.shape)
+        if check_clip(flat, TOLERANCE, out) < 0:
+            return out
+        flat = flat.astype(np.float64)
         bad = ~np.isfinite(flat) | (np.abs(flat) > 1.0 + TOLERANCE)
         if bad.any():
             row, col = (int(i) for i in np.argwhere(bad)[0])
@@ -171,11 +241,48 @@ class ActionCheck:
                 f"{float(flat[row, col])!r} ({self.level.name} level); expected "
                 f"Box(-1.0, 1.0, ({self.level.k},), float32) with finite entries"
             )
-        return np.clip(flat, -1.0, 1.0)
+        return np.clip(flat, -1.0, 1.0)  # not reached: check_clip refused an entry
 
 
 TOLERANCE = 1e-6  # float32 rounding of a bound is not out of bounds
+_CHECKED = (np.dtype(np.float32), np.dtype(np.float64))  # check_clip's compiled inputs
+
+
+@njit(nogil=True)
+def check_clip(a, tolerance, out):
+    """`out` (n, k) float64 = `a` (n, k) clipped to [-1, 1] (np.clip's numbers: a -0.0 stays);
+    -1, or the flat index of the first entry that is not finite or beyond 1 + `tolerance`
+    (then `out` holds garbage)."""
+    limit = 1.0 + tolerance
+    src, dst = a.reshape(-1), out.reshape(-1)
+    bad = False
+    for i in range(len(src)):  # no early exit: the loop stays branch-free (vectorised)
+        x = np.float64(src[i])
+        bad |= not abs(x) <= limit  # NaN and inf fail too
+        dst[i] = _clip(x, -1.0, 1.0)
+    if bad:
+        for i in range(len(src)):
+            if not abs(np.float64(src[i])) <= limit:
+                return i
+    return -1
 
 
 class ActionError(ValueError):
     """An action the environment refuses: wrong shape, NaN or inf, out of [-1, 1]."""
+
+
+# The types the envs call the kernels with (compiled before the clock: core/jit.py): actions
+# float32 (the action spaces' dtype) or float64, the setpoints' strided record fields.
+_F4, _F8 = numba.types.float32, numba.types.float64
+ahead(
+    check_clip,
+    *((numba.types.Array(t, 2, "C"), _F8, numba.types.Array(_F8, 2, "C")) for t in (_F4, _F8)),
+)
+_SP = Setpoints(1)
+ahead(
+    set_body_rates,
+    (
+        numba.types.Array(_F8, 2, "C"), _F8, _F8, _F8, _F8, numba.typeof(_SP.mode),
+        numba.types.intp, numba.typeof(_SP.rates), numba.typeof(_SP.thrust),
+    ),
+)  # fmt: skip

@@ -21,11 +21,19 @@ from typing import Any
 
 import numpy as np
 
+from skyswarm.core.backends import threaded
 from skyswarm.core.config import SimulationConfig, WorldConfig
 from skyswarm.core.resources import named_or_path
 from skyswarm.core.simulator import Simulator
 from skyswarm.envs.actions import ActionLevel, action_level
-from skyswarm.envs.judge import OBS_6D, OBS_NONE, OBS_QUATERNION, judge, judge_params
+from skyswarm.envs.judge import (
+    OBS_6D,
+    OBS_NONE,
+    OBS_QUATERNION,
+    judge,
+    judge_parallel,
+    judge_params,
+)
 from skyswarm.envs.observations import ObservationSpec, observe, read_kinematics
 from skyswarm.envs.randomize import Randomization
 from skyswarm.envs.tasks import Task, row_norm
@@ -149,10 +157,10 @@ class FlightBatch:
         # either is judged by its methods, on the numpy path
         cls = type(task)
         self._compiled = cls.reward is Task.reward and cls.ends is Task.ends
-        if self.obs_spec.source != "truth" or not self._compiled:
-            self._layout = OBS_NONE  # the estimate's observations: the numpy path
+        if self.obs_spec.source != "truth":
+            self._obs_layout = OBS_NONE  # the estimate's observations: the numpy path
         else:
-            self._layout = OBS_6D if self.obs_spec.rotation == "6d" else OBS_QUATERNION
+            self._obs_layout = OBS_6D if self.obs_spec.rotation == "6d" else OBS_QUATERNION
         self.level.apply(self.swarm.command, self.index, self.hover_action(n))
 
     def hover_action(self, k: int) -> np.ndarray:
@@ -192,7 +200,21 @@ class FlightBatch:
         self.live = np.flatnonzero(self.swarm.alive)
 
     def observe(self, index: np.ndarray | None = None) -> np.ndarray:
-        """(n, d) float32 observations of every slot, or (k, d) of slots `index`."""
+        """(n, d) float32 observations of every slot, or (k, d) of slots `index`: the truth's
+        through the compiled pass (`judge`, its reward and ends unused), the estimate's in
+        numpy (envs/observations.py; the same numbers for the truth, tests/envs/test_judge.py)."""
+        if self._obs_layout != OBS_NONE:
+            pick = self.index if index is None else np.asarray(index, dtype=np.intp)
+            k, st = len(pick), self.sim.world.state
+            obs = np.empty((k, self.obs_size), dtype=np.float32)
+            action = self.action[pick]
+            judge(
+                self.swarm.slots[pick], st.position, st.orientation, st.linear_velocity,
+                st.angular_velocity, self.target[pick], action, action, self._params,
+                self._obs_layout, self.obs_spec.last_action, obs, np.empty(k), np.empty(k, bool),
+                np.empty(k, bool), np.empty(k),
+            )  # fmt: skip
+            return obs
         kin = read_kinematics(self.swarm, self.obs_spec.source, index)
         if index is None:
             return observe(self.obs_spec, kin, self.target, self.action)
@@ -217,15 +239,15 @@ class FlightBatch:
         reward, dist = np.empty(n), np.empty(n)
         crashed, reached = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
         action = np.ascontiguousarray(action, dtype=np.float64)
-        judge(
+        (judge_parallel if threaded(n) else judge)(
             self.swarm.slots, st.position, st.orientation, st.linear_velocity,
-            st.angular_velocity, self.target, action, self.action, self._params, self._layout,
-            self.obs_spec.last_action, obs, reward, crashed, reached, dist,
+            st.angular_velocity, self.target, action, self.action, self._params,
+            self._obs_layout, self.obs_spec.last_action, obs, reward, crashed, reached, dist,
         )  # fmt: skip
         self.action[:] = action
         self.steps += 1
         truncated = self.steps >= self.settings.max_episode_steps
-        if self._layout == OBS_NONE:
+        if self._obs_layout == OBS_NONE:
             obs = self.observe()
         return StepOut(obs, reward, crashed, reached, truncated, dist)
 

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from skyswarm.core.frames import rotation_rows
-from skyswarm.core.jit import ahead, njit
+from skyswarm.core.jit import ahead, njit, prange
 from skyswarm.envs.tasks import Task
 
 # What `judge` writes into `obs`: nothing (the observation comes from elsewhere, e.g. the
@@ -63,10 +63,44 @@ def judge(
     (n, 3) m; action and previous (n, k) normalised; params `judge_params`. Out, (n,) each:
     reward, crashed, reached, dist m (|target - position|); and obs (n, d) float32 in
     `layout` (OBS_NONE: untouched), the last k columns the action when `last_action`."""
+    _judge_range(
+        0, len(slots), slots, position, orientation, velocity, omega, target, action, previous,
+        params, layout, last_action, obs, reward, crashed, reached, dist,
+    )  # fmt: skip
+
+
+# Agents per work item of `judge_parallel` (as uav/kernel.py's fly_parallel).
+CHUNK = 256
+
+
+@njit(parallel=True, nogil=True, error_model="numpy")
+def judge_parallel(
+    slots, position, orientation, velocity, omega, target, action, previous, params, layout,
+    last_action, obs, reward, crashed, reached, dist,
+):  # fmt: skip
+    """`judge` (the same arguments) on numba's threads, CHUNK agents per work item: every
+    agent's numbers are its own, computed as `judge` computes them, so the result is
+    bit-identical to `judge` with any number of threads (envs/batch.py calls it from
+    PARALLEL_MIN agents when the simulator runs threaded)."""
+    n = len(slots)
+    for ch in prange((n + CHUNK - 1) // CHUNK):
+        _judge_range(
+            ch * CHUNK, min(n, (ch + 1) * CHUNK), slots, position, orientation, velocity, omega,
+            target, action, previous, params, layout, last_action, obs, reward, crashed,
+            reached, dist,
+        )  # fmt: skip
+
+
+@njit(nogil=True, error_model="numpy")
+def _judge_range(
+    lo, hi, slots, position, orientation, velocity, omega, target, action, previous, params,
+    layout, last_action, obs, reward, crashed, reached, dist,
+):  # fmt: skip
+    """`judge` of agents lo..hi - 1."""
     p = params
     max_error, bonus = p[MAX_ERROR], p[BONUS]
     k = action.shape[1]
-    for i in range(len(slots)):
+    for i in range(lo, hi):
         s = slots[i]
         x, y, z, w = orientation[s, 0], orientation[s, 1], orientation[s, 2], orientation[s, 3]
         r = rotation_rows(x, y, z, w)
@@ -127,13 +161,12 @@ def judge(
                 row[end + 3 + j] = action[i, j]
 
 
-# The types envs/batch.py calls it with (compiled before the clock: core/jit.py).
+# The types envs/batch.py calls them with (compiled before the clock: core/jit.py).
 _OBS = numba.types.Array(numba.types.float32, 2, "C")  # core/jit.py's codes have no f4
-ahead(
-    judge,
-    (
-        *"i8[1] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[1] i8 ?".split(),
-        _OBS,
-        *"f8[1] ?[1] ?[1] f8[1]".split(),
-    ),
+_TYPES = (
+    *"i8[1] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[1] i8 ?".split(),
+    _OBS,
+    *"f8[1] ?[1] ?[1] f8[1]".split(),
 )
+ahead(judge, _TYPES)
+ahead(judge_parallel, _TYPES)

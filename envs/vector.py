@@ -107,7 +107,7 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
         if len(done):
             mask = np.zeros(self.num_envs, dtype=bool)
             mask[done] = True
-            final = np.full(self.num_envs, None, dtype=object)
+            final = np.empty(self.num_envs, dtype=object)  # None in every entry
             final[done] = list(out.obs[done])
             infos["final_obs"], infos["_final_obs"] = final, mask
             infos["final_info"] = {

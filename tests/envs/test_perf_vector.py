@@ -1,0 +1,175 @@
+"""The vector env's compiled step glue (envs/actions.py `check_clip` and `set_body_rates`,
+envs/judge.py `judge_parallel`, FlightBatch.observe through `judge`) against the numpy paths they
+replace: the same bits at the edges (signed zeros, the bounds and the float32 tolerance, NaN and
+inf, agents in another mode), the same errors, and the fast paths taken in an ordinary step."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+from skyswarm.envs import FlightVectorEnv
+from skyswarm.envs.actions import TOLERANCE, ActionCheck, ActionError, action_level, check_clip
+from skyswarm.envs.batch import FlightBatch, FlightSettings
+from skyswarm.envs.judge import OBS_6D, OBS_QUATERNION, judge, judge_parallel, judge_params
+from skyswarm.envs.observations import observe, read_kinematics
+from skyswarm.envs.tasks import Goal, Hover
+from skyswarm.uav.commands import CommandError
+
+
+def _bits(a: np.ndarray) -> bytes:
+    return np.ascontiguousarray(a).tobytes()
+
+
+def _edge_actions(n: int, dtype: type) -> np.ndarray:
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1.0, 1.0, (n, 4))
+    a[0] = [-0.0, 0.0, -0.0, -0.0]  # signed zeros: the thrust's a <= 0 branch at -0.0
+    a[1] = [1.0, -1.0, 1.0, -1.0]  # the bounds: no thrust at all
+    a[2] = [-1.0, 1.0, -1.0, 1.0]  # all four motors at full thrust
+    a[3] = [1.0 + 0.9 * TOLERANCE, -1.0 - 0.9 * TOLERANCE, 0.5, 1.0 + 0.5 * TOLERANCE]
+    a[4] = [np.nextafter(0.0, 1.0), -np.nextafter(0.0, 1.0), 1e-300, -1e-300]
+    return a.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_check_clip_is_numpys_check_and_clip_bit_for_bit(dtype) -> None:
+    a = _edge_actions(37, dtype)
+    out = np.empty(a.shape)
+    assert check_clip(a, TOLERANCE, out) == -1
+    assert _bits(out) == _bits(np.clip(np.asarray(a, dtype=np.float64), -1.0, 1.0))
+    assert np.signbit(out[0]).tolist() == [True, False, True, True]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1.0 + 2 * TOLERANCE, -1.5])
+def test_check_clip_finds_the_first_bad_entry(bad) -> None:
+    a = _edge_actions(9, np.float64)
+    a[6, 2] = bad
+    a[7, 0] = np.nan  # a later one is not the one reported
+    assert check_clip(a, TOLERANCE, np.empty(a.shape)) == 6 * 4 + 2
+
+
+def test_the_vector_check_takes_float32_float64_and_lists_and_names_the_bad_agent() -> None:
+    level = action_level("body_rates")
+    names = [f"env {i}" for i in range(5)]
+    check = ActionCheck("skyswarm/hover vector env", names, level, batched=True)
+    a = _edge_actions(5, np.float32)
+    ref = np.clip(a.astype(np.float64), -1.0, 1.0)
+    for given in (a, a.astype(np.float64), a.tolist(), np.asfortranarray(a)):
+        assert _bits(check(given)) == _bits(ref)
+    a[3, 1] = np.nan
+    with pytest.raises(ActionError, match=r"agent 'env 3' has q = nan \(body_rates level\)"):
+        check(a)
+    with pytest.raises(ActionError, match=r"shape \(5, 3\)"):
+        check(a[:, :3])
+    single = ActionCheck("skyswarm/hover env", ["uav_0"], level)
+    assert single(np.float32([0.5, -0.0, 1.0, -1.0])).shape == (1, 4)
+    with pytest.raises(ActionError, match=r"agent 'uav_0' has thrust = 1.1"):
+        single([0.0, 0.0, 0.0, 1.1])
+
+
+def _batch(n: int = 6) -> FlightBatch:
+    batch = FlightBatch(n, Hover(), FlightSettings(), seed=0)
+    batch.restart(np.arange(n), np.random.default_rng(0))
+    return batch
+
+
+def test_body_rates_for_every_agent_write_the_commands_numbers() -> None:
+    """The compiled pass against CommandInterface.body_rates on one agent at a time (a
+    swarm-index path the fast one never takes): the setpoint records equal byte for byte."""
+    fast, slow = _batch(), _batch()
+    level = fast.level
+    a = np.clip(_edge_actions(6, np.float64), -1.0, 1.0)
+    level.apply(fast.swarm.command, None, a)
+    for i in range(6):
+        level.apply(slow.swarm.command, np.array([i]), a[i : i + 1])
+    assert _bits(fast.swarm.setpoints.records) == _bits(slow.swarm.setpoints.records)
+    rates = fast.swarm.setpoints.rates
+    assert np.signbit(rates[0]).tolist() == [True, False, True]  # -0.0 x a rate stays -0.0
+    assert fast.swarm.setpoints.thrust[1] == 0.0
+    assert fast.swarm.setpoints.thrust[2] == 4.0 * fast.swarm.command.f_max
+
+
+def test_an_agent_in_another_mode_is_switched_by_the_commands_own_path() -> None:
+    """Agent 3 flies attitude: the compiled pass stops there and the command's path (mode
+    switch, then every agent's setpoints) takes over, as on an index of every agent."""
+    fast, slow = _batch(), _batch()
+    for b in (fast, slow):
+        b.swarm.command.attitude([3], roll=[0.1], pitch=[0.0], thrust=[5.0])
+        assert b.swarm.setpoints.mode[3] != b.swarm.setpoints.mode[0]
+    a = np.clip(_edge_actions(6, np.float64), -1.0, 1.0)
+    fast.level.apply(fast.swarm.command, None, a)
+    slow.level.apply(slow.swarm.command, np.arange(6), a)  # never the compiled pass
+    assert (fast.swarm.setpoints.mode == fast.swarm.setpoints.mode[0]).all()
+    assert _bits(fast.swarm.setpoints.records) == _bits(slow.swarm.setpoints.records)
+    assert _bits(fast.swarm.cascade.memory) == _bits(slow.swarm.cascade.memory)
+
+
+def test_a_non_finite_command_still_raises_the_commands_error() -> None:
+    batch = _batch()
+    a = np.zeros((6, 4))
+    a[2, 3] = np.nan
+    before = _bits(batch.swarm.setpoints.records)
+    with pytest.raises(CommandError, match="thrust of agent 2"):
+        batch.level.apply(batch.swarm.command, None, a)
+    assert _bits(batch.swarm.setpoints.records) == before
+
+
+def test_an_ordinary_vector_step_takes_the_compiled_command() -> None:
+    envs = FlightVectorEnv(8)
+    envs.reset(seed=0)
+
+    def refuse(*args, **kwargs):  # CommandInterface.body_rates: the numpy path
+        raise AssertionError("the vector env's step went through CommandInterface.body_rates")
+
+    envs.batch.swarm.command.body_rates = refuse
+    for _ in range(3):
+        envs.step(envs.action_space.sample())
+    envs.close()
+
+
+@pytest.mark.parametrize("task", [Hover(), Goal()], ids=["hover", "goal"])
+@pytest.mark.parametrize("n", [1, 255, 700])
+def test_judge_parallel_is_judge_bit_for_bit(task, n) -> None:
+    rng = np.random.default_rng(n)
+    rows = n + 3
+    q = rng.normal(size=(rows, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    q[:2] = [0.0, 0.0, 0.0, -1.0]
+    state = [rng.normal(size=(rows, 3)) + [0, 0, 10.0], q, rng.normal(size=(rows, 3))]
+    state.append(rng.normal(size=(rows, 3)) * 3.0)
+    state[2][min(5, rows - 1)] = np.nan
+    slots = rng.permutation(rows)[:n].astype(np.int64)
+    target = rng.normal(size=(n, 3)) * 0.5 + [0, 0, 10.0]
+    action, previous = rng.uniform(-1, 1, (n, 4)), rng.uniform(-1, 1, (n, 4))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    try:
+        outs = []
+        for f in (judge, judge_parallel):
+            out = [np.zeros((n, 19), dtype=np.float32), np.empty(n), np.empty(n, bool)]
+            out += [np.empty(n, bool), np.empty(n)]
+            f(slots, *state, target, action, previous, judge_params(task), OBS_6D, True, *out)
+            outs.append(b"".join(map(_bits, out)))
+    finally:
+        numba.set_num_threads(threads)
+    assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("rotation", ["6d", "quaternion"])
+def test_restart_observations_are_the_numpy_observations(rotation) -> None:
+    """FlightBatch.observe (a restart's observations) through `judge` against
+    read_kinematics + observe, after flying so every column is non-trivial."""
+    batch = FlightBatch(9, Hover(), FlightSettings(rotation=rotation), seed=2)
+    rng = np.random.default_rng(2)
+    batch.restart(np.arange(9), rng)
+    for _ in range(5):
+        batch.step(rng.uniform(-0.5, 0.5, (9, 4)))
+    assert batch._obs_layout == (OBS_6D if rotation == "6d" else OBS_QUATERNION)
+    for index in (None, np.array([7, 0, 3]), np.array([], dtype=np.intp)):
+        pick = np.arange(9) if index is None else index
+        kin = read_kinematics(batch.swarm, "truth", index)
+        ref = observe(batch.obs_spec, kin, batch.target[pick], batch.action[pick])
+        assert _bits(batch.observe(index)) == _bits(ref)
+    batch.sim.close()
