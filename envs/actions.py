@@ -278,11 +278,13 @@ ahead(
     check_clip,
     *((numba.types.Array(t, 2, "C"), _F8, numba.types.Array(_F8, 2, "C")) for t in (_F4, _F8)),
 )
-_SP = Setpoints(1)
 ahead(
     set_body_rates,
-    (
-        numba.types.Array(_F8, 2, "C"), _F8, _F8, _F8, _F8, numba.typeof(_SP.mode),
-        numba.types.intp, numba.typeof(_SP.rates), numba.typeof(_SP.thrust),
+    *(
+        (
+            numba.types.Array(_F8, 2, "C"), _F8, _F8, _F8, _F8, numba.typeof(sp.mode),
+            numba.types.intp, numba.typeof(sp.rates), numba.typeof(sp.thrust),
+        )
+        for sp in (Setpoints(1), Setpoints(2))  # one record's fields are contiguous, more strided
     ),
 )  # fmt: skip

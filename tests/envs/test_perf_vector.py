@@ -9,7 +9,8 @@ import numba
 import numpy as np
 import pytest
 
-from skyswarm.envs import FlightVectorEnv
+from skyswarm.core import jit
+from skyswarm.envs import FlightEnv, FlightVectorEnv
 from skyswarm.envs.actions import TOLERANCE, ActionCheck, ActionError, action_level, check_clip
 from skyswarm.envs.batch import FlightBatch, FlightSettings
 from skyswarm.envs.judge import OBS_6D, OBS_QUATERNION, judge, judge_parallel, judge_params
@@ -173,3 +174,22 @@ def test_restart_observations_are_the_numpy_observations(rotation) -> None:
         ref = observe(batch.obs_spec, kin, batch.target[pick], batch.action[pick])
         assert _bits(batch.observe(index)) == _bits(ref)
     batch.sim.close()
+
+
+def test_no_env_kernel_compiles_inside_the_steps() -> None:
+    """Every signature the envs' steps call was declared with `ahead` (a single env's setpoint
+    fields are contiguous, a vector env's strided; float32 and float64 actions; threaded)."""
+    threads = numba.get_num_threads()
+    try:
+        jit.compile_ahead()
+        before = jit.compiled_signatures()
+        envs = [FlightEnv("hover"), FlightVectorEnv(1), FlightVectorEnv(8), FlightVectorEnv(2048)]
+        for env in envs:
+            env.reset(seed=0)
+            for dtype in (np.float32, np.float64):
+                env.step(env.action_space.sample().astype(dtype))
+            env.close()
+        after = jit.compiled_signatures()
+    finally:
+        numba.set_num_threads(threads)
+    assert {k: (before.get(k), n) for k, n in after.items() if n != before.get(k)} == {}
