@@ -62,7 +62,7 @@ def world(seed: int) -> tuple[Simulator, MessageDispatcher, list[Agent]]:
     return sim, d, agents + d.base_stations
 
 
-def run(seed: int, small: bool, ticks: int = 240) -> list[Any]:
+def run(seed: int, small: bool, ticks: int = 160) -> list[Any]:
     """Scripted traffic (the script's own stream), one snapshot of everything per tick."""
     saved = dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER
     dispatcher_module.is_small = lambda sends, members: small
