@@ -478,14 +478,21 @@ def _push_xy(
 
 def _at_least(dx: float, dy: float, limit: float) -> bool:
     """`np.hypot(dx, dy) >= limit`, taking the hypot only near the limit. A hypot rounded
-    within an ulp lies in [max(|dx|, |dy|), (|dx| + |dy|)(1 + 3e-16)], so away from the limit
-    the bounds decide (an infinite limit, the usual case, never takes the hypot); NaNs take it."""
+    within an ulp lies in [max(|dx|, |dy|), (|dx| + |dy|)(1 + 3e-16)], and its square within
+    1e-15 of the rounded dx^2 + dy^2, so away from the limit the bounds decide (an infinite
+    limit, the usual case, never takes the hypot); NaNs, huge and tiny values take it."""
     ax, ay = abs(dx), abs(dy)
     total = ax + ay
     if total < limit * (1.0 - 1e-12):
         return False
     if (ax if ax > ay else ay) >= limit and total == total:
         return True
+    if 1e-100 < limit < 1e100 and total < 1e100:  # squares far from under- and overflow
+        square, bound = dx * dx + dy * dy, limit * limit
+        if square < bound * (1.0 - 1e-9):
+            return False
+        if square > bound * (1.0 + 1e-9):
+            return True
     return bool(np.hypot(dx, dy) >= limit)
 
 

@@ -113,12 +113,14 @@ def test_yaw_of_one_quaternion_is_the_scalar_formula() -> None:
 
 def test_at_least_is_hypot_at_least_near_and_far_from_the_limit() -> None:
     rng = np.random.default_rng(9)
+    steps = [0.0, 1e-16, -1e-16, 1e-13, -1e-13, 1e-10, -1e-10, 1e-8, -1e-8, 0.3, -0.3, -1.0]
+    for limit in (45.0, 0.7, 3e99, 1e-90):  # the squares' test, and beyond its range
+        for _ in range(10000):
+            ang = rng.uniform(-math.pi, math.pi)
+            r = limit * (1.0 + float(rng.choice(steps)))
+            dx, dy = r * math.cos(ang), r * math.sin(ang)
+            assert _at_least(dx, dy, limit) == bool(np.hypot(dx, dy) >= limit)
     limit = 45.0
-    for _ in range(20000):
-        ang = rng.uniform(-math.pi, math.pi)
-        r = limit * (1.0 + float(rng.choice([0.0, 1e-16, -1e-16, 1e-13, 1e-9, 0.3, -0.3, -1.0])))
-        dx, dy = r * math.cos(ang), r * math.sin(ang)
-        assert _at_least(dx, dy, limit) == bool(np.hypot(dx, dy) >= limit)
     for dx, dy in [(45.0, 0.0), (0.0, -45.0), (-45.0, 0.0), (27.0, 36.0), (27.0, -36.0)]:
         assert _at_least(dx, dy, limit)  # exactly at the limit counts as far
         assert not _at_least(dx * (1 - 1e-15), dy * (1 - 1e-15), limit)
