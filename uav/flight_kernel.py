@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skyswarm.core.backends import threaded
-from skyswarm.core.jit import ahead
+from skyswarm.core.jit import ahead, njit
 from skyswarm.uav.control import MEMORY, MODES, SETPOINT
 from skyswarm.uav.kernel import STAGE_COLUMNS, fly, fly_parallel
 from skyswarm.uav.model import ISA_EXPONENT, ISA_LAPSE, ISA_RHO0
@@ -172,6 +172,25 @@ class FlightKernel:
             torque,
         )
 
+    def lowest(self, state: Any) -> float:
+        """The lowest agent's z (m) in the state arrays (NaN if one is NaN): one compiled pass
+        over the rows, a third of numpy's gather and `min` for a few agents."""
+        return lowest(state.position, self.slots)
+
+
+@njit(nogil=True)
+def lowest(position: np.ndarray, slots: np.ndarray) -> float:  # pragma: no cover - compiled
+    """The smallest z (m) of rows `slots` of `position` (capacity, 3), NaN if one is NaN
+    (numpy's `min`); +inf for no rows."""
+    low = np.inf
+    for s in slots:
+        z = position[s, 2]
+        if z != z:
+            return z
+        if z < low:
+            low = z
+    return low
+
 
 def _records(dtype: np.dtype) -> Any:
     """The numba type of a (N,) array of `dtype` records (as `FlightKernel.step` passes them)."""
@@ -189,3 +208,4 @@ _FLY = (
 )
 ahead(fly, _FLY)
 ahead(fly_parallel, _FLY)
+ahead(lowest, "f8[2] i8[1]")

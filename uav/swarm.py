@@ -233,7 +233,8 @@ class Swarm:
                 self.force, self.torque = self.wrench.compute(
                     self.motors.thrust, rot, m.velocity, self.wind, m.position, m.body_rate
                 )
-        if self.gear is not None and self.gear.may_touch(self.sim.world.state.position[self.rows]):
+        # LandingGear.may_touch of the agents' rows (N >= 1 here), compiled
+        if self.gear is not None and self.kernel.lowest(self.sim.world.state) <= self.gear.reach:
             m, rot = self.measure()  # the legs' springs and dampers, from the true state
             omega = self.sim.world.state.angular_velocity[self.rows]
             f_gear, t_gear = self.gear.wrench(m.position, rot, m.velocity, omega)

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from skyswarm.core.jit import ahead, njit
+from skyswarm.core.jit import ahead, njit, prange
 
 
 @njit(nogil=True)
@@ -88,6 +88,40 @@ def _visible(dx, dy, d, yaw, range_m, half_fov):  # pragma: no cover - compiled
 
 
 @njit(nogil=True)
+def _agent(
+    i, pos, yaw, boxes, range_m, half_fov, reach2, cell, head, nxt, mask, target, rel, dist
+):  # pragma: no cover - compiled
+    """Agent i's slots (it is alive): the UAVs of its cell and the 26 around, then the boxes;
+    reads the shared grid, writes row i only."""
+    n = pos.shape[0]
+    for m in range(27):
+        cx = cell[i, 0] + m // 9 - 1
+        cy = cell[i, 1] + (m // 3) % 3 - 1
+        cz = cell[i, 2] + m % 3 - 1
+        j = head[_key(cx, cy, cz, mask)]
+        while j >= 0:
+            if j != i and cell[j, 0] == cx and cell[j, 1] == cy and cell[j, 2] == cz:
+                dx = pos[j, 0] - pos[i, 0]
+                dy = pos[j, 1] - pos[i, 1]
+                dz = pos[j, 2] - pos[i, 2]
+                d2 = dx * dx + dy * dy + dz * dz
+                if d2 <= reach2:  # (the exact test on the root follows)
+                    d = math.sqrt(d2)
+                    if _visible(dx, dy, d, yaw[i], range_m, half_fov):
+                        _offer(i, j, d, dx, dy, dz, target, rel, dist)
+            j = nxt[j]
+    for b in range(boxes.shape[0]):
+        dx = min(max(pos[i, 0], boxes[b, 0] - boxes[b, 3]), boxes[b, 0] + boxes[b, 3])
+        dy = min(max(pos[i, 1], boxes[b, 1] - boxes[b, 4]), boxes[b, 1] + boxes[b, 4])
+        dz = min(max(pos[i, 2], boxes[b, 2] - boxes[b, 5]), boxes[b, 2] + boxes[b, 5])
+        dx, dy, dz = dx - pos[i, 0], dy - pos[i, 1], dz - pos[i, 2]
+        d = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if _visible(dx, dy, d, yaw[i], range_m, half_fov):
+            _offer(i, n + b, d, dx, dy, dz, target, rel, dist)
+    _by_index(i, target, rel, dist)
+
+
+@njit(nogil=True)
 def nearest_targets(
     pos, yaw, alive, boxes, range_m, half_fov, target, rel, dist
 ):  # pragma: no cover - compiled
@@ -95,41 +129,38 @@ def nearest_targets(
     K nearest live UAVs (index j < N, not itself) and boxes (index N + b; `boxes` (B, 6): centre
     and half size, axis-aligned, its nearest point) within `range_m` m and `half_fov` rad of its
     heading `yaw` (N,) rad, in order of target index; empty slots (last): -1, 0, inf. Dead
-    agents see nothing."""
-    n = pos.shape[0]
+    agents see nothing. `dist` is `sqrt((dx^2 + dy^2) + dz^2)` of `rel`, numpy's
+    `linalg.norm(rel, axis=2)` to the bit."""
     target[:] = -1
     rel[:] = 0.0
     dist[:] = np.inf
     cell, head, nxt, mask = _grid(pos, alive, range_m)
     reach2 = (range_m * (1.0 + 1e-9)) ** 2  # a cheap pre-test, never tighter than the root's
-    for i in range(n):
-        if not alive[i]:
-            continue
-        for m in range(27):
-            cx = cell[i, 0] + m // 9 - 1
-            cy = cell[i, 1] + (m // 3) % 3 - 1
-            cz = cell[i, 2] + m % 3 - 1
-            j = head[_key(cx, cy, cz, mask)]
-            while j >= 0:
-                if j != i and cell[j, 0] == cx and cell[j, 1] == cy and cell[j, 2] == cz:
-                    dx = pos[j, 0] - pos[i, 0]
-                    dy = pos[j, 1] - pos[i, 1]
-                    dz = pos[j, 2] - pos[i, 2]
-                    d2 = dx * dx + dy * dy + dz * dz
-                    if d2 <= reach2:  # (the exact test on the root follows)
-                        d = math.sqrt(d2)
-                        if _visible(dx, dy, d, yaw[i], range_m, half_fov):
-                            _offer(i, j, d, dx, dy, dz, target, rel, dist)
-                j = nxt[j]
-        for b in range(boxes.shape[0]):
-            dx = min(max(pos[i, 0], boxes[b, 0] - boxes[b, 3]), boxes[b, 0] + boxes[b, 3])
-            dy = min(max(pos[i, 1], boxes[b, 1] - boxes[b, 4]), boxes[b, 1] + boxes[b, 4])
-            dz = min(max(pos[i, 2], boxes[b, 2] - boxes[b, 5]), boxes[b, 2] + boxes[b, 5])
-            dx, dy, dz = dx - pos[i, 0], dy - pos[i, 1], dz - pos[i, 2]
-            d = math.sqrt(dx * dx + dy * dy + dz * dz)
-            if _visible(dx, dy, d, yaw[i], range_m, half_fov):
-                _offer(i, n + b, d, dx, dy, dz, target, rel, dist)
-        _by_index(i, target, rel, dist)
+    for i in range(pos.shape[0]):
+        if alive[i]:
+            _agent(
+                i, pos, yaw, boxes, range_m, half_fov, reach2, cell, head, nxt, mask,
+                target, rel, dist,
+            )  # fmt: skip
+
+
+@njit(nogil=True, parallel=True)
+def nearest_targets_parallel(
+    pos, yaw, alive, boxes, range_m, half_fov, target, rel, dist
+):  # pragma: no cover - compiled
+    """`nearest_targets` with the agents split over numba's threads: each agent reads the
+    shared grid and writes only its own row, so the result is the same to the bit."""
+    target[:] = -1
+    rel[:] = 0.0
+    dist[:] = np.inf
+    cell, head, nxt, mask = _grid(pos, alive, range_m)
+    reach2 = (range_m * (1.0 + 1e-9)) ** 2
+    for i in prange(pos.shape[0]):
+        if alive[i]:
+            _agent(
+                i, pos, yaw, boxes, range_m, half_fov, reach2, cell, head, nxt, mask,
+                target, rel, dist,
+            )  # fmt: skip
 
 
 @njit(nogil=True)
@@ -149,4 +180,6 @@ def _by_index(i, target, rel, dist):  # pragma: no cover - compiled
 
 
 # compiled before the clock (core/jit.py); every array C-contiguous (scan makes them so)
-ahead(nearest_targets, "f8[2] f8[1] ?[1] f8[2] f8 f8 i8[2] f8[3] f8[2]")
+_SIG = "f8[2] f8[1] ?[1] f8[2] f8 f8 i8[2] f8[3] f8[2]"
+ahead(nearest_targets, _SIG)
+ahead(nearest_targets_parallel, _SIG)

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skyswarm.core.backends import threaded
 from skyswarm.core.schema import param
 from skyswarm.uav.sensors.base import Sensor, Setting, Truth, register_sensor
-from skyswarm.uav.sensors.nearest import nearest_targets
+from skyswarm.uav.sensors.nearest import nearest_targets, nearest_targets_parallel
 
 
 @dataclass(frozen=True)
@@ -73,14 +74,15 @@ def scan(
 ) -> Scan:
     """Range/bearing of each live agent's `max_targets` nearest live UAVs and nearest points of
     boxes (B, 6: centre, half size, axis-aligned) within `range_m` and `fov_deg`: (N, K) slots,
-    found through a grid of the UAVs (uav/sensors/nearest.py), O(N K) memory. Draws the range,
+    found through a grid of the UAVs (uav/sensors/nearest.py; on numba's threads from
+    core.backends.PARALLEL_MIN agents, the same result), O(N K) memory. Draws the range,
     then the bearing noise from `rng`: per (agent, target) pair when all N + B targets fit in
     the K slots (the dense model's draws, bit for bit), else per slot (`_noise`)."""
     n, k = len(positions), int(cfg.max_targets)
     target = np.empty((n, k), dtype=np.int64)
     rel = np.empty((n, k, 3))
     dist = np.empty((n, k))
-    nearest_targets(
+    (nearest_targets_parallel if threaded(n) else nearest_targets)(
         np.ascontiguousarray(positions, dtype=float),
         np.ascontiguousarray(yaws, dtype=float),
         np.ascontiguousarray(alive, dtype=bool),
@@ -91,8 +93,7 @@ def scan(
         rel,
         dist,
     )
-    ok = target >= 0
-    dist = np.linalg.norm(rel, axis=2)
+    ok = target >= 0  # (empty slots: dist inf, masked out below)
     bearing = np.arctan2(rel[..., 1], rel[..., 0]) - yaws[:, None]
     bearing = (bearing + np.pi) % (2 * np.pi) - np.pi
     z_range, z_bearing = _noise(target, ok, n + len(boxes), rng)
