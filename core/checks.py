@@ -13,6 +13,8 @@ from skyswarm.core.resources import is_file
 from skyswarm.core.schema import ConfigError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from skyswarm.core.backends import Capabilities
     from skyswarm.core.config import AgentsConfig, ScenarioConfig
 
@@ -94,6 +96,36 @@ def check_memory(scenario: ScenarioConfig) -> None:
         )
 
 
+BRUTE_FORCE_AGENTS = 512  # up to this many agents the spacing check compares every pair
+
+
+def too_close(pos: np.ndarray, min_m: float) -> tuple[int, int] | None:
+    """The first pair (i < j, by i then j) of the (n, 3) positions closer than `min_m` (a
+    pair exactly `min_m` apart is allowed), or None. Every pair up to BRUTE_FORCE_AGENTS
+    agents (no scipy import: validation runs before every run); a KD-tree's candidates within
+    `min_m`, then the same strict test, above."""
+    import numpy as np
+
+    n = len(pos)
+    if n < 2:
+        return None
+    if n <= BRUTE_FORCE_AGENTS:
+        i, j = np.triu_indices(n, 1)
+    else:
+        from scipy.spatial import cKDTree
+
+        pairs = cKDTree(pos).query_pairs(min_m, output_type="ndarray")
+        if not len(pairs):
+            return None
+        i, j = np.sort(pairs, axis=1).T
+    d = np.sqrt(((pos[j] - pos[i]) ** 2).sum(axis=1))
+    hit = np.flatnonzero(d < min_m)
+    if not len(hit):
+        return None
+    first = hit[np.lexsort((j[hit], i[hit]))[0]]
+    return int(i[first]), int(j[first])
+
+
 def check_geometry(scenario: ScenarioConfig) -> None:
     """Agents start above the ground, apart from each other and outside box obstacles; every
     referenced mesh file opens and parses."""
@@ -126,19 +158,16 @@ def check_geometry(scenario: ScenarioConfig) -> None:
             raise ConfigError(
                 file, _agent_key(scenario, low), tuple(pos[low]), "an agent above the ground z >= 0"
             )
-    if len(pos) > 1:
-        from scipy.spatial import cKDTree
-
-        pairs = cKDTree(pos).query_pairs(MIN_AGENT_SPACING_M, output_type="ndarray")
-        if len(pairs):
-            i, j = sorted(int(v) for v in pairs[0])
-            raise ConfigError(
-                file,
-                _agent_key(scenario, j),
-                tuple(float(v) for v in pos[j]),
-                f"an agent at least {MIN_AGENT_SPACING_M} m from agent {int(ids[i])} "
-                f"at {tuple(float(v) for v in pos[i])}",
-            )
+    close = too_close(pos, MIN_AGENT_SPACING_M)
+    if close is not None:
+        i, j = close
+        raise ConfigError(
+            file,
+            _agent_key(scenario, j),
+            tuple(float(v) for v in pos[j]),
+            f"an agent at least {MIN_AGENT_SPACING_M} m from agent {int(ids[i])} "
+            f"at {tuple(float(v) for v in pos[i])}",
+        )
     for k, ob in enumerate(world.obstacles):
         if ob.type != "box":
             continue

@@ -74,7 +74,6 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import ConfigError
@@ -418,6 +417,9 @@ class Avoidance:
             pos = pos[alive]
             if len(pos) < 2:
                 return
+            from scipy.spatial import cKDTree  # here: importing scipy.spatial costs every run
+            # ~0.3 s (its array-API layer imports numpy.f2py), and this is the rare fallback
+
             _, j = cKDTree(pos).query(pos, k=2)
             gap = float(np.linalg.norm(pos[j[:, 1]] - pos, axis=1).min())
         self.min_separation_m = min(self.min_separation_m, gap)

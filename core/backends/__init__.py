@@ -87,6 +87,22 @@ class ContactReport:
     def pairs(self) -> list[tuple[int, int]]:
         return list(zip(self.a.tolist(), self.b.tolist()))
 
+    @staticmethod
+    def none() -> ContactReport:
+        """The report of a tick without contacts: one shared instance, its arrays read-only (a
+        world with nothing touching asks for it every tick)."""
+        return _NO_CONTACTS
+
+
+def _frozen_empty() -> ContactReport:
+    report = ContactReport()
+    for array in (report.a, report.b, report.normal_force, report.position):
+        array.flags.writeable = False
+    return report
+
+
+_NO_CONTACTS = _frozen_empty()
+
 
 @dataclass(frozen=True)
 class Capabilities:

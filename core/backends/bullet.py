@@ -47,7 +47,7 @@ class BulletWorld(World):
         self._body_of_slot = np.zeros(0, dtype=np.int64)  # Bullet id by slot
         self._id_of_body: dict[int, int] = {}  # Bullet id -> slot (>= 0) or scenery id (< 0)
         self._raw_contacts: tuple = ()
-        self._contacts: ContactReport | None = ContactReport()
+        self._contacts: ContactReport | None = ContactReport.none()
         self._closed = False
 
     # -- physics --------------------------------------------------------------------------
@@ -98,7 +98,7 @@ class BulletWorld(World):
                     np.array([r[3] for r in rows], dtype=float).reshape(-1, 3),
                 )
                 if rows
-                else ContactReport()
+                else ContactReport.none()
             )
         return self._contacts
 

@@ -93,7 +93,7 @@ class FastWorld(World):
         self._terrain = (0.0, 0.0, 1.0, 0.0, 0, 0.0)  # x0, y0, cell, top, id, friction
         self._constants_key: object = None  # what `_packed` was packed for
         self._packed = np.zeros(1, fk.CONSTANTS)
-        self._report = ContactReport()
+        self._report = ContactReport.none()
         self._pair_cap = 64
         # The Verlet list of body-body candidates: pairs, the live slots and positions it is for
         self._cand = np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -260,7 +260,7 @@ class FastWorld(World):
             )  # fmt: skip
         self.tick += 1
         if not len(pa) and not len(sa):  # nothing touches (an RL swarm's usual tick)
-            self._report = ContactReport()
+            self._report = ContactReport.none()
             return
         a = np.concatenate([pa, sa])
         b = np.concatenate([pb, sb])

@@ -29,6 +29,7 @@ COMPILED = {
     "uav/sensors/nearest.py",
     "missions/_boids_steering.py",
     "envs/judge.py",  # the vector env's rewards, ends and observations in one pass
+    "envs/actions.py",  # the vector env's action check and body-rate commands
 }
 
 
