@@ -45,21 +45,32 @@ sys.exit(rc)
 """
 
 
+def _unbuffered(args: list[str], env: dict) -> subprocess.Popen:
+    """`python -c *args` with unbuffered byte pipes: a line read before `communicate` takes only
+    that line. (A text pipe's readline reads ahead a whole chunk, and `communicate` reads the
+    pipe itself: output already printed when the test read "ready" was lost. Seen on a loaded
+    machine: Esc closed the view and printed "windows left 0" before the test read "ready".)"""
+    return subprocess.Popen(
+        [sys.executable, "-c", *args], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+    )  # fmt: skip
+
+
+def _line(proc: subprocess.Popen) -> str:
+    assert proc.stdout is not None
+    return proc.stdout.readline().decode()
+
+
 @pytest.mark.parametrize(("action", "code"), [("esc", 0), ("close", 0), ("sigint", 130)])
 def test_view_ends_cleanly_with_summary(xvfb: str, tmp_path: Path, action: str, code: int) -> None:
     out = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", DRIVER, action, str(HOVER), str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "DISPLAY": xvfb},
-    )  # fmt: skip
+    proc = _unbuffered([DRIVER, action, str(HOVER), str(out)], {**os.environ, "DISPLAY": xvfb})
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # "ready N" once the action is done (or the run is up)
-        assert line.startswith("ready"), line + proc.stderr.read()  # type: ignore[union-attr]
+        line = _line(proc)  # "ready N" once the action is done (or the run is up)
+        assert line.startswith("ready"), line + proc.stderr.read().decode()  # type: ignore[union-attr]
         if action == "sigint":
             proc.send_signal(signal.SIGINT)
-        rest, err = proc.communicate(timeout=60)
+        rest, err = (b.decode() for b in proc.communicate(timeout=60))
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -139,18 +150,14 @@ def test_ctrl_c_on_replay_prints_the_line_and_exits_130(xvfb: str, tmp_path: Pat
 def _interrupted_when_ready(args: list[str], env: dict, timeout: float) -> tuple[int, str, str]:
     """`python -c *args`, sent SIGINT once it prints "ready" on stdout; (exit code, the rest of
     stdout, stderr)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", *args], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = _unbuffered(args, env)
     try:
-        assert proc.stdout is not None
-        seen = [proc.stdout.readline()]  # lines before "ready" (a size estimate ...) skipped
+        seen = [_line(proc)]  # lines before "ready" (a size estimate ...) skipped
         while seen[-1] not in ("ready\n", ""):
-            seen.append(proc.stdout.readline())
-        assert seen[-1] == "ready\n", "".join(seen) + proc.stderr.read()  # type: ignore[union-attr]
+            seen.append(_line(proc))
+        assert seen[-1] == "ready\n", "".join(seen) + proc.stderr.read().decode()  # type: ignore[union-attr]
         proc.send_signal(signal.SIGINT)
-        rest, err = proc.communicate(timeout=timeout)
+        rest, err = (b.decode() for b in proc.communicate(timeout=timeout))
     finally:
         if proc.poll() is None:
             proc.kill()
