@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from skyswarm.core.frames import rotation_rows
-from skyswarm.core.jit import ahead, njit, prange
+from skyswarm.core.jit import ahead, njit
 from skyswarm.envs.tasks import Task
 
 # What `judge` writes into `obs`: nothing (the observation comes from elsewhere, e.g. the
@@ -67,28 +67,6 @@ def judge(
         0, len(slots), slots, position, orientation, velocity, omega, target, action, previous,
         params, layout, last_action, obs, reward, crashed, reached, dist,
     )  # fmt: skip
-
-
-# Agents per work item of `judge_parallel` (as uav/kernel.py's fly_parallel).
-CHUNK = 256
-
-
-@njit(parallel=True, nogil=True, error_model="numpy")
-def judge_parallel(
-    slots, position, orientation, velocity, omega, target, action, previous, params, layout,
-    last_action, obs, reward, crashed, reached, dist,
-):  # fmt: skip
-    """`judge` (the same arguments) on numba's threads, CHUNK agents per work item: every
-    agent's numbers are its own, computed as `judge` computes them, so the result is
-    bit-identical to `judge` with any number of threads (envs/batch.py calls it from
-    PARALLEL_MIN agents when the simulator runs threaded)."""
-    n = len(slots)
-    for ch in prange((n + CHUNK - 1) // CHUNK):
-        _judge_range(
-            ch * CHUNK, min(n, (ch + 1) * CHUNK), slots, position, orientation, velocity, omega,
-            target, action, previous, params, layout, last_action, obs, reward, crashed,
-            reached, dist,
-        )  # fmt: skip
 
 
 @njit(nogil=True, error_model="numpy")
@@ -169,4 +147,3 @@ _TYPES = (
     *"f8[1] ?[1] ?[1] f8[1]".split(),
 )
 ahead(judge, _TYPES)
-ahead(judge_parallel, _TYPES)
