@@ -366,17 +366,9 @@ class MessageDispatcher:
             caps = [ch.cfg.queue_capacity for ch in self.channels]
             txs = self.transceivers
             for s, e, r, ch in groups:  # one Python step per (receiver, channel), not per copy
-                tx = txs[r]
-                if tx.on_message is not None:
-                    self._call_back(tx, messages[s:e])
-                    continue
-                q = tx.queues[ch]
-                room = caps[ch] - len(q)
-                if e - s <= room:
-                    q.extend(messages[s:e])
-                else:
-                    q.extend(messages[s : s + room])
-                    fate[order[s + room : e]] = OVERFLOW
+                taken = self._hand_group(txs[r], ch, messages[s:e], caps[ch])
+                if taken < e - s:
+                    fate[order[s + taken : e]] = OVERFLOW
         self.count(c.channel, c.sender, c.receiver, fate)
         if self._log is not None:
             ok = fate == DELIVERED
@@ -449,19 +441,23 @@ class MessageDispatcher:
             e = s + 1
             while e < end and keys[order[e]] == key:
                 e += 1
-            tx = txs[r]
-            if tx.on_message is not None:
-                self._call_back(tx, messages[s:e])
-            else:
-                q = tx.queues[ch]
-                room = caps[ch] - len(q)
-                if e - s <= room:
-                    q.extend(messages[s:e])
-                else:
-                    q.extend(messages[s : s + room])
-                    for i in order[s + room : e]:
-                        fate[i] = OVERFLOW
+            taken = self._hand_group(txs[r], ch, messages[s:e], caps[ch])
+            for i in order[s + taken : e]:
+                fate[i] = OVERFLOW
             s = e
+
+    def _hand_group(
+        self, tx: MessageTransceiver, channel: int, messages: list[Message], capacity: int
+    ) -> int:
+        """One receiver's copies on one channel (seq order): to its callback, else into its
+        queue as far as the capacity allows. Returns how many were taken (the rest overflow)."""
+        if tx.on_message is not None:
+            self._call_back(tx, messages)
+            return len(messages)
+        q = tx.queues[channel]
+        taken = min(len(messages), max(0, capacity - len(q)))
+        q.extend(messages[:taken])
+        return taken
 
     def _call_back(self, tx: MessageTransceiver, messages: list[Message]) -> None:
         """Hand messages (in seq order) to an on-message callback; a raise is a software fault."""
