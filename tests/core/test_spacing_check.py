@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from skyswarm.core.checks import BRUTE_FORCE_AGENTS, MIN_AGENT_SPACING_M, too_close
 from skyswarm import load_scenario
+from skyswarm.core.checks import BRUTE_FORCE_AGENTS, MIN_AGENT_SPACING_M, too_close
 from skyswarm.core.schema import ConfigError
 
 
