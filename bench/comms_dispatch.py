@@ -41,6 +41,7 @@ import math
 import platform
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -196,13 +197,23 @@ def print_series(s: dict) -> None:
     )
 
 
+@contextmanager
+def decided_by(is_small, hand_over: int):
+    """The dispatcher's path choice (`is_small`, SMALL_HAND_OVER) set for a measurement, then
+    put back."""
+    saved = dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER
+    dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER = is_small, hand_over
+    try:
+        yield
+    finally:
+        dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER = saved
+
+
 def small_swarm(n: int, small: bool, ticks: int = 4000, seed: int = 0) -> float:
     """CPU seconds per tick of sending and dispatching a small flock's traffic (module
     docstring), on the small-batch path or (`small=False`) the vectorised one."""
-    saved = dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER
-    dispatcher_module.is_small = saved[0] if small else (lambda sends, members: False)
-    dispatcher_module.SMALL_HAND_OVER = saved[1] if small else -1
-    try:
+    default = dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER
+    with decided_by(*(default if small else (lambda sends, members: False, -1))):
         sim = Simulator(SimulationConfig(seed=seed))
         chan = {"range_m": 60.0, "loss": 0.01, "jitter_s": 0.0025}
         cfg = {"channels": {"radio": chan}, "base_stations": [{"id": 0, "position": [0, -10, 2]}]}
@@ -231,17 +242,12 @@ def small_swarm(n: int, small: bool, ticks: int = 4000, seed: int = 0) -> float:
             sim.world.tick += 1
         sim.close()
         return cpu / ticks
-    finally:
-        dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER = saved
 
 
 def batch_cost(members: int, sends: int, small: bool, side_m: float, ticks: int = 150) -> float:
     """CPU seconds per tick of `sends` broadcasts among `members` agents in a side_m square
     (z 5..7 m), decided by the small-batch path or (`small=False`) the vectorised one."""
-    saved = dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER
-    dispatcher_module.is_small = lambda s, m: small
-    dispatcher_module.SMALL_HAND_OVER = 10**9 if small else -1
-    try:
+    with decided_by(lambda s, m: small, 10**9 if small else -1):
         sim = Simulator(SimulationConfig(seed=0))
         chan = {"range_m": 60.0, "loss": 0.01, "jitter_s": 0.0025, "queue_capacity": 4096}
         d = attach_comms(sim, CommsConfig.from_dict({"channels": {"radio": chan}}))
@@ -262,8 +268,6 @@ def batch_cost(members: int, sends: int, small: bool, side_m: float, ticks: int 
             sim.world.tick += 1
         sim.close()
         return cpu / ticks
-    finally:
-        dispatcher_module.is_small, dispatcher_module.SMALL_HAND_OVER = saved
 
 
 def main_crossover() -> None:
