@@ -64,6 +64,17 @@ RAY_CELLS_PER_OBJECT = 4.0
 MESH_FRICTION = 0.25  # Coulomb coefficient on a terrain mesh: Bullet's 0.5 x 0.5 default
 # The body-scenery contacts of a tick without any: (a, b, force, position), never written
 _NO_CONTACTS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 3)))
+_NO_REF = np.zeros((0, 3))  # no Verlet list to check (or no held wrench): an empty (0, 3)
+
+
+def _rows_of(a: object, n: int) -> bool:
+    """Whether `a` is an (n, 3) C-ordered float64 array (what the kernel reads as held)."""
+    return (
+        isinstance(a, np.ndarray)
+        and a.dtype == np.float64
+        and a.shape == (n, 3)
+        and a.flags.c_contiguous
+    )
 
 
 @lru_cache(maxsize=16)
@@ -103,6 +114,8 @@ class FastWorld(World):
         self._next_skin = SKIN_M  # m, the skin of the next rebuild
         self._rows_key: object = None
         self._rows_val: slice | np.ndarray = slice(0, 0)
+        # A wrench `hold_wrenches` left for the step's kernel to add: first row, force, torque
+        self._held: tuple[int, np.ndarray, np.ndarray] | None = None
 
     def _alloc(self, cap: int) -> None:
         old = getattr(self, "_inv_m", None)
@@ -176,9 +189,39 @@ class FastWorld(World):
     def apply_wrenches(
         self, slots: np.ndarray, force_body: np.ndarray, torque_world: np.ndarray
     ) -> None:
+        self._release_held()  # a held wrench first: the adds in the order they came
         rows = self._rows(slots)
         self._fb[rows] += force_body
         self._tw[rows] += torque_world
+
+    def hold_wrenches(
+        self, slots: np.ndarray, force_body: np.ndarray, torque_world: np.ndarray
+    ) -> None:
+        """`apply_wrenches`, added by the step's kernel as it integrates each body (one
+        numpy pass less per tick: ~25 us at 4,096 UAVs) when `slots` are consecutive rows and
+        the arrays (n, 3) float64 rows in order; the same sums, bit for bit. The caller leaves
+        the arrays unchanged until the step (a swarm's force and torque: written by its
+        flight kernel, read by this tick's step)."""
+        rows = self._rows(slots)
+        if (
+            self._held is None
+            and isinstance(rows, slice)
+            and rows.step in (None, 1)
+            and _rows_of(force_body, rows.stop - rows.start)
+            and _rows_of(torque_world, rows.stop - rows.start)
+        ):
+            self._held = rows.start, force_body, torque_world
+        else:
+            self.apply_wrenches(slots, force_body, torque_world)
+
+    def _release_held(self) -> None:
+        """Add a held wrench into the force arrays now (numpy's adds, as the kernel's)."""
+        if self._held is not None:
+            x0, xf, xt = self._held
+            self._held = None
+            rows = slice(x0, x0 + len(xf))
+            self._fb[rows] += xf
+            self._tw[rows] += xt
 
     def apply_forces(self, slots: np.ndarray, force_world: np.ndarray) -> None:
         self._fw[self._rows(slots)] += force_world
@@ -239,17 +282,21 @@ class FastWorld(World):
         per_body = fk.BOX_ROW + len(self._boxes[0])
         c_count, c_other, c_force, c_pos = self._contact_buffers(len(live), per_body)
         step = fk.step_bodies_parallel if threaded(len(live)) else fk.step_bodies
-        step(
+        listed = self._cand_key is live  # the Verlet list is for these bodies: check it
+        x0, xf, xt = self._held if self._held is not None else (0, _NO_REF, _NO_REF)
+        self._held = None
+        touching, far = step(
             live, st.position, st.orientation, st.linear_velocity, st.angular_velocity,
             self._inv_m, self._inertia, self._half, self._offset, self._radius,
             self._fb, self._tw, self._fw, self._constants(), *self._boxes, self._hf,
-            c_count, c_other, c_force, c_pos,
+            c_count, c_other, c_force, c_pos, self._cand_ref if listed else _NO_REF,
+            0.45 * self._cand_skin, xf, xt, x0,
         )  # fmt: skip
-        if c_count[: len(live)].any():  # the body-scenery contacts, gathered
+        if touching:  # the body-scenery contacts, gathered
             sa, sb, sf, sp = fk.compact_contacts(live, per_body, c_count, c_other, c_force, c_pos)
         else:  # none (an RL swarm's usual tick): no call, no arrays
             sa, sb, sf, sp = _NO_CONTACTS
-        pa, pb, pp = self._body_pairs()
+        pa, pb, pp = self._body_pairs(rebuild=far > 0 or not listed)
         pf = np.zeros(len(pa))
         if len(pa):  # resolved in the order of their slots
             order = np.lexsort((pb, pa))
@@ -296,14 +343,13 @@ class FastWorld(World):
             )
         return bufs
 
-    def _body_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """This tick's body-body contacts: the candidates of the Verlet list (rebuilt when a
-        body has moved more than 0.45 of its skin since, or the live set changed), then the
-        oriented-box test of each candidate (core/backends/spatial_hash.py)."""
-        st, live = self.state, self._live
-        if self._cand_key is not live or spatial_hash.moved(
-            live, st.position, self._cand_ref, 0.45 * self._cand_skin
-        ):
+    def _body_pairs(self, rebuild: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """This tick's body-body contacts: the candidates of the Verlet list (`rebuild`: a
+        body has moved more than 0.45 of its skin since, or the live set changed; `step_bodies`
+        counts the bodies that moved so, spatial_hash.moved's test), then the oriented-box test
+        of each candidate (core/backends/spatial_hash.py)."""
+        st = self.state
+        if rebuild:
             self._rebuild_candidates()
         ca, cb = self._cand
         if not len(ca):  # no candidates: nothing to test

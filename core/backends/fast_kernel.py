@@ -224,11 +224,16 @@ BOX_ROW = 2
 @njit(**_opts)
 def _step_range(
     lo, hi, slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw,
-    constants, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos,
+    constants, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos, ref, limit,
+    xf, xt, x0,
 ):  # fmt: skip
     """Body by body from lo to hi - 1 (the i-th live body is slots[i]): integrate, then its
     ground, terrain and box contacts, recorded from row i * (BOX_ROW + boxes) on; c_count[i]
-    = how many."""
+    = how many. Returns the contacts recorded and how many bodies ended more than `limit` m
+    from their row of `ref` (NaN too; none counted when `ref` has not one row per slot)."""
+    touching, far = 0, 0
+    check = ref.shape[0] == len(slots)
+    lim2 = limit * limit
     par = constants[0]
     g, dt, margin, signs, ground = par.g, par.dt, par.margin, par.signs, par.ground
     terrain_top = par.terrain_top
@@ -239,6 +244,11 @@ def _step_range(
         s = slots[i]
         k0 = i * (BOX_ROW + len(box_c))
         nc = k0
+        j = s - x0
+        if 0 <= j < len(xf):  # the held wrench of slot s (FastWorld.hold_wrenches), added as
+            for k in range(3):  # numpy's `fb[rows] += xf` adds it
+                fb[s, k] += xf[j, k]
+                tw[s, k] += xt[j, k]
         _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt)
         near_terrain = hf.shape[0] >= 2 and pos[s, 2] - radius[s] < terrain_top + margin
         near_ground = ground and pos[s, 2] - radius[s] < margin
@@ -295,12 +305,19 @@ def _step_range(
             tw[s, k] = 0.0
             fw[s, k] = 0.0
         c_count[i] = nc - k0
+        touching += nc - k0
+        if check:  # spatial_hash.moved's test, on the body's final position of the tick
+            d0, d1, d2 = pos[s, 0] - ref[i, 0], pos[s, 1] - ref[i, 1], pos[s, 2] - ref[i, 2]
+            if not d0 * d0 + d1 * d1 + d2 * d2 <= lim2:
+                far += 1
+    return touching, far
 
 
 @njit(**_opts)
 def step_bodies(
     slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw, constants,
-    box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos,
+    box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos, ref, limit, xf, xt,
+    x0,
 ):  # fmt: skip
     """Integrate every body of `slots` one tick with its contacts. Per slot: `inv_m` 1/kg,
     `inertia` (3,) kg m^2 (principal, body), box `half` extents and centre `offset` (3,) m
@@ -309,10 +326,17 @@ def step_bodies(
     The i-th body's contacts within the margin go to rows i * (BOX_ROW + boxes) ... of c_other
     (scenery id), c_force (N) and c_pos (m), c_count[i] of them; `compact_contacts` gathers
     them. Boxes: centre, half size, (cos, sin) of the yaw, scenery id. `hf` (ny, nx) terrain
-    heights (fewer than 2 rows: none; its grid in `constants`, see `terrain_height`)."""
-    _step_range(
+    heights (fewer than 2 rows: none; its grid in `constants`, see `terrain_height`).
+    Returns (contacts, far): how many contacts were recorded (0: `compact_contacts` has
+    nothing to gather) and how many bodies ended the tick more than `limit` m from their
+    row of `ref` (n, 3) (spatial_hash.moved's test, counted while each body's row is in
+    cache: the world's Verlet list check; pass a (0, 3) `ref` to skip it). `xf`, `xt`
+    (m, 3): a held wrench, added to `fb`, `tw` of slots x0 ... x0 + m - 1 before their
+    integration (FastWorld.hold_wrenches; (0, 3) arrays: none)."""
+    return _step_range(
         0, len(slots), slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb,
         tw, fw, constants, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos,
+        ref, limit, xf, xt, x0,
     )  # fmt: skip
 
 
@@ -324,18 +348,24 @@ CHUNK = 256
 @njit(parallel=True, **_opts)
 def step_bodies_parallel(
     slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw, constants,
-    box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos,
+    box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos, ref, limit, xf, xt,
+    x0,
 ):  # fmt: skip
     """`step_bodies` on numba's threads, CHUNK bodies per work item. Each body reads and
     writes only its own rows (static scenery is read-only), with the same operations in the
-    same order, so the result is bit-identical to `step_bodies` with any number of threads."""
+    same order, so the result is bit-identical to `step_bodies` with any number of threads
+    (the two counts it returns are sums of integers: any order gives the same)."""
     nb_ = len(slots)
+    touching, far = 0, 0
     for ch in prange((nb_ + CHUNK - 1) // CHUNK):
-        _step_range(
+        t, f = _step_range(
             ch * CHUNK, min(nb_, (ch + 1) * CHUNK), slots, pos, quat, vel, omega, inv_m,
             inertia, half, offset, radius, fb, tw, fw, constants, box_c, box_h, box_cs, box_id,
-            hf, c_count, c_other, c_force, c_pos,
+            hf, c_count, c_other, c_force, c_pos, ref, limit, xf, xt, x0,
         )  # fmt: skip
+        touching += t
+        far += f
+    return touching, far
 
 
 @njit(**_opts)
@@ -559,7 +589,7 @@ def _box_contact(
 _STEP = (
     *"i8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[2] f8[2] f8[2] f8[1] f8[2] f8[2] f8[2]".split(),
     numba.typeof(np.zeros(1, CONSTANTS)),
-    *"f8[2] f8[2] f8[2] i8[1] f8[2] i8[1] i8[1] f8[1] f8[2]".split(),
+    *"f8[2] f8[2] f8[2] i8[1] f8[2] i8[1] i8[1] f8[1] f8[2] f8[2] f8 f8[2] f8[2] i8".split(),
 )
 ahead(step_bodies, _STEP)
 ahead(step_bodies_parallel, _STEP)

@@ -93,14 +93,23 @@ def test_parallel_integration_with_contacts_is_bit_identical_to_the_serial_one()
         per_body = fk.BOX_ROW + len(w._boxes[0])
         bufs = w._contact_buffers(len(slots), per_body)
         reports = []
+        ref = st.position[w._live].copy()  # the Verlet list's positions, counted from
+        held = np.random.default_rng(1).normal(0.0, 0.5, (2, N, 3))  # a held wrench
+        fars = []
         for _ in range(20):
             w.apply_forces(slots, np.tile([0.0, 0.0, 2.0], (N, 1)))
-            step(
+            touching, far = step(
                 w._live, st.position, st.orientation, st.linear_velocity, st.angular_velocity,
                 w._inv_m, w._inertia, w._half, w._offset, w._radius, w._fb, w._tw, w._fw,
-                w._constants(), *w._boxes, w._hf, *bufs,
+                w._constants(), *w._boxes, w._hf, *bufs, ref, 0.05, *held, int(slots[0]),
             )  # fmt: skip
             reports.append(fk.compact_contacts(w._live, per_body, *bufs))
+            assert touching == bufs[0][:N].sum() == len(reports[-1][0])
+            d = st.position[w._live] - ref  # spatial_hash.moved's test, body by body
+            within = d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2] <= 0.05 * 0.05
+            assert far == np.count_nonzero(~within)
+            fars.append(far)
+        assert 0 < fars[0] < fars[-1] < N  # more bodies pass 5 cm from their start over time
         b = reports[-1][1]
         assert (b == -1).sum() > 50 and (b == -2).sum() > 50 and (b == -3).sum() > 5
         state = [a[: w.state.size].tobytes() for a in (st.position, st.orientation)]
