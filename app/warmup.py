@@ -6,9 +6,10 @@ directory outside the package).
     $ skyswarm warmup
     compiled 22 kernel signatures in 128.4 s into /home/me/.cache/skyswarm/numba-3f2a…
 
-numba compiles on one core: `--jobs N` (default: every core) splits the kernels between N
-processes, each compiling whole kernels (every signature of a kernel in one process, so no two
-processes write one kernel's cache index).
+numba compiles on one core: `--jobs N` (default: every core) runs N processes, which take the
+kernels' groups (`jit.groups()`: every signature of a kernel, with the kernels that share a
+compiled callee, so no two processes write one kernel's cache index) from one queue, the
+heaviest first, each the next group as it finishes one.
 """
 
 from __future__ import annotations
@@ -60,11 +61,11 @@ def import_compiled_modules() -> None:
         import skyswarm.envs.judge  # noqa: F401
 
 
-def compile_share(part: int, parts: int) -> int:
-    """Compile every `parts`-th kernel from the `part`-th (all signatures of each); returns the
+def compile_group(index: int) -> int:
+    """Compile group `index` of `jit.groups()` (every signature of its kernels); returns the
     number of signatures compiled. Runs in a worker process of `cmd_warmup`."""
     import_compiled_modules()
-    return jit.compile_ahead_share(part, parts)
+    return jit.compile_group(index)
 
 
 def cmd_warmup(args: argparse.Namespace) -> int:
@@ -73,7 +74,8 @@ def cmd_warmup(args: argparse.Namespace) -> int:
 
     import_compiled_modules()
     jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
-    jobs = max(1, min(jobs, jit.kernel_count()))
+    count = len(jit.groups())
+    jobs = max(1, min(jobs, count))
     start = time.perf_counter()
     if jobs == 1:
         jit.compile_ahead()
@@ -81,7 +83,9 @@ def cmd_warmup(args: argparse.Namespace) -> int:
         import multiprocessing
 
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            pool.starmap(compile_share, [(k, jobs) for k in range(jobs)])
+            # one group per work item, the heaviest first: a process takes the next as it ends
+            for _ in pool.imap_unordered(compile_group, range(count), chunksize=1):
+                pass
         jit.compile_ahead()  # loads what the workers cached: every signature ready here too
     seconds = time.perf_counter() - start
     where = jit.cache_dir()

@@ -51,6 +51,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
+from types import CodeType, ModuleType
 from typing import Any
 
 import numba
@@ -255,24 +256,108 @@ def kernel_count() -> int:
     return len({id(k) for k, _ in _AHEAD})
 
 
-def shares(parts: int) -> list[list[tuple[Any, tuple[Any, ...]]]]:
-    """The declared (kernel, types) signatures split into `parts` shares by kernel: kernels in
-    the order `ahead` first declared them, dealt round-robin, every signature of a kernel in
-    its kernel's share (so no two processes write one kernel's cache index)."""
+def callees(kernel: Any) -> list[Any]:
+    """The kernels made by `njit` that `kernel` calls, directly or through the ones it calls:
+    the names its code (and its nested code's) reads that its module binds to such a kernel,
+    or to a module holding one by that name, as numba resolves them (closures are not read)."""
+    made = {id(k) for k in _KERNELS}
+    found: dict[int, Any] = {}
+    todo = [kernel]
+    while todo:
+        func = todo.pop().py_func
+        names: set[str] = set()
+        codes = [func.__code__]
+        while codes:
+            code = codes.pop()
+            names.update(code.co_names)
+            codes.extend(c for c in code.co_consts if isinstance(c, CodeType))
+        for name in sorted(names):
+            value = func.__globals__.get(name)
+            called = [value] if id(value) in made else []
+            if isinstance(value, ModuleType):  # frames.to_body
+                called = [
+                    getattr(value, n) for n in sorted(names) if id(getattr(value, n, None)) in made
+                ]
+            for k in called:
+                if k is not kernel and id(k) not in found:
+                    found[id(k)] = k
+                    todo.append(k)
+    return list(found.values())
+
+
+def _inlined(kernel: Any) -> bool:
+    """numba inlines `kernel` into its callers' IR (`inline="always"`): no code, no cache of its
+    own."""
+    return kernel.targetoptions.get("inline", "never") == "always"
+
+
+def _weight(kernel: Any) -> int:
+    """A kernel's compile cost, estimated: bytes of Python bytecode of it and of every kernel it
+    calls (what numba types and lowers), twice for a threaded one (parfor passes, a gufunc)."""
+    size = sum(len(k.py_func.__code__.co_code) for k in [kernel, *callees(kernel)])
+    return size * (2 if kernel.targetoptions.get("parallel") else 1)
+
+
+def groups() -> list[list[tuple[Any, tuple[Any, ...]]]]:
+    """The declared (kernel, types) signatures in the groups one process of `skyswarm warmup`
+    compiles whole, heaviest first (by `_weight`, per signature): every signature of a kernel,
+    with every kernel that shares a compiled callee with it (fly and fly_parallel both call
+    uav.kernel._fly_range: compiling a kernel compiles its callees and writes their cache
+    index, which one process must own). Callees numba inlines (`inline="always"`) are compiled
+    inside each caller and join nothing."""
     kernels: list[Any] = []
     for kernel, _ in _AHEAD:
         if all(kernel is not k for k in kernels):
             kernels.append(kernel)
-    owner = {id(k): i % parts for i, k in enumerate(kernels)}
-    out: list[list[tuple[Any, tuple[Any, ...]]]] = [[] for _ in range(parts)]
+    root = list(range(len(kernels)))  # union-find over the declared kernels
+
+    def find(i: int) -> int:
+        while root[i] != i:
+            i = root[i]
+        return i
+
+    owner: dict[int, int] = {}  # id of a compiled kernel -> a declared kernel that compiles it
+    for i, kernel in enumerate(kernels):
+        for k in [kernel, *callees(kernel)]:
+            if _inlined(k):
+                continue
+            j = owner.setdefault(id(k), i)
+            root[find(i)] = find(j)
+    weight = {id(k): _weight(k) for k in kernels}
+    out: dict[int, list[tuple[Any, tuple[Any, ...]]]] = {}
     for kernel, types in _AHEAD:
-        out[owner[id(kernel)]].append((kernel, types))
+        out.setdefault(find(next(i for i, k in enumerate(kernels) if k is kernel)), []).append(
+            (kernel, types)
+        )
+    cost = {g: sum(weight[id(k)] for k, _ in sigs) for g, sigs in out.items()}
+    return [out[g] for g in sorted(out, key=lambda g: (-cost[g], g))]
+
+
+def shares(parts: int) -> list[list[tuple[Any, tuple[Any, ...]]]]:
+    """The declared (kernel, types) signatures split into `parts` shares of whole `groups()`:
+    heaviest first, each to the lightest share so far (by `_weight`), so no two shares compile
+    one kernel or write one cache index."""
+    out: list[list[tuple[Any, tuple[Any, ...]]]] = [[] for _ in range(parts)]
+    load = [0] * parts
+    for group in groups():
+        i = load.index(min(load))
+        out[i].extend(group)
+        load[i] += sum(_weight(k) for k, _ in group)
     return out
 
 
+def compile_group(index: int) -> int:
+    """Compile (or load) `groups()[index]`: one work item of `skyswarm warmup`'s processes.
+    Returns the number of signatures compiled."""
+    mine = groups()[index]
+    for kernel, types in mine:
+        kernel.compile(types)
+    return len(mine)
+
+
 def compile_ahead_share(part: int, parts: int) -> int:
-    """Compile (or load) share `part` of `shares(parts)`: one of `parts` processes of
-    `skyswarm warmup --jobs`. Returns the number of signatures compiled."""
+    """Compile (or load) share `part` of `shares(parts)`. Returns the number of signatures
+    compiled."""
     mine = shares(parts)[part]
     for kernel, types in mine:
         kernel.compile(types)

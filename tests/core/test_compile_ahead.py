@@ -98,22 +98,65 @@ def test_warmup_compiles_every_declared_kernel(capsys: pytest.CaptureFixture[str
     assert all(counts[name] >= 1 for name in declared)
 
 
-def test_warmup_shares_split_by_whole_kernels() -> None:
+def _compiled(kernel: object) -> set[int]:
+    """Ids of the kernels compiling `kernel` compiles and caches: itself and its callees that
+    numba does not inline."""
+    return {id(k) for k in [kernel, *jit.callees(kernel)] if not jit._inlined(k)}
+
+
+def test_warmup_groups_and_shares_split_by_whole_kernels() -> None:
     import skyswarm.app.warmup as warmup
+    import skyswarm.uav.kernel as flight
 
     warmup.import_compiled_modules()
+    declared = sorted((id(k), str(t)) for k, t in jit._AHEAD)
+    groups = jit.groups()
+    assert sorted((id(k), str(t)) for g in groups for k, t in g) == declared  # each once
+    # no two groups compile one kernel: not a declared one, not a callee (its cache index)
+    built = [set().union(*(_compiled(k) for k, _ in g)) for g in groups]
+    assert all(not (a & b) for i, a in enumerate(built) for b in built[i + 1 :])
+    weights = [sum(jit._weight(k) for k, _ in g) for g in groups]
+    assert weights == sorted(weights, reverse=True)  # the heaviest first
+    fly = next(g for g in groups if any(k is flight.fly for k, _ in g))
+    assert {k.__name__ for k, _ in fly} == {"fly", "fly_parallel"}  # they share _fly_range
+    assert any(k is flight._fly_range for k in jit.callees(flight.fly_parallel))
+    assert any(k is flight._pid for k in jit.callees(flight.fly))  # through the stages
     for parts in (1, 2, 3):
         got = jit.shares(parts)
         assert len(got) == parts
-        flat = [sig for share in got for sig in share]
-        key = [(id(k), str(t)) for k, t in flat]
-        assert sorted(key) == sorted((id(k), str(t)) for k, t in jit._AHEAD)  # each once
-        owners = [{id(k) for k, _ in share} for share in got]
-        assert all(not (a & b) for i, a in enumerate(owners) for b in owners[i + 1 :])
-    two = jit.shares(2)  # the two heaviest kernels, the serial and threaded flight kernel,
-    names = [{k.__name__ for k, _ in share} for share in two]  # compile side by side
-    assert ("fly" in names[0]) != ("fly" in names[1])
-    assert ("fly" in names[0]) != ("fly_parallel" in names[0])
+        assert sorted((id(k), str(t)) for s in got for k, t in s) == declared
+        built = [set().union(*(_compiled(k) for k, _ in share)) for share in got]
+        assert all(not (a & b) for i, a in enumerate(built) for b in built[i + 1 :])
+    for parts in (2, 3):  # each group to the lightest share so far: within the heaviest one
+        loads = [sum(jit._weight(k) for k, _ in share) for share in jit.shares(parts)]
+        assert max(loads) - min(loads) <= weights[0]
+
+
+def test_callees_follow_names_and_module_attributes() -> None:
+    import skyswarm.core.backends.fast_kernel as fast
+    import skyswarm.core.frames as frames
+
+    names = {k.__name__ for k in jit.callees(fast.step_bodies)}
+    assert {"_step_range", "_integrate", "_turn", "terrain_height"} <= names
+    assert "rotation_rows" in names  # core/frames.py's, imported by name
+    assert jit.callees(frames.rotation_rows) == []  # calls no kernel
+    assert jit._inlined(frames.rotation_rows) and not jit._inlined(fast.step_bodies)
+
+
+def test_serial_and_threaded_kernels_share_one_compiled_range() -> None:
+    """fly passes its first row as an int64, not a literal 0: a literal would type `lo` as
+    Literal[int](0) and compile (35 CPU-s) and cache a second `_fly_range` beside the one
+    fly_parallel's chunks call. Typed again here without a cache: one signature, int64."""
+    import skyswarm.uav.flight_kernel  # noqa: F401  (declares fly's types)
+    import skyswarm.uav.kernel as flight
+
+    types = next(t for k, t in jit._AHEAD if k is flight.fly)
+    for kernel in (flight.fly, flight.fly_parallel):
+        opts = {k: v for k, v in kernel.targetoptions.items() if k in ("parallel", "error_model")}
+        fresh = numba.njit(cache=False, **opts)(kernel.py_func)
+        fresh.compile(types)  # types the call: loads or compiles _fly_range for its types
+    assert len(flight._fly_range.signatures) == 1
+    assert flight._fly_range.signatures[0][0] == numba.int64
 
 
 @pytest.mark.parametrize("jobs", ["0", "-1", "two"])
