@@ -14,7 +14,6 @@ from skyswarm.core import config
 from skyswarm.core.config import ScenarioConfig
 from skyswarm.core.resources import named_or_path, shipped
 from skyswarm.core.schema import ConfigError
-from skyswarm.core.simulator import Simulator
 
 
 def load_scenario(path_or_name: str | Path, overrides: Iterable[str] = ()) -> ScenarioConfig:
@@ -100,6 +99,10 @@ def run_scenario(
         raise ValueError("overrides and seed apply when the scenario is given by path or name")
     else:
         load_camera_renderer(scenario)
+    # here, not at the top: the simulator imports numba and the kernels' modules (~0.4 s), which
+    # `load_scenario` (`skyswarm validate`, a bad file's one-line error) does not need
+    from skyswarm.core.simulator import Simulator
+
     sim = Simulator.from_scenario(scenario, results_dir)
     try:
         sim.run()

@@ -11,7 +11,6 @@ import argparse
 import csv
 import os
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 import numpy as np
 
@@ -136,6 +135,8 @@ def write_kml(
     """KML 2.2: a LineString per agent (absolute altitude), a Placemark per death and, for a
     flight-plan run, a LineString per planned leg (style `plan`) (`plans`: agent id -> legs with
     `id`, `kind` and `points` (M, 3) m ENU)."""
+    from xml.sax.saxutils import escape  # here: it imports urllib.request, http, ssl (~30 ms)
+
     parts = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         '<kml xmlns="http://www.opengis.net/kml/2.2"><Document>',

@@ -13,8 +13,6 @@ import time
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from skyswarm.core.config import read_toml, validate_scenario
 from skyswarm.core.resources import shipped
@@ -25,47 +23,6 @@ FILES = {name: str(path) for name, path in shipped().items()}
 EXAMPLES = 2000
 MAX_EXAMPLE_S = 2.0
 MAX_GROWTH_MB = 500.0
-
-EXTREME = st.sampled_from(
-    [
-        math.inf,
-        -math.inf,
-        math.nan,
-        1e308,
-        -1e308,
-        1e-308,
-        0.0,
-        -0.0,
-        -1.0,
-        0,
-        -1,
-        2**62,
-        -(2**63),
-        2**63 - 1,
-        10**7,
-        "",
-        "x" * 300,
-        ":",
-        "..",
-        "../../../../etc/passwd",
-        True,
-        False,
-    ]
-)
-SCALAR = st.one_of(
-    EXTREME,
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.integers(min_value=-(2**63), max_value=2**63 - 1),
-    st.text(max_size=12),
-    st.booleans(),
-)
-JUNK = st.recursive(
-    SCALAR,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 
 
 def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
@@ -79,34 +36,80 @@ def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
     return out
 
 
-@st.composite
-def mutated(draw) -> tuple[str, dict]:
-    name = draw(st.sampled_from(sorted(SCENARIOS)))
-    data = copy.deepcopy(SCENARIOS[name])
-    for _ in range(draw(st.integers(1, 4))):
-        paths = _paths(data)
-        if not paths:
-            break
-        path = draw(st.sampled_from(paths))
-        parent = data
-        for key in path[:-1]:
-            parent = parent[key]
-        op = draw(st.sampled_from(["delete", "replace", "replace", "add", "scale"]))
-        last = path[-1]
-        if op == "delete":
-            del parent[last]
-        elif op == "replace":
-            parent[last] = draw(JUNK)
-        elif op == "add" and isinstance(parent, dict):
-            parent[draw(st.text(min_size=1, max_size=10))] = draw(JUNK)
-        elif op == "scale" and isinstance(parent[last], int | float):
-            factor = draw(st.sampled_from([-1.0, 0.0, 1e-9, 1e9, 1e300, math.inf, math.nan]))
-            parent[last] = factor if isinstance(parent[last], bool) else parent[last] * factor
-    return name, data
+def _mutations():
+    """hypothesis's strategy of mutated shipped scenarios: (name, data). hypothesis is imported
+    here, by the fuzz (~0.8 s), not at every worker's collection."""
+    from hypothesis import strategies as st
+
+    EXTREME = st.sampled_from(
+        [
+            math.inf,
+            -math.inf,
+            math.nan,
+            1e308,
+            -1e308,
+            1e-308,
+            0.0,
+            -0.0,
+            -1.0,
+            0,
+            -1,
+            2**62,
+            -(2**63),
+            2**63 - 1,
+            10**7,
+            "",
+            "x" * 300,
+            ":",
+            "..",
+            "../../../../etc/passwd",
+            True,
+            False,
+        ]
+    )
+    SCALAR = st.one_of(
+        EXTREME,
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.integers(min_value=-(2**63), max_value=2**63 - 1),
+        st.text(max_size=12),
+        st.booleans(),
+    )
+    JUNK = st.recursive(
+        SCALAR,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+
+    @st.composite
+    def mutated(draw) -> tuple[str, dict]:
+        name = draw(st.sampled_from(sorted(SCENARIOS)))
+        data = copy.deepcopy(SCENARIOS[name])
+        for _ in range(draw(st.integers(1, 4))):
+            paths = _paths(data)
+            if not paths:
+                break
+            path = draw(st.sampled_from(paths))
+            parent = data
+            for key in path[:-1]:
+                parent = parent[key]
+            op = draw(st.sampled_from(["delete", "replace", "replace", "add", "scale"]))
+            last = path[-1]
+            if op == "delete":
+                del parent[last]
+            elif op == "replace":
+                parent[last] = draw(JUNK)
+            elif op == "add" and isinstance(parent, dict):
+                parent[draw(st.text(min_size=1, max_size=10))] = draw(JUNK)
+            elif op == "scale" and isinstance(parent[last], int | float):
+                factor = draw(st.sampled_from([-1.0, 0.0, 1e-9, 1e9, 1e300, math.inf, math.nan]))
+                parent[last] = factor if isinstance(parent[last], bool) else parent[last] * factor
+        return name, data
+
+    return mutated()
 
 
-for _name in SCENARIOS:  # warm-up: lazy imports (scipy.spatial, airframes) are not the fuzz's
-    validate_scenario(copy.deepcopy(SCENARIOS[_name]), FILES[_name])
 _seen = {"examples": 0, "errors": 0, "slowest_s": 0.0, "rss_start_mb": 0.0}
 
 
@@ -116,30 +119,43 @@ def _rss_mb() -> float:
     return pages * resource.getpagesize() / 2**20
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,  # timed below, with the 2 s bound of the issue
-    database=None,
-    derandomize=True,  # the same 2,000 examples on every run
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-@given(mutated())
-def test_validation_of_mutated_scenarios_raises_only_config_errors(case):
-    name, data = case
-    if _seen["examples"] == 0:
-        _seen["rss_start_mb"] = _rss_mb()
-    start = time.perf_counter()
-    try:
-        validate_scenario(data, FILES[name])
-    except ConfigError as exc:
-        _seen["errors"] += 1
-        assert "\n" not in str(exc)  # one line
-    took = time.perf_counter() - start
-    _seen["examples"] += 1
-    _seen["slowest_s"] = max(_seen["slowest_s"], took)
-    assert took < MAX_EXAMPLE_S, f"{took:.2f} s"
-    grown = _rss_mb() - _seen["rss_start_mb"]
-    assert grown < MAX_GROWTH_MB, f"{grown:.0f} MB"
+@pytest.fixture(scope="module")
+def warmed() -> None:
+    """Every shipped scenario validated once: lazy imports (scipy.spatial, meshes, airframes) are
+    not the fuzz's examples' time (here, not at the module's import: collection stays cheap)."""
+    for name in SCENARIOS:
+        validate_scenario(copy.deepcopy(SCENARIOS[name]), FILES[name])
+
+
+def test_validation_of_mutated_scenarios_raises_only_config_errors(warmed):
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,  # timed below, with the 2 s bound of the issue
+        database=None,
+        derandomize=True,  # the same 2,000 examples on every run
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(_mutations())
+    def fuzz(case):
+        name, data = case
+        if _seen["examples"] == 0:
+            _seen["rss_start_mb"] = _rss_mb()
+        start = time.perf_counter()
+        try:
+            validate_scenario(data, FILES[name])
+        except ConfigError as exc:
+            _seen["errors"] += 1
+            assert "\n" not in str(exc)  # one line
+        took = time.perf_counter() - start
+        _seen["examples"] += 1
+        _seen["slowest_s"] = max(_seen["slowest_s"], took)
+        assert took < MAX_EXAMPLE_S, f"{took:.2f} s"
+        grown = _rss_mb() - _seen["rss_start_mb"]
+        assert grown < MAX_GROWTH_MB, f"{grown:.0f} MB"
+
+    fuzz()
 
 
 def test_the_fuzz_ran_its_examples_and_most_were_rejected():

@@ -19,6 +19,13 @@ that folder turned `skyswarm` into an empty namespace package ("No module named
 
 Slow: two pip installs and the `uav/sensors` kernels compiled (the rest loaded if this checkout ran
 `skyswarm warmup`, as .ci/run does; compiled too otherwise).
+
+pip, not uv, even where uv is installed (tests/test_wheel.py uses it): the switch under test is
+pip's (its uninstall removes what RECORD lists and leaves the rest, which is how the stale folder
+survived), and pip records the bytecode it compiles in RECORD, which the check above relies on;
+uv 0.13 writes no bytecode by default and leaves what `--compile-bytecode` writes out of RECORD
+(measured: 204 .pyc files, none listed), so the first run would "write" unrecorded files. The
+two pip installs are ~6 CPU-s of this test's ~25.
 """
 
 from __future__ import annotations

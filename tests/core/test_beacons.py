@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.stats import binom
 
 from skyswarm.core.comms.beacons import FIELDS, BeaconNet
 from skyswarm.core.comms.channels import LOSS_MODELS, ChannelConfig
@@ -43,6 +42,8 @@ def test_delivered_fraction_vs_distance_within_the_binomial_99_interval(loss_mod
     # 10 % at every distance in range): receivers at each distance (one just beyond range),
     # 4,000 beacon rounds of 1 tick. The receivers are spread around the sender (not in line)
     # and 1 km apart from each other.
+    from scipy.stats import binom
+
     radio = {
         "loss": 0.1,
         "loss_model": loss_model,
@@ -100,6 +101,8 @@ def test_exactly_at_range_is_in_range_and_just_beyond_is_not() -> None:
 def test_latency_histogram_matches_latency_plus_uniform_jitter() -> None:
     # latency 10 ms = 4 ticks, jitter 7.5 ms = 0..3 ticks: each frame's delay is 4, 5, 6 or 7
     # ticks with probability 1/4, shared by all the frame's copies.
+    from scipy.stats import binom
+
     radio = {"loss": 0.0, "latency_s": 0.01, "jitter_s": 0.0075, "range_m": 1000.0}
     sim, d = make_sim({"radio": radio}, seed=5)
     _, net = net_of(sim, d, [(0, 0, 1), (10, 0, 1), (0, 10, 1)], period_s=2 * TICK)

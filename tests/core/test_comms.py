@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pybullet as pb
 import pytest
-from scipy.stats import binom
 
 from skyswarm.core.agent import PhysicalAgent
 from skyswarm.core.comms.channels import CommsConfig
@@ -64,6 +63,8 @@ def test_10ms_latency_on_25ms_tick_is_exactly_4_ticks():
 
 def test_jitter_stays_in_bounds_and_mean_matches():
     # latency 4 ticks + uniform {0, 1, 2} ticks: delays 4..6, mean 5, variance 2/3 tick^2.
+    from scipy.stats import binom
+
     n = 20_000
     delays, on_time = jitter_delays(n)
     assert len(delays) == n and on_time
@@ -101,6 +102,8 @@ def delivered(channel: dict[str, Any], distance_m: float, n: int) -> tuple[int, 
 
 @pytest.mark.parametrize("loss", [0.0, 0.2, 1.0])
 def test_constant_loss_fraction(loss: float):
+    from scipy.stats import binom
+
     n = 20_000
     got, t = delivered({"loss": loss}, 50.0, n)
     assert t["sent"] == t["addressed"] == n
@@ -116,6 +119,8 @@ def test_constant_loss_fraction(loss: float):
 
 def test_rayleigh_loss_at_half_distance_delivers_half_of_the_survivors():
     # p_loss(d50) = 1 - (1 - 0.1) * exp(-ln 2) = 0.55: 45% of 20,000 arrive.
+    from scipy.stats import binom
+
     n = 20_000
     cfg = {"loss": 0.1, "loss_model": "rayleigh", "half_loss_distance_m": 40.0}
     got, _ = delivered({**cfg, "range_m": 100.0}, 40.0, n)

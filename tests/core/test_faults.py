@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pybullet as pb
 import pytest
-from scipy import stats
 
 from skyswarm.core.agent import Agent, PhysicalAgent
 from skyswarm.core.collisions import CollisionConfig
@@ -200,6 +199,8 @@ def failure_times(seed, n=200, seconds=10.0, rate_per_hour=36.0):
 
 def test_random_failures_match_binomial_and_exponential():
     # 200 agents, 36 per hour = 0.01 per second, 10 s: P(fail) = 1 - e^-0.1.
+    from scipy import stats
+
     p = 1 - np.exp(-0.1)
     lo, hi = stats.binom.interval(0.999, 200, p)
     times = []

@@ -12,7 +12,12 @@ import pytest
 from skyswarm.core import parquet
 from skyswarm.core.recorder import TRAJECTORY_DTYPE
 
-pq = pytest.importorskip("pyarrow.parquet")  # the data extra
+
+@pytest.fixture(autouse=True, scope="module")
+def pq():
+    """pyarrow.parquet (the data extra; every test here skips without it), imported by this
+    module's first test, not at collection."""
+    return pytest.importorskip("pyarrow.parquet")
 
 
 def records(rng: np.random.Generator, start: int, n: int) -> np.ndarray:
@@ -25,7 +30,7 @@ def records(rng: np.random.Generator, start: int, n: int) -> np.ndarray:
 
 
 def test_batches_across_row_groups_read_back_bit_for_bit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pq
 ) -> None:
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 1000)  # small groups: several in the file
     rng = np.random.default_rng(7)

@@ -18,8 +18,14 @@ from skyswarm.core.recorder import read_trajectory
 from skyswarm.core.resources import shipped
 from skyswarm.core.schema import ConfigError
 
-pd = pytest.importorskip("pandas")  # the data extra: CI installs it with .[dev]
-pytest.importorskip("pyarrow")
+
+@pytest.fixture(autouse=True, scope="module")
+def _data_extra() -> None:
+    """The data extra (CI installs it with .[dev]): without pandas or pyarrow every test here
+    skips. Imported by this module's first test, not at collection (~1.6 s in every worker)."""
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+
 
 # hover_qrsim: 4 UAVs on QRSim's sensors (an estimate, sensors.csv at 10 Hz) with the radio on;
 # agent 2 is killed at 0.5 s so that deaths and the trajectory's shrinking rows are exercised.
@@ -47,6 +53,8 @@ def test_binary_and_parquet_runs_load_to_identical_dataframes(both) -> None:
     binary, parquet = both
     assert (binary / "trajectory.bin").is_file() and not (binary / "trajectory.parquet").exists()
     assert (parquet / "trajectory.parquet").is_file() and not (parquet / "trajectory.bin").exists()
+    import pandas as pd
+
     a, b = skyswarm.load_results(binary), skyswarm.load_results(parquet)
     for name in ("trajectory", "timeseries", "messages", "events", "deaths"):
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)

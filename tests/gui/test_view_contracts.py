@@ -17,13 +17,14 @@ from skyswarm.core.config import SimulationConfig, load_scenario
 from skyswarm.core.hooks import ViewSource
 from skyswarm.core.mission import Mission
 from skyswarm.core.simulator import Simulator
-from skyswarm.gui.app import HEARD_WITHIN_S, ViewerApp, inspect
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_FRAME = SimpleNamespace(index_of=lambda agent_id: None, estimates=None)
 
 
 def _commands(mission: Any) -> tuple[list[tuple[str, Any]], str]:
+    from skyswarm.gui.app import ViewerApp  # pyglet, the views (~1 s): not at collection
+
     app = SimpleNamespace(session=SimpleNamespace(sim=SimpleNamespace(mission=mission)))
     app.command_note = ""
     return ViewerApp.mission_commands(app), app.command_note  # type: ignore[arg-type]
@@ -104,6 +105,8 @@ class LookAlike(PhysicalAgent):
 
 
 def test_the_inspector_counts_the_neighbours_an_agent_declares_it_heard() -> None:
+    from skyswarm.gui.app import HEARD_WITHIN_S, inspect
+
     sim = Simulator(SimulationConfig(physics="fast"))
     box = BodyShape(half_extents=(0.1, 0.1, 0.1))
     a, b = (int(s) for s in sim.world.add_bodies(box, 1.0, [(0, 0, 1), (5, 0, 1)]))
@@ -119,6 +122,8 @@ def test_the_inspector_counts_the_neighbours_an_agent_declares_it_heard() -> Non
 
 
 def test_a_flock_member_declares_what_it_heard(tmp_path: Path) -> None:
+    from skyswarm.gui.app import HEARD_WITHIN_S
+
     scenario = load_scenario(ROOT / "configs/flocking_coverage.toml")
     sim = Simulator.from_scenario(scenario)
     try:

@@ -6,6 +6,7 @@ clock); everything is on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import math
 import random
 import socket
@@ -14,17 +15,22 @@ import warnings
 
 import pytest
 
-with warnings.catch_warnings():  # the 3.x wheel warns that the name moves to mavsdk-grpc
-    warnings.simplefilter("ignore")
-    mavsdk = pytest.importorskip("mavsdk")
-    from mavsdk.mission import MissionItem, MissionPlan
-    from mavsdk.offboard import VelocityNedYaw
-
 from skyswarm.core.config import load_scenario
 from skyswarm.core.simulator import Simulator
 from skyswarm.mavlink import attach
 from skyswarm.mavlink.realtime import Pacer
 from tests.mavlink.harness import free_base
+
+
+def _mavsdk():
+    """The `mavsdk` module, imported by the test that uses it (~1.6 s: not at every worker's
+    collection); skipped without it."""
+    with warnings.catch_warnings():  # the 3.x wheel warns that the name moves to mavsdk-grpc
+        warnings.simplefilter("ignore")
+        mavsdk = pytest.importorskip("mavsdk")
+        importlib.import_module("mavsdk.mission")
+        importlib.import_module("mavsdk.offboard")
+    return mavsdk
 
 
 def _free_tcp_port() -> int:
@@ -65,7 +71,9 @@ async def _first(aiter, test=lambda x: True):
             return x
 
 
-async def _fly(run: PacedRun) -> dict:
+async def _fly(run: PacedRun, mavsdk) -> dict:
+    MissionItem, MissionPlan = mavsdk.mission.MissionItem, mavsdk.mission.MissionPlan
+    VelocityNedYaw = mavsdk.offboard.VelocityNedYaw
     drone = mavsdk.System(port=_free_tcp_port())
     await drone.connect(system_address=f"udpin://127.0.0.1:{run.client_port}")
     await _first(drone.core.connection_state(), lambda s: s.is_connected)
@@ -122,9 +130,10 @@ async def _fly(run: PacedRun) -> dict:
 
 
 def test_mavsdk_flies_takeoff_offboard_mission_and_land(repo_root):
+    mavsdk = _mavsdk()
     run = PacedRun(repo_root)
     try:
-        out = asyncio.run(asyncio.wait_for(_fly(run), 120))
+        out = asyncio.run(asyncio.wait_for(_fly(run, mavsdk), 120))
     finally:
         run.close()
     assert abs(out["takeoff_alt"] - 5.0) < 0.3

@@ -10,7 +10,6 @@ import dataclasses
 
 import numpy as np
 import pytest
-from scipy import signal, stats
 from uav_helpers import CONFIG
 
 from skyswarm.core.config import SimulationConfig, WorldConfig
@@ -36,6 +35,8 @@ QRSIM = {name: sensor.defaults for name, sensor in registered_sensors().items()}
 
 def chi2_ok(samples: np.ndarray, sigma: float) -> bool:
     """Sample variance of independent samples within its 99 % chi-square interval of sigma^2."""
+    from scipy import stats
+
     n = samples.size
     s2 = float(np.var(samples, ddof=1))
     lo, hi = stats.chi2.ppf([0.005, 0.995], n - 1) * sigma**2 / (n - 1)
@@ -90,6 +91,8 @@ def test_gauss_markov_at_time_constants_comparable_to_the_period(tau_over_dt: fl
     # Var x = sigma^2 (an Euler step sigma sqrt(2 dt / tau) would give 8.0, 2.3 and 1.6 sigma^2;
     # sigma sqrt(dt / tau): 4.0, 1.16, 0.79; sigma sqrt(1 - a): 0.98, 0.73, 0.62) and
     # corr(x_t, x_t+dt) = exp(-dt / tau).
+    from scipy import stats
+
     dt, sigma, chains = 0.02, 0.3, 20000
     gm = GaussMarkov((chains,), sigma, tau_over_dt * dt, dt, np.random.default_rng(5))
     steps = 40  # 10 tau at the longest: any wrong stationary variance has taken over
@@ -122,6 +125,8 @@ def test_random_walk_variance_grows_linearly() -> None:
 def psd_flat(x: np.ndarray, sigma: float, fs: float) -> np.ndarray:
     """(T, M) series of white noise at `fs` Hz -> the Welch PSD averaged over the M series in
     8 bands, over its two-sided level sigma^2 / fs (one-sided: 2 sigma^2 / fs)."""
+    from scipy import signal
+
     _, p = signal.welch(x, fs=fs, nperseg=256, axis=0)
     p = p[1:-1].mean(axis=1)  # DC and Nyquist bins carry half the degrees of freedom
     return np.array([band.mean() for band in np.array_split(p, 8)]) / (2 * sigma**2 / fs)

@@ -9,7 +9,6 @@ import dataclasses
 
 import numpy as np
 import pytest
-from scipy import stats
 from uav_helpers import CONFIG, run
 
 from skyswarm.core.collisions import CollisionConfig
@@ -95,6 +94,8 @@ def test_flying_into_a_box_obstacle_kills():
 
 def test_propeller_failures_on_200_hovering_agents():
     # 36 per hour = 0.01 per second; within 10 s each agent fails with p = 1 - e^-0.1.
+    from scipy import stats
+
     rates = FaultRates(propeller_failure=36.0)
     grid = [(4.0 * (i % 20), 4.0 * (i // 20), 10.0) for i in range(200)]
     sim, swarm = swarm_sim(grid, rates=rates, seed=11)
