@@ -1,9 +1,10 @@
 """The fast backend: every body integrated over arrays by one compiled call per tick.
 
-No per-body Python at all in the tick: wrenches are added into (capacity, 3) arrays, one numba
-call integrates every live body with its ground, terrain and box contacts
-(core/backends/fast_kernel.py states the integrator and the contacts), then the body-body
-contacts come from a Verlet list kept by a spatial hash (core/backends/spatial_hash.py). The
+No per-body Python at all in the tick: wrenches are added into (capacity, 3) arrays (a swarm's
+held for the kernel to add, `hold_wrenches`), one numba call integrates every live body with its
+ground, terrain and box contacts (core/backends/fast_kernel.py states the integrator and the
+contacts) and says whether any touched and whether a body left the Verlet list's reach, then
+the body-body contacts come from that list, kept by a spatial hash (spatial_hash.py). The
 state arrays are integrated in place, so `read_state` costs nothing. The scale path for
 1,000-10,000 UAVs (bench/backends.py).
 
