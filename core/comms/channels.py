@@ -288,14 +288,24 @@ class Channel:
         return ok
 
     def delays(self, rng: np.random.Generator, count: int) -> np.ndarray:
-        """(count,) int delays in ticks, each >= 1, drawn from the comms stream."""
+        """(count,) int delays in ticks, each >= 1, drawn from the comms stream.
+
+        Without jitter the draw `rng.integers(0, 1, size=count)` is all zeros and takes nothing
+        from the stream (numpy fills a zero-width range without drawing; tests/core/
+        test_comms_delays.py pins it), so it is skipped: the stream and the delays are those
+        of the draw."""
+        if self.jitter_ticks == 0:
+            return np.full(count, max(1, self.latency_ticks), dtype=np.int64)
         jitter = rng.integers(0, self.jitter_ticks + 1, size=count)
         return np.maximum(1, self.latency_ticks + jitter)
 
     def delay_ticks(self, rng: np.random.Generator, count: int) -> list[int]:
-        """`delays` as a list (the same draw: one `rng.integers` call of `count`)."""
-        jitter = rng.integers(0, self.jitter_ticks + 1, size=count).tolist()
+        """`delays` as a list (the same draw: one `rng.integers` call of `count`, none without
+        jitter)."""
         latency = self.latency_ticks
+        if self.jitter_ticks == 0:
+            return [latency if latency > 1 else 1] * count
+        jitter = rng.integers(0, self.jitter_ticks + 1, size=count).tolist()
         return [latency + j if latency + j > 1 else 1 for j in jitter]
 
 
