@@ -37,3 +37,26 @@ def test_delays_and_stream_equal_the_draw(latency_s: float, jitter_s: float, cou
         assert min(np.asarray(got).tolist(), default=1) >= 1
         assert ours.random(4).tolist() == theirs.random(4).tolist()  # the stream, in step
     assert chan.delays(np.random.default_rng(0), count).dtype == np.int64
+
+
+@pytest.mark.parametrize("high", [2, 3, 11, 2**32, 2**40])
+def test_scalar_draws_are_the_array_draw(high: int) -> None:
+    """What `delay_ticks`' one-by-one draws rest on: numpy fills an array of bounded integers
+    value after value, as scalar calls draw them; the same values, the stream left in step."""
+    for count in range(8):
+        for seed in range(10):
+            ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+            ours.random(3), theirs.random(3)  # a stream in mid-use
+            one_by_one = [int(ours.integers(0, high)) for _ in range(count)]
+            assert one_by_one == theirs.integers(0, high, size=count).tolist()
+            assert ours.bit_generator.state == theirs.bit_generator.state
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 9])
+def test_jittered_delays_by_either_draw(count: int) -> None:
+    chan = Channel("radio", 0, ChannelConfig(latency_s=0.0025, jitter_s=0.0075), TICK)
+    ours, theirs = np.random.default_rng(11), np.random.default_rng(11)
+    want = _drawn(chan.latency_ticks, chan.jitter_ticks, theirs, count).tolist()
+    got = chan.delay_ticks(ours, count)
+    assert got == want and all(type(d) is int for d in got)
+    assert ours.bit_generator.state == theirs.bit_generator.state
