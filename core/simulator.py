@@ -173,8 +173,12 @@ class Simulator:
     def compile_kernels(self) -> float:
         """Compile (or load from the cache) every kernel the modules imported so far call,
         outside the clock (core/jit.py `compile_ahead`); adds the seconds to `compile_s`.
-        `from_scenario` and `run` call it; a program stepping by hand may call it first."""
-        spent = jit.compile_ahead()
+        `from_scenario` and `run` call it; a program stepping by hand may call it first.
+        Cached kernels load without numba's full context refresh (core/kernel_loads.py)."""
+        from skyswarm.core.kernel_loads import cached_loads_without_refresh
+
+        with cached_loads_without_refresh():
+            spent = jit.compile_ahead()
         self.compile_s += spent
         return spent
 

@@ -5,6 +5,7 @@ See docs/architecture.md, State in arrays.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import chain
 
 import numpy as np
@@ -58,17 +59,18 @@ class BodyState:
         self.size += count
         return slots
 
-    def store_poses(self, slots: np.ndarray, poses: list) -> None:
-        """getBasePositionAndOrientation results of the bodies in `slots` into the arrays."""
-        n, rows = len(poses), self._rows_of(slots)
+    def store_poses(self, slots: np.ndarray, poses: Iterable[tuple]) -> None:
+        """getBasePositionAndOrientation results of the bodies in `slots` into the arrays, one
+        per slot: a list, or an iterator that makes them (each tuple dropped once read)."""
+        n, rows = len(slots), self._rows_of(slots)
         flat = np.fromiter(chain.from_iterable(chain.from_iterable(poses)), float, 7 * n)
         flat = flat.reshape(n, 7)
         self._position[rows] = flat[:, :3]
         self._orientation[rows] = flat[:, 3:]
 
-    def store_velocities(self, slots: np.ndarray, velocities: list) -> None:
-        """getBaseVelocity results of the bodies in `slots` into the arrays."""
-        n, rows = len(velocities), self._rows_of(slots)
+    def store_velocities(self, slots: np.ndarray, velocities: Iterable[tuple]) -> None:
+        """getBaseVelocity results of the bodies in `slots` into the arrays (as `store_poses`)."""
+        n, rows = len(slots), self._rows_of(slots)
         flat = np.fromiter(chain.from_iterable(chain.from_iterable(velocities)), float, 6 * n)
         flat = flat.reshape(n, 6)
         self._linear_velocity[rows] = flat[:, :3]

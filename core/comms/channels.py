@@ -288,15 +288,37 @@ class Channel:
         return ok
 
     def delays(self, rng: np.random.Generator, count: int) -> np.ndarray:
-        """(count,) int delays in ticks, each >= 1, drawn from the comms stream."""
+        """(count,) int delays in ticks, each >= 1, drawn from the comms stream.
+
+        Without jitter the draw `rng.integers(0, 1, size=count)` is all zeros and takes nothing
+        from the stream (numpy fills a zero-width range without drawing; tests/core/
+        test_comms_delays.py pins it), so it is skipped: the stream and the delays are those
+        of the draw."""
+        if self.jitter_ticks == 0:
+            return np.full(count, max(1, self.latency_ticks), dtype=np.int64)
         jitter = rng.integers(0, self.jitter_ticks + 1, size=count)
         return np.maximum(1, self.latency_ticks + jitter)
 
     def delay_ticks(self, rng: np.random.Generator, count: int) -> list[int]:
-        """`delays` as a list (the same draw: one `rng.integers` call of `count`)."""
-        jitter = rng.integers(0, self.jitter_ticks + 1, size=count).tolist()
+        """`delays` as a list: the same values and the same draws from the stream. numpy fills
+        `integers(0, n, size=count)` one value after the other, as `count` calls of
+        `integers(0, n)` draw them (tests/core/test_comms_delays.py pins it), and a scalar call
+        costs a quarter of an array call, whose size handling runs in Python: a small swarm's
+        tick sends one to three frames a channel, drawn one by one."""
         latency = self.latency_ticks
+        if self.jitter_ticks == 0:
+            return [latency if latency > 1 else 1] * count
+        high = self.jitter_ticks + 1
+        if count <= SCALAR_DRAWS:
+            jitter = [int(rng.integers(0, high)) for _ in range(count)]
+        else:
+            jitter = rng.integers(0, high, size=count).tolist()
         return [latency + j if latency + j > 1 else 1 for j in jitter]
+
+
+# delays drawn one by one (`Channel.delay_ticks`) up to this many a call: a scalar
+# `Generator.integers` costs ~3.8 us, an array one ~15 us whatever its size up to a few dozen
+SCALAR_DRAWS = 3
 
 
 def _whole_ticks(seconds: float, tick_s: float, channel: str, key: str, file: str) -> int:
