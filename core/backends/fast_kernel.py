@@ -333,10 +333,12 @@ def step_bodies(
     cache: the world's Verlet list check; pass a (0, 3) `ref` to skip it). `xf`, `xt`
     (m, 3): a held wrench, added to `fb`, `tw` of slots x0 ... x0 + m - 1 before their
     integration (FastWorld.hold_wrenches; (0, 3) arrays: none)."""
+    # np.int64(0), not 0: a literal 0 would compile a second _step_range (lo typed
+    # Literal[int](0)) beside the one step_bodies_parallel's chunks call (uav/kernel.py fly).
     return _step_range(
-        0, len(slots), slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb,
-        tw, fw, constants, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos,
-        ref, limit, xf, xt, x0,
+        np.int64(0), len(slots), slots, pos, quat, vel, omega, inv_m, inertia, half, offset,
+        radius, fb, tw, fw, constants, box_c, box_h, box_cs, box_id, hf, c_count, c_other,
+        c_force, c_pos, ref, limit, xf, xt, x0,
     )  # fmt: skip
 
 

@@ -159,6 +159,17 @@ def test_serial_and_threaded_kernels_share_one_compiled_range() -> None:
     assert flight._fly_range.signatures[0][0] == numba.int64
 
 
+def test_fast_step_kernels_share_one_compiled_range() -> None:
+    """The same for the fast backend's step_bodies and step_bodies_parallel (_step_range)."""
+    import skyswarm.core.backends.fast_kernel as fast
+
+    types = next(t for k, t in jit._AHEAD if k is fast.step_bodies)
+    for kernel in (fast.step_bodies, fast.step_bodies_parallel):
+        opts = {k: v for k, v in kernel.targetoptions.items() if k == "parallel"}
+        numba.njit(cache=False, **opts)(kernel.py_func).compile(types)
+    assert [sig[0] for sig in fast._step_range.signatures] == [numba.int64]
+
+
 @pytest.mark.parametrize("jobs", ["0", "-1", "two"])
 def test_warmup_refuses_a_bad_job_count(jobs: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["warmup", "--jobs", jobs]) == 2
