@@ -187,7 +187,8 @@ class FlockUav(AutonomousUavAgent):
     # -- sensing ----------------------------------------------------------------------------
     def _own_state(self) -> tuple[np.ndarray, np.ndarray, float]:
         """Own position (3,) m, velocity (3,) m/s and ENU yaw (rad), from own sensors."""
-        return self.sensed_position.copy(), self.sensed_velocity.copy(), self.sensed_yaw
+        pos, vel, yaw = self.sensed_state()
+        return pos.copy(), vel.copy(), yaw
 
     def _look(self, pos: np.ndarray, yaw: float) -> None:
         """Mark the cells inside the camera footprint as seen."""

@@ -46,6 +46,19 @@ def test_ideal_builds_no_sensor_layer() -> None:
     assert swarm.sensors is None and swarm._estimate_kernel is None
     agent = swarm.agents[0]
     assert np.array_equal(agent.sensed_position, agent.position)
+    pos, vel, yaw = agent.sensed_state()  # the three at once: the truth
+    assert np.array_equal(pos, agent.position) and np.array_equal(vel, agent.velocity)
+    assert yaw == agent.sensed_yaw
+
+
+def test_sensed_state_is_the_three_estimates_at_once() -> None:
+    _, swarm, _ = flight(QRSIM, 0.5)
+    for agent in swarm.agents:
+        pos, vel, yaw = agent.sensed_state()
+        assert np.array_equal(pos, agent.sensed_position) and not np.array_equal(
+            pos, agent.position
+        )
+        assert np.array_equal(vel, agent.sensed_velocity) and yaw == agent.sensed_yaw
 
 
 def test_sensors_observing_only_leave_the_flight_untouched() -> None:
