@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from skyswarm.core.backends import World
 from skyswarm.core.config import SimulationConfig, WorldConfig
 from skyswarm.core.resources import named_or_path
 from skyswarm.core.simulator import Simulator
@@ -31,6 +32,7 @@ from skyswarm.envs.judge import (
     OBS_QUATERNION,
     judge,
     judge_params,
+    teleport,
 )
 from skyswarm.envs.observations import ObservationSpec, observe, read_kinematics
 from skyswarm.envs.randomize import Randomization
@@ -139,7 +141,7 @@ class FlightBatch:
             side = math.ceil(math.sqrt(n))
             grid = np.indices((side, side)).reshape(2, -1).T[:n] * settings.spacing_m
             origin = np.column_stack([grid, np.zeros(n)])
-        self.origin = np.array(origin, dtype=float).reshape(n, 3)  # (n, 3) m
+        self.origin = np.array(origin, dtype=float, order="C").reshape(n, 3)  # (n, 3) m
         home = self.origin + [0.0, 0.0, task.altitude_m]
         self.swarm = Swarm(
             self.sim, uav, range(1, n + 1), home, np.zeros(n), hovering=True, wind=wind
@@ -160,6 +162,15 @@ class FlightBatch:
         else:
             self._obs_layout = OBS_6D if self.obs_spec.rotation == "6d" else OBS_QUATERNION
         self.level.apply(self.swarm.command, self.index, self.hover_action(n))
+        memory = self.swarm.cascade.memory
+        # an autoreset in one compiled pass (`teleport`): a world that integrates its state
+        # arrays in place (the fast engine), no sensors to restart, the truth observed
+        self._teleports = (
+            type(self.sim.world).reset_bodies is World.reset_bodies
+            and self.swarm.sensors is None
+            and memory.flags.c_contiguous
+            and self._obs_layout != OBS_NONE
+        )
 
     def hover_action(self, k: int) -> np.ndarray:
         """(k, level.k) the normalised action of a level hover at rest."""
@@ -172,6 +183,8 @@ class FlightBatch:
     def restart(self, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """New episodes for slots `index` (k,) drawn from `rng`; returns their (k, d) obs."""
         k = len(index)
+        if k and self._teleports:
+            return self._teleport(np.asarray(index, dtype=np.int64), rng)
         if k:
             start = self.task.sample(rng, k)
             origin = self.origin[index]
@@ -189,6 +202,32 @@ class FlightBatch:
             self.action[index] = self.hover_action(k)
             self.steps[index] = 0
         return self.observe(index)
+
+    def _teleport(self, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """`restart` in one compiled pass (envs/judge.py `teleport`): the same draws from `rng`
+        in the same order, the same writes and observations, bit for bit
+        (tests/envs/test_perf_vector.py)."""
+        k, swarm, st = len(index), self.swarm, self.sim.world.state
+        start = self.task.sample(rng, k)
+        weight = swarm.config.airframe.mass_kg * swarm.g  # N
+        memory = swarm.cascade.memory
+        obs = np.empty((k, self.obs_size), dtype=np.float32)
+        teleport(
+            index, swarm.slots, self.origin, start.offset, euler_to_quat(start.euler),
+            start.velocity, start.target, st.position, st.orientation, st.linear_velocity,
+            st.angular_velocity, memory.view(np.uint8).reshape(len(memory), -1),
+            swarm.cascade.demand, swarm.motors.thrust, swarm.force, swarm.torque, self.target,
+            self.action, self.steps, self.hover_action(1)[0], weight, weight / 4, self._params,
+            self._obs_layout, self.obs_spec.last_action, obs,
+        )  # fmt: skip
+        rand, airframe = self.settings.randomize, swarm.config.airframe
+        masses = rand.masses(rng, k, airframe)
+        if masses is not None:
+            self.sim.world.set_mass(swarm.slots[index], *masses)
+        motors = rand.motors(rng, k, airframe)
+        if motors is not None:
+            swarm.motors.set_params(index, *motors)
+        return obs
 
     def retire(self, index: np.ndarray, cause: str) -> None:
         """Kill slots `index` for good (a multi-agent episode's deaths): the simulator records

@@ -5,8 +5,15 @@
 slot in one compiled loop, with the same operations in the same order, so its numbers are those
 of the numpy path bit for bit (tests/envs/test_judge.py holds it to that on random states, with
 signed zeros, negative quaternions and NaN). The numpy path stays the reference and serves the
-rest: a restart's observations and the sensor-estimate observations. At 4,096 slots the
-numpy passes cost about a millisecond per step, this one pass about a tenth of that.
+rest: the sensor-estimate observations. At 4,096 slots the numpy passes cost about a
+millisecond per step, this one pass about a tenth of that.
+
+`teleport` is an autoreset's writes in one pass (envs/batch.py `FlightBatch.restart` on the
+fast engine with ideal sensors): the bodies' new state, the controller memory, motors and
+wrenches `Swarm.restart` clears, the slots' targets, last actions and step counts, and their
+first observations through the same loop as `judge`; the episode starts stay drawn in numpy
+(`Task.sample`, `euler_to_quat`). Each of the ~17 small numpy calls it replaces ran several
+times slower right after the physics kernels (cold caches) than alone.
 
     params = judge_params(task)
     judge(swarm.slots, state.position, state.orientation, state.linear_velocity,
@@ -139,6 +146,51 @@ def _judge_range(
                 row[end + 3 + j] = action[i, j]
 
 
+@njit(nogil=True, error_model="numpy")
+def teleport(
+    index, slots, origin, offset, quaternion, velocity, start_target, position, orientation,
+    linear_velocity, angular_velocity, memory, demand, thrust, force, torque, target, action,
+    steps, hover, weight, quarter, params, layout, last_action, obs,
+):  # fmt: skip
+    """Restart agents `index` (k,): body state rows slots[i] at origin[i] + offset (k, 3) m,
+    quaternion (k, 4), velocity (k, 3) m/s, at rest in rotation; the controller memory's bytes
+    (memory (n, itemsize) uint8) zeroed, then demand[i, 0] = weight N; thrust[i] = quarter,
+    force[i] = torque[i] = 0; target[i] = origin[i] + start_target (k, 3); action[i] = hover
+    (level.k,); steps[i] = 0. Then obs (k, d) float32, their observations in `layout` as
+    `judge` computes them (params `judge_params`): the writes of Swarm.restart, World.
+    reset_bodies and FlightBatch.restart, in their order, the same numbers."""
+    k = len(index)
+    picked = np.empty(k, dtype=np.int64)
+    aim = np.empty((k, 3))
+    last = np.empty((k, len(hover)))
+    for j in range(k):
+        i = index[j]
+        s = slots[i]
+        picked[j] = s
+        for c in range(3):
+            position[s, c] = origin[i, c] + offset[j, c]
+            linear_velocity[s, c] = velocity[j, c]
+            angular_velocity[s, c] = 0.0
+            force[i, c] = 0.0
+            torque[i, c] = 0.0
+            aim[j, c] = target[i, c] = origin[i, c] + start_target[j, c]
+        for c in range(4):
+            orientation[s, c] = quaternion[j, c]
+        for b in range(memory.shape[1]):
+            memory[i, b] = 0
+        demand[i, 0] = weight
+        for c in range(thrust.shape[1]):
+            thrust[i, c] = quarter
+        for c in range(len(hover)):
+            last[j, c] = action[i, c] = hover[c]
+        steps[i] = 0
+    _judge_range(
+        0, k, picked, position, orientation, linear_velocity, angular_velocity, aim, last, last,
+        params, layout, last_action, obs, np.empty(k), np.empty(k, dtype=np.bool_),
+        np.empty(k, dtype=np.bool_), np.empty(k),
+    )  # fmt: skip
+
+
 # The types envs/batch.py calls them with (compiled before the clock: core/jit.py).
 _OBS = numba.types.Array(numba.types.float32, 2, "C")  # core/jit.py's codes have no f4
 _TYPES = (
@@ -147,3 +199,10 @@ _TYPES = (
     *"f8[1] ?[1] ?[1] f8[1]".split(),
 )
 ahead(judge, _TYPES)
+_TELEPORT = "i8[1] i8[1] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] u1[2] {}".format
+_TELEPORT_REST = "f8[2] f8[2] f8[2] f8[2] f8[2] i8[1] f8[1] f8 f8 f8[1] i8 ?".split()
+# demand: a strided view of the controller memory's records, contiguous for one agent
+ahead(
+    teleport,
+    *((*_TELEPORT(demand).split(), *_TELEPORT_REST, _OBS) for demand in ("f8[2A]", "f8[2]")),
+)
