@@ -43,11 +43,9 @@ from skyswarm.core.jit import njit, prange
 # Compiled with numpy's error model (x / 0 -> inf, no exception) and without fastmath, so the
 # arithmetic is plain IEEE arithmetic, operation for operation as written.
 _JIT = {"error_model": "numpy", "nogil": True}
-# The stages are inlined into `_fly_range` by numba (its IR, retyped at each call site): as
-# separate functions LLVM kept them out of line and `fly` took 1.3x the time per agent. The
-# small helpers they call (_min, _max, _wrap, _pid, _base) are compiled once each and inlined
-# by LLVM, at the same time per agent: inlined by numba too, at their ~60 call sites, they
-# made `fly` take 32 CPU-s to compile instead of 9 (docs/performance.md).
+# Every stage and helper is inlined into `_fly_range` by numba (its IR): compiled apart, the
+# small helpers (_min, _max, _wrap, _pid, _base) cut the range's compile from 32 to 9 CPU-s,
+# but `fly` then took 1.03-1.3x the time per agent (the stages apart: 1.3x); docs/performance.md.
 _STAGE = {"inline": "always", **_JIT}
 
 # The constants' gain table `gains` (4, 5, 4): loop, then parameter, then axis (unused axes 0).
@@ -96,7 +94,7 @@ class Sensed(NamedTuple):
     sin: float
 
 
-@njit(**_JIT)
+@njit(**_STAGE)
 def _min(a: float, b: float) -> float:
     """np.minimum for scalars: NaN in, NaN out. Written as two selects without a branch (the
     compiled mixer's clamps were mispredicted branches on random demands: 50-65 ns per agent
@@ -105,14 +103,14 @@ def _min(a: float, b: float) -> float:
     return a + b if (a != a) | (b != b) else m
 
 
-@njit(**_JIT)
+@njit(**_STAGE)
 def _max(a: float, b: float) -> float:
     """np.maximum for scalars: NaN in, NaN out (selects, as `_min`)."""
     m = a if a > b else b
     return a + b if (a != a) | (b != b) else m
 
 
-@njit(**_JIT)
+@njit(**_STAGE)
 def _wrap(a: float) -> float:
     """An angle rad into [-pi, pi): `(a + pi) % (2 pi) - pi`, the same numbers, without the
     floating-point remainder when a + pi is already within one turn of [0, 2 pi) (there the
@@ -125,7 +123,7 @@ def _wrap(a: float) -> float:
     return x % (2.0 * math.pi) - math.pi
 
 
-@njit(**_JIT)
+@njit(**_STAGE)
 def _pid(c: Record, loop: int, axis: int, integral: np.ndarray, error: float, rate: float) -> float:
     """One axis of one loop (uav/pid.py); updates `integral[axis]` in place."""
     kp, ki_dt, kd = c.gains[loop, KP, axis], c.gains[loop, KI_DT, axis], c.gains[loop, KD, axis]
@@ -267,7 +265,7 @@ def _attitude_loops(
     return d0, d1, d2, d3
 
 
-@njit(**_JIT)
+@njit(**_STAGE)
 def _base(c: Record, k: int, roll_pitch: float, shrink: float, coll: float, d3: float, room: float):
     """Motor k's base thrust N (its roll and pitch share shrunk, plus the collective) and the
     yaw room N m left after it."""
