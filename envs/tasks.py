@@ -66,10 +66,11 @@ class Task:
         offset = _in_ball(rng, k, self.start_radius_m)
         velocity = rng.uniform(-1.0, 1.0, (k, 3)) * self.start_speed_m_s
         tilt = math.radians(self.start_tilt_deg)
-        euler = np.column_stack(
-            [rng.uniform(-tilt, tilt, (k, 2)), rng.uniform(-math.pi, math.pi, k)]
-        )
-        target = np.tile(home, (k, 1))
+        euler = np.empty((k, 3))  # column_stack's and tile's arrays, in fewer calls
+        euler[:, :2] = rng.uniform(-tilt, tilt, (k, 2))
+        euler[:, 2] = rng.uniform(-math.pi, math.pi, k)
+        target = np.empty((k, 3))
+        target[:] = home
         if self.goal_max_m > 0.0:
             d = rng.uniform(self.goal_min_m, self.goal_max_m, k)
             target = target + _unit(rng, k) * d[:, None]
