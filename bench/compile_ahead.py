@@ -5,6 +5,11 @@ set-up), then warm (loaded from that cache). The loop's real-time factor should 
 the set-up's compile time (`compile_s` of the summary) is what differs.
 
     python bench/compile_ahead.py [--agents 1000] [--seconds 2] [--rounds 1] [--physics fast]
+    python bench/compile_ahead.py --kernels
+
+`--kernels` instead compiles every declared signature (`skyswarm warmup`'s set) in one fresh
+process on a fresh cache and prints the CPU seconds of each, heaviest first (a callee shared by
+two kernels is counted with the first that compiles it).
 
 Prints a table and writes bench/results/compile_ahead.json. Not a test: numbers depend on the
 host (2 shared cores: read the cold/warm ratio, not the absolute factors).
@@ -48,6 +53,29 @@ print(json.dumps({"setup_s": setup, "compile_s": s["compile_s"], "wall_s": s["wa
 """
 
 
+_KERNELS = """
+import time
+from skyswarm.app.warmup import import_compiled_modules
+from skyswarm.core import jit
+import_compiled_modules()
+rows = []
+for kernel, types in jit.shares(1)[0]:
+    t = time.process_time()
+    kernel.compile(types)
+    rows.append((time.process_time() - t, kernel.py_func.__module__ + "." + kernel.__name__))
+for cpu, name in sorted(rows, reverse=True):
+    print(f"{cpu:8.2f}  {name}")
+print(f"{sum(r[0] for r in rows):8.2f}  total, {len(rows)} signatures (CPU s)")
+"""
+
+
+def kernel_times() -> None:
+    """`--kernels`: every declared signature's compile CPU seconds on a fresh cache."""
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, NUMBA_CACHE_DIR=d)
+        subprocess.run([sys.executable, "-c", _KERNELS], env=env, check=True)
+
+
 def one_run(cache: Path, args: argparse.Namespace) -> dict:
     """One run of the scenario in a fresh process with its numba cache in `cache`."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
@@ -66,7 +94,11 @@ def main() -> None:
     ap.add_argument("--physics", default="fast")
     ap.add_argument("--seconds", type=float, default=2.0, help="simulated seconds per run")
     ap.add_argument("--rounds", type=int, default=1, help="fresh caches (each compiles all)")
+    ap.add_argument("--kernels", action="store_true", help="per-kernel compile CPU seconds")
     args = ap.parse_args()
+    if args.kernels:
+        kernel_times()
+        return
     rows = []
     print(f"{args.scenario}, {args.agents} agents on {args.physics}, {args.seconds} s per run")
     print(
