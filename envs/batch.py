@@ -4,7 +4,8 @@
 `Swarm`: a step writes the n actions as one command (uav/commands.py), runs the physics ticks
 of one control period (8 at 50 Hz control and 400 Hz physics) for all of them at once, and
 computes the n observations, rewards and ends over arrays. A slot restarts by teleporting its
-body and clearing its controller memory (`Swarm.restart`): nothing is rebuilt. Slots sit
+body and clearing its controller memory (`Swarm.restart`; on the fast engine with ideal
+sensors one compiled pass, envs/judge.py `teleport`, writes the same): nothing is rebuilt. Slots sit
 `spacing_m` apart on a grid; a slot ends long before it could reach another (`max_error_m`).
 
     batch = FlightBatch(64, Hover(), FlightSettings(physics="fast"), seed=0)
