@@ -259,6 +259,9 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
 NAME_READS_ALLOWED = {
     ("core/mission.py", "MISSION"): "a plug-in module's optional export, by the documented spec",
     ("core/config.py", "lineno"): "an optional field of the TOML parser's exception",
+    ("core/backends/__init__.py", "_is_initialized"): "numba's threading layer, a library's "
+    "private state (no public way to skip its launch locks); the public call when absent",
+    ("core/backends/__init__.py", "_get_num_threads"): "(the same: its compiled getter)",
 }
 
 
@@ -319,6 +322,10 @@ COMPUTED_READS_ALLOWED = {
     ("core/schema.py", "obj", "f.name"): "the fields of a config dataclass, by `fields()`",
     ("core/config.py", "scenario", "name"): "ScenarioConfig's own tick-period fields",
     ("core/comms/fates.py", "p", "f"): "the fields of its own Copies, by its annotations",
+    ("core/jit.py", "value", "n"): "a kernel's callees through a module (frames.to_body), by "
+    "the names in its bytecode: warmup's groups of kernels sharing compiled code",
+    ("core/kernel_loads.py", "numba_caching.Cache", "name"): "whether numba's cache still has "
+    "the private methods the refresh-free load replaces (else numba is left alone)",
 }
 
 
