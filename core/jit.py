@@ -325,10 +325,9 @@ def groups() -> list[list[tuple[Any, tuple[Any, ...]]]]:
             root[find(i)] = find(j)
     weight = {id(k): _weight(k) for k in kernels}
     out: dict[int, list[tuple[Any, tuple[Any, ...]]]] = {}
+    index = {id(k): i for i, k in enumerate(kernels)}
     for kernel, types in _AHEAD:
-        out.setdefault(find(next(i for i, k in enumerate(kernels) if k is kernel)), []).append(
-            (kernel, types)
-        )
+        out.setdefault(find(index[id(kernel)]), []).append((kernel, types))
     cost = {g: sum(weight[id(k)] for k, _ in sigs) for g, sigs in out.items()}
     return [out[g] for g in sorted(out, key=lambda g: (-cost[g], g))]
 
@@ -350,15 +349,6 @@ def compile_group(index: int) -> int:
     """Compile (or load) `groups()[index]`: one work item of `skyswarm warmup`'s processes.
     Returns the number of signatures compiled."""
     mine = groups()[index]
-    for kernel, types in mine:
-        kernel.compile(types)
-    return len(mine)
-
-
-def compile_ahead_share(part: int, parts: int) -> int:
-    """Compile (or load) share `part` of `shares(parts)`. Returns the number of signatures
-    compiled."""
-    mine = shares(parts)[part]
     for kernel, types in mine:
         kernel.compile(types)
     return len(mine)
