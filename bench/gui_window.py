@@ -4,18 +4,22 @@ The viewer's main window exactly as `skyswarm view` draws it (3D scene with grou
 the instanced drones, plus the side panel with the HUD and the agent list), hosted by a
 `ViewerBase` whose frame is a synthetic swarm that moves every frame; the simulation is left out
 (it runs in its own budget, see gui/session.py), this measures what a frame of the view costs.
-At 1,000 drones also with the layers of issue 30 on, side by side with them off: 12 s trails
-(60 segments per drone on arcs, `trails_behind`; drawn as at most 20,000:
-renderer.MAX_TRAIL_SEGMENTS, fewer where a trail is straight on screen) and radio links (4 per
-drone to neighbours within 6 m: 4,000 lines, gui/links.py), and then also with the proximity
-rings (gui/proximity.py: 20 segments per drone, one KD-tree query per frame).
-Starts its own Xvfb on DISPLAY :97 when no DISPLAY is set.
+The drones fly level arcs (`Arcs`), and their trails are recorded as the live viewer records
+them (gui/trails.py TrailBuffer: a point every 0.2 s of simulated time, the frames 1/30 s
+apart). At 1,000 drones also with the layers of issue 30 on, side by side with them off: 12 s
+trails (60 segments per drone, drawn as at most 20,000: trails.MAX_TRAIL_SEGMENTS) and radio
+links (4 per drone to neighbours within 6 m: 4,000 lines, gui/links.py), and then also with the
+proximity rings (gui/proximity.py: 20 segments per drone, one KD-tree query per frame).
+Starts its own Xvfb on DISPLAY :97 when no DISPLAY is set. The same script times the code
+before a change: run it with PYTHONPATH at an older tree (its TrailBuffer has no `view`, so
+the trails are handed over as (N, T, 3) points, as that viewer did).
 
 Then the view of a simulation slower than real time: 1,000 UAVs hovering on Bullet, stepped by
 the viewer's own loop (gui/app.py: each frame gives the simulation what is left of a 30 fps
 frame), against the fixed 50 ms stepping budget per frame used before, in the same run.
 
     python bench/gui_window.py            # tables on stdout, JSON in bench/results/
+    python bench/gui_window.py --window   # the window rows only (not the Bullet pacing)
     python bench/gui_window.py --draws    # 1,000 drones, layers on: ms a frame per draw batch
     python bench/gui_window.py --panel    # ms of one panel refresh (5 Hz) with 1,000 agents
 
@@ -56,26 +60,28 @@ def swarm(n: int, rng: np.random.Generator):  # noqa: ANN201 - Frame, imported l
 
 
 LINKS_PER_DRONE = 4
-SPEED_M_S = 2.0  # of the synthetic trails
-TURN_RAD_S = 0.3  # each drone's trail an arc turning at a rate uniform in +-TURN_RAD_S
+SPEED_M_S = 2.0  # of the synthetic flight
+TURN_RAD_S = 0.3  # each drone's path an arc turning at a rate uniform in +-TURN_RAD_S
 
 
-def trails_behind(
-    positions: np.ndarray, length_s: float, every_s: float, rng: np.random.Generator
-) -> np.ndarray:
-    """(N, T, 3) m trail points, oldest first, ending at `positions` (N, 3): each drone flew
-    level at SPEED_M_S for `length_s` along an arc of a random heading and turn rate (up to
-    TURN_RAD_S: a 12 s trail bends by up to 206 deg, as a flock's do; a straight trail would
-    let the renderer merge all its segments into one, gui/renderer.py `trail_lines`)."""
-    n = len(positions)
-    tau = np.linspace(-length_s, 0.0, int(round(length_s / every_s)) + 1)  # s, oldest first
-    heading = rng.uniform(0.0, 2 * np.pi, n)[:, None]
-    turn = rng.uniform(-TURN_RAD_S, TURN_RAD_S, n)[:, None]
-    turn = np.where(np.abs(turn) < 1e-6, 1e-6, turn)
-    ang = heading + turn * tau
-    dx = SPEED_M_S / turn * (np.sin(ang) - np.sin(heading))
-    dy = -SPEED_M_S / turn * (np.cos(ang) - np.cos(heading))
-    return positions[:, None, :] + np.stack([dx, dy, np.zeros_like(dx)], axis=2)
+class Arcs:
+    """Each drone of `frame` flying level at SPEED_M_S on an arc of a random heading and turn
+    rate (up to TURN_RAD_S: 12 s of trail bend by up to 206 deg, as a flock's do)."""
+
+    def __init__(self, frame, rng: np.random.Generator) -> None:  # noqa: ANN001 - a Frame
+        n = len(frame.ids)
+        self.frame, self.start = frame, frame.positions.copy()
+        self.heading = rng.uniform(0.0, 2 * np.pi, n)
+        turn = rng.uniform(-TURN_RAD_S, TURN_RAD_S, n)
+        self.turn = np.where(np.abs(turn) < 1e-6, 1e-6, turn)
+
+    def move(self, t: float) -> None:
+        """The frame's time and positions at `t` s of flight."""
+        ang = self.heading + self.turn * t
+        r = SPEED_M_S / self.turn
+        self.frame.time_s = t
+        self.frame.positions[:, 0] = self.start[:, 0] + r * (np.sin(ang) - np.sin(self.heading))
+        self.frame.positions[:, 1] = self.start[:, 1] - r * (np.cos(ang) - np.cos(self.heading))
 
 
 def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, float]:
@@ -85,12 +91,18 @@ def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, fl
     from skyswarm.gui.links import link_lines
     from skyswarm.gui.panel import AgentRow
     from skyswarm.gui.scene import Scenery
-    from skyswarm.gui.trails import DEFAULT_TRAIL_S, TRAIL_EVERY_S
+    from skyswarm.gui.trails import DEFAULT_TRAIL_S, TRAIL_EVERY_S, TrailBuffer
     from skyswarm.gui.views import ViewerBase, ViewOptions
 
     rng = np.random.default_rng(n)
     frame = swarm(n, rng)
-    trail = trails_behind(frame.positions, DEFAULT_TRAIL_S, TRAIL_EVERY_S, rng)
+    arcs = Arcs(frame, rng)
+    trail = TrailBuffer(DEFAULT_TRAIL_S)
+    flown = 0.0
+    while flown < DEFAULT_TRAIL_S + 1e-9:  # the trails full before the first frame
+        arcs.move(flown)
+        trail.record(frame)
+        flown += TRAIL_EVERY_S
     sender = np.repeat(frame.ids, LINKS_PER_DRONE)
     side = int(np.ceil(np.sqrt(n)))  # neighbours within 2 grid steps (6 m): radio range
     near = np.repeat(np.arange(n), LINKS_PER_DRONE) + rng.integers(-2, 3, len(sender)) * (
@@ -117,7 +129,8 @@ def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, fl
             return [f"t = {frame.time_s:8.2f} s", f"alive {n}/{n}"]
 
         def trail_points(self, shown):  # noqa: ANN001, ANN202
-            return trail
+            # the live viewer's (gui/app.py): a TrailRing where the tree has one
+            return trail.view(shown) if hasattr(trail, "view") else trail.points(shown)
 
         def extra_lines(self):  # noqa: ANN202
             return super().extra_lines() + (link_lines(frame, links) if layers else [])
@@ -134,10 +147,9 @@ def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, fl
     views.time = SimpleNamespace(monotonic=lambda: clock[0])  # type: ignore[attr-defined]
     start, cpu = time.perf_counter(), cpu_split()
     try:
-        for _ in range(FRAMES):
-            frame.positions[:, 2] += 0.01
-            trail[:, :, 2] += 0.01
-            frame.time_s += 1 / 30
+        for k in range(FRAMES):
+            arcs.move(flown + k / TARGET_FPS)  # the simulation's step, as gui/app.py update()
+            trail.record(frame)
             clock[0] += 1 / TARGET_FPS
             win.camera.azimuth_deg += 0.5  # type: ignore[attr-defined]
             win.dispatch_events()
@@ -329,19 +341,21 @@ def main() -> None:
             return
         rows = [bench(n) for n in COUNTS] + [bench(COUNTS[-1], layers=True)]
         rows.append(bench(COUNTS[-1], layers=True, proximity=True))
-        paced_rows = [paced("frame"), paced("fixed")]
+        paced_rows = [] if "--window" in sys.argv[1:] else [paced("frame"), paced("fixed")]
     finally:
         if xvfb is not None:
             xvfb.terminate()
             xvfb.wait()
-    head = f"{'drones':>8}{'trails+links':>14}{'proximity':>11}{'fps':>10}{'ms/frame':>10}"
-    print(f"{head}   window {SIZE[0]}x{SIZE[1]}, llvmpipe")
+    head = f"{'drones':>8}{'trails+links':>14}{'proximity':>11}{'fps':>8}{'ms/frame':>10}"
+    head += f"{'CPU ms':>8}{'main':>7}{'raster':>8}{'quiet fps':>11}"
+    print(f"{head}   window {SIZE[0]}x{SIZE[1]}, llvmpipe, load {load[0]:.1f}")
     for r in rows:
         on, prox = ("on" if r["layers"] else "off"), ("on" if r["proximity"] else "off")
-        print(f"{r['drones']:>8}{on:>14}{prox:>11}{r['fps']:>10.1f}{r['ms_per_frame']:>10.1f}")
-    print(
-        f"\n{'stepping budget':<28}{'fps':>8}{'real-time factor':>18}   {PACED_UAVS} UAVs, Bullet"
-    )
+        line = f"{r['drones']:>8}{on:>14}{prox:>11}{r['fps']:>8.1f}{r['ms_per_frame']:>10.1f}"
+        line += f"{r['cpu_ms_per_frame']:>8.1f}{r['main_ms_per_frame']:>7.1f}"
+        print(line + f"{r['raster_ms_per_frame']:>8.1f}{r['quiet_fps_estimate']:>11.1f}")
+    if paced_rows:
+        print(f"\n{'stepping budget':<28}{'fps':>8}{'real-time factor':>18}   {PACED_UAVS} UAVs")
     for r in paced_rows:
         label = "rest of a 30 fps frame" if r["budget"] == "frame" else "fixed 50 ms (before)"
         print(f"{label:<28}{r['fps']:>8.1f}{r['real_time_factor']:>18.3f}")

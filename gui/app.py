@@ -22,7 +22,7 @@ from skyswarm.gui.proximity import avoiding_flags
 from skyswarm.gui.scene import Frame, LiveSource
 from skyswarm.gui.sensor_views import SensorViews
 from skyswarm.gui.session import SimAttach, SimSession
-from skyswarm.gui.trails import TrailBuffer
+from skyswarm.gui.trails import TrailBuffer, TrailRing
 from skyswarm.gui.views import (
     HELP_ACTION,
     RESET_ACTION,
@@ -146,8 +146,8 @@ class ViewerApp(ViewerBase):
         if self.show_links and sim.dispatcher is not None:
             sim.dispatcher.watch_links(max(1, round(LINK_WINDOW_S / sim.world.tick_s)))
 
-    def trail_points(self, frame: Frame) -> np.ndarray:
-        return self._trail.points(frame)
+    def trail_points(self, frame: Frame) -> TrailRing | None:
+        return self._trail.view(frame)
 
     def screenshot_dir(self) -> Path:
         """The recorded run's directory (`--out`), else results/screenshots."""

@@ -58,12 +58,13 @@ from skyswarm.gui.shaders import (
     SKY_FS,
     SKY_VS,
 )
+from skyswarm.gui.trails import MAX_TRAIL_SEGMENTS, TrailPass, TrailRing
 
 __all__ = [
     "DEAD", "GHOST", "GPS_FIX", "GRID_MAJOR", "GRID_MINOR", "LEADER", "LOD_PX", "MARKER_PX",
     "MARKER_SIZE_PX", "PALETTE", "ROLE_COLORS", "SELECTED", "SKY", "TRAIL", "InstancedMesh",
-    "Renderer", "camera_eye", "horizon_ndc", "legend_entries", "model_matrices",
-    "projected_scale", "role_color",
+    "MAX_TRAIL_SEGMENTS", "Renderer", "camera_eye", "horizon_ndc", "legend_entries",
+    "model_matrices", "projected_scale", "role_color",
 ]  # fmt: skip
 
 
@@ -101,6 +102,7 @@ class Renderer:
         self.marker_prog = ctx.program(vertex_shader=FLAT_VS, fragment_shader=MARKER_FS)
         self.flat = FlatBatches(ctx, self.flat_prog)
         self.drones = DronePass(ctx, self.mesh_prog, self.flat, agent_scale, self.marker_prog)
+        self.trail_pass = TrailPass(ctx)
         self.markers = True  # drones far away drawn as markers (drones.py); False: meshes only
         self.dead = True  # dead agents where they fell, and their ground crosses
         self.leader = True  # the mission's leader(s) in the LEADER colour (Frame.shown)
@@ -169,15 +171,17 @@ class Renderer:
         camera: Camera,
         viewport: tuple[int, int, int, int],
         selected: int | None = None,
-        trails: Sequence[np.ndarray] | np.ndarray = (),
+        trails: TrailRing | np.ndarray | None = None,
         marker_px: float = MARKER_DIAM_PX,
         extra: Sequence[np.ndarray] = (),
         clear_all: bool = False,
     ) -> None:
         """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it;
-        far drones as markers `marker_px` across (with `self.markers`); `extra` lines (vertex
-        rows position + RGBA, two per line: e.g. gui/links.py) over the agents; the dead and
-        the leader's colour as `self.dead` and `self.leader` say (`Frame.shown`).
+        far drones as markers `marker_px` across (with `self.markers`); `trails` (a TrailRing,
+        or (N, T, 3) points, oldest first: gui/trails.py) fading in from their oldest point;
+        `extra` lines (vertex rows position + RGBA, two per line: e.g. gui/links.py) over the
+        agents; the dead and the leader's colour as `self.dead` and `self.leader` say
+        (`Frame.shown`).
 
         `clear_all`: clear the whole framebuffer, for a caller that covers the rest with
         opaque pixels (the window's panel): llvmpipe clears a whole buffer in its bins, a part
@@ -232,7 +236,8 @@ class Renderer:
         camera.aspect = viewport[2] / max(1, viewport[3])
         fixed = camera.fixed()
         vp = _gl(fixed.matrix)
-        for prog in (self.flat_prog, self.mesh_prog, self.marker_prog, self.drones.shadows.prog):
+        progs = (self.flat_prog, self.mesh_prog, self.marker_prog, self.drones.shadows.prog)
+        for prog in (*progs, self.trail_pass.prog):
             prog["u_vp"].write(vp)
         return fixed
 
@@ -291,23 +296,27 @@ class Renderer:
         self,
         frame: Frame,
         selected: int | None,
-        trails: Sequence[np.ndarray] | np.ndarray,
+        trails: TrailRing | np.ndarray | None,
         extra: Sequence[np.ndarray] = (),
     ) -> None:
-        """The crosses of the dead, trails, base-station drops, the selection's drop and the
-        `extra` lines."""
+        """In this order: the `extra` lines, the crosses of the dead, the trails (kept on the
+        GPU: `TrailPass`), base-station drops and the selection's drop."""
         lines: list[np.ndarray] = list(extra)
         dead = ~frame.alive & np.all(np.isfinite(frame.positions), axis=1)
         if dead.any():
             cross = ground_cross(frame.positions[dead, :2], DEAD_CROSS_M)
             lines.append(colored(cross.reshape(-1, 3), DEAD_CROSS))
-        lines += trail_lines(trails)
-        lines += self._station_drops(frame)
+        self.flat.draw("lines", lines, moderngl.LINES)
+        if isinstance(trails, np.ndarray):
+            trails = TrailRing.of_points(trails) if trails.ndim == 3 and trails.shape[1] else None
+        if trails is not None:
+            self.trail_pass.draw(trails)
+        lines = self._station_drops(frame)
         pose = frame.pose_of(selected)
         if pose is not None and np.all(np.isfinite(pose[0])):
             p = pose[0]
             lines.append(colored(np.array([p, [p[0], p[1], 0.0]]), SELECTED))
-        self.flat.draw("lines", lines, moderngl.LINES)
+        self.flat.draw("lines_after", lines, moderngl.LINES)
 
     def _draw_overlays(self, overlays: list[Lines | Quads], ground: bool) -> None:
         """Quads then lines of the mission overlays that lie on the ground (`ground`: every
@@ -383,38 +392,6 @@ class Renderer:
 
 INSET_MARKER_PX = 6.0  # px across: drones on the inset map
 INSET_BORDER = (20, 24, 32, 230)  # RGBA of the inset map's frame
-
-
-MAX_TRAIL_SEGMENTS = 20_000  # beyond, trails keep every k-th point (llvmpipe: ~0.5 ms / 1,000)
-
-
-def trail_lines(trails: Sequence[np.ndarray] | np.ndarray) -> list[np.ndarray]:
-    """Line vertices (position + RGBA rows) of trails: an (N, T, 3) array (one call for every
-    agent) or a sequence of (T, 3) arrays, m, oldest point first; each fades in from
-    transparent at its oldest point to TRAIL's alpha at the agent. Over MAX_TRAIL_SEGMENTS
-    segments (1,000 drones' 12 s trails: 60,000), every k-th point only."""
-    if isinstance(trails, np.ndarray):
-        groups = [trails] if trails.ndim == 3 else []
-    else:
-        groups = [t[None] for t in trails]
-    out = []
-    for tr in groups:
-        n, t = tr.shape[:2]
-        stride = -(-n * (t - 1) // MAX_TRAIL_SEGMENTS)  # ceil: every k-th point past the cap
-        if stride > 1:
-            tr = tr[:, ::-stride][:, ::-1]  # keeps the newest point (the agent)
-            n, t = tr.shape[:2]
-        if n == 0 or t < 2:
-            continue
-        v = np.empty((n, t - 1, 2, 7), dtype=np.float32)  # built in place: ~3x less copying
-        v[:, :, 0, :3], v[:, :, 1, :3] = tr[:, :-1], tr[:, 1:]
-        v[..., 3:6] = TRAIL[:3]
-        alpha = np.linspace(0.0, TRAIL[3], t, dtype=np.float32)
-        v[:, :, 0, 6], v[:, :, 1, 6] = alpha[:-1], alpha[1:]
-        if not np.isfinite(tr).all():
-            v = v[np.isfinite(v[..., :3]).all(axis=(2, 3))]
-        out.append(v.reshape(-1, 7))
-    return out
 
 
 def _border(w: int, h: int, px: int = 2) -> np.ndarray:

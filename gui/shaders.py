@@ -38,6 +38,25 @@ in vec4 in_color;
 out vec4 v_color;
 void main() { gl_Position = u_vp * vec4(in_position, 1.0); v_color = in_color; }
 """
+# Trails kept on the GPU (gui/trails.py TrailPass): the vertex buffer is (C + 1) rows of N points
+# (vertex id = row * N + agent, gl_VertexID in an indexed draw) and each row's RGBA is in a
+# table (u_looks, LOOKS_W = 256 texels a row): the colour a line vertex carried, so with FLAT_FS
+# the same pixels. From a texture, not a uniform: Mesa's linker folds a uniform (or constant)
+# RGB into the fragment shader, exact, where the RGB of line vertices is interpolated, with
+# rounding: one level of 255 apart in a few thousand pixels of a 1,000-trail frame.
+TRAIL_VS = """
+#version 330
+uniform mat4 u_vp;
+uniform int u_agents;
+uniform sampler2D u_looks;
+in vec3 in_position;
+out vec4 v_color;
+void main() {
+    gl_Position = u_vp * vec4(in_position, 1.0);
+    int row = gl_VertexID / u_agents;
+    v_color = texelFetch(u_looks, ivec2(row % 256, row / 256), 0);
+}
+"""
 FLAT_FS = """
 #version 330
 in vec4 v_color;

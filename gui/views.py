@@ -31,7 +31,7 @@ from skyswarm.gui.panel import PANEL_W, AgentRow, Button, Panel, filter_rows
 from skyswarm.gui.proximity import ProximityLimits, proximity_lines
 from skyswarm.gui.renderer import Renderer, legend_entries
 from skyswarm.gui.scene import Frame
-from skyswarm.gui.trails import DEFAULT_TRAIL_S
+from skyswarm.gui.trails import DEFAULT_TRAIL_S, TrailRing
 
 if TYPE_CHECKING:
     from skyswarm.core.agent import Agent
@@ -162,8 +162,10 @@ class ViewerBase:
         """Lines about the selected agent under the HUD (the live viewer's inspector)."""
         return []
 
-    def trail_points(self, frame: Frame) -> np.ndarray:
-        """(N, T, 3) m: the last `trail_s` seconds of each agent of `frame`, oldest first."""
+    def trail_points(self, frame: Frame) -> TrailRing | np.ndarray | None:
+        """The last `trail_s` seconds of each agent of `frame`: a TrailRing (the live
+        viewer's TrailBuffer, kept on the GPU between frames), or (N, T, 3) m points, oldest
+        first; None when there are none."""
         raise NotImplementedError
 
     def screenshot_dir(self) -> Path:
@@ -215,12 +217,21 @@ class ViewerBase:
         """(N,) bool: the agents whose avoidance steers them now (the live viewer), or None."""
         return None
 
-    def trails(self) -> np.ndarray:
-        frame = self.frame()
+    def trail_ring(self) -> TrailRing | None:
+        """The trails the windows draw (gui/trails.py), of the live agents only when the dead
+        are hidden; None when hidden or empty."""
         if not self.show_trails:
-            return np.zeros((len(frame.ids), 0, 3))
-        points = self.trail_points(frame)
-        return points if self.show_dead else points[frame.alive]
+            return None
+        frame = self.frame()
+        got = self.trail_points(frame)
+        if isinstance(got, np.ndarray):
+            got = TrailRing.of_points(got) if got.shape[1] else None
+        return got if got is None or self.show_dead else got.only(frame.alive)
+
+    def trails(self) -> np.ndarray:
+        """(M, T, 3) m: the trail points `trail_ring` draws, oldest first ((N, 0, 3): none)."""
+        ring = self.trail_ring()
+        return np.zeros((len(self.frame().ids), 0, 3)) if ring is None else ring.points()
 
     def on_key(self, symbol: int, modifiers: int) -> bool:
         self.invalidate_panel()

@@ -21,6 +21,7 @@ from pyglet.window import key, mouse  # noqa: E402
 from skyswarm.gui.camera import Camera, TopCamera  # noqa: E402
 from skyswarm.gui.renderer import Renderer  # noqa: E402
 from skyswarm.gui.scene import Frame, pick  # noqa: E402
+from skyswarm.gui.trails import TrailRing  # noqa: E402
 
 CLICK_SLOP_PX = 3  # a press and release closer than this is a click, not a drag
 
@@ -41,8 +42,8 @@ class Host(Protocol):
         """The user dragged or zoomed `window`'s camera: it stays where they put it."""
         ...
 
-    def trails(self) -> np.ndarray:
-        """(N, T, 3) m trail points of the frame's agents (T = 0: no trails)."""
+    def trail_ring(self) -> TrailRing | None:
+        """The trails to draw (gui/trails.py), or None."""
         ...
 
     def extra_lines(self) -> list[np.ndarray]:
@@ -116,7 +117,7 @@ class ViewWindow(pyglet.window.Window):
         # framebuffer is cleared at once (Renderer.render: llvmpipe's fast clear).
         renderer.render(
             self.host.frame(), self.camera, self.scene_viewport, self.host.selected,
-            self.host.trails(), extra=self.host.extra_lines(),
+            self.host.trail_ring(), extra=self.host.extra_lines(),
             clear_all=self.side_px > 0 and self.overlay is not None,
         )  # fmt: skip
         if self.overlay is not None:

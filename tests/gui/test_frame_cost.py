@@ -283,3 +283,68 @@ def _camera_over(frame):  # noqa: ANN001, ANN202 - a Frame, a Camera
     from skyswarm.gui.camera import OrbitCamera
 
     return OrbitCamera(tuple(frame.positions.mean(axis=0)), distance=20.0, elevation_deg=40.0)
+
+
+def _old_link_lines(frame, links) -> list[np.ndarray]:  # noqa: ANN001
+    """gui/links.py `link_lines` before it built float32 rows directly (the reference)."""
+    from skyswarm.core.comms.fates import DELIVERED
+    from skyswarm.gui.drones import colored
+    from skyswarm.gui.links import CHANNEL_COLORS, LINK_LOST
+
+    if len(links.sender) == 0 or len(frame.ids) == 0:
+        return []
+    order = np.argsort(frame.ids)
+    ids = frame.ids[order]
+
+    def rows(agent_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        k = np.minimum(np.searchsorted(ids, agent_ids), len(ids) - 1)
+        return order[k], ids[k] == agent_ids
+
+    s, s_ok = rows(links.sender)
+    r, r_ok = rows(links.receiver)
+    ok = s_ok & r_ok
+    ends = np.stack([frame.positions[s[ok]], frame.positions[r[ok]]], axis=1)
+    delivered = links.fate[ok] == DELIVERED
+    out = []
+    if delivered.any():
+        v = colored(ends[delivered].reshape(-1, 3), CHANNEL_COLORS[0])
+        palette = np.asarray(CHANNEL_COLORS, dtype=np.float32)
+        v[:, 3:] = np.repeat(palette[links.channel[ok][delivered] % len(palette)], 2, axis=0)
+        out.append(v)
+    if (~delivered).any():
+        out.append(colored(ends[~delivered].reshape(-1, 3), LINK_LOST))
+    return out
+
+
+def test_link_vertices_built_in_float32_are_the_old_ones() -> None:
+    """Radio link vertices built straight into float32 rows (gui/links.py) are the rows the
+    old code built, byte for byte and in the same order (so the same pixels): 300 random
+    cases of ids numbered 1..N, offset, shuffled and sparse; links to unknown ids (0, -3,
+    beyond the last), every fate, 7 channels (4 colours, cycled), positions not finite."""
+    from skyswarm.core.comms.links import RadioLinks
+    from skyswarm.gui.links import agent_rows, link_lines
+    from skyswarm.gui.scene import Frame
+
+    rng = np.random.default_rng(0)
+    for case in range(300):
+        n = int(rng.integers(1, 60))
+        ids = [np.arange(1, n + 1), rng.permutation(n) * 3 + 7, np.arange(5, 5 + n)][case % 3]
+        pos = rng.normal(size=(n, 3)) * 100
+        if case % 5 == 0:
+            pos[rng.integers(0, n)] = np.nan
+        frame = Frame(0.0, ids, ["uav"], np.zeros(n, np.intp), pos,
+                      np.tile([0.0, 0, 0, 1], (n, 1)), np.ones(n, bool))  # fmt: skip
+        k = int(rng.integers(0, 80))
+        pool = np.r_[ids, [0, -3, 10**6, ids.max() + 1]]
+        links = RadioLinks(
+            rng.choice(pool, k), rng.choice(pool, k), rng.integers(0, 7, k),
+            rng.integers(0, 5, k), np.zeros(k, np.int64),
+        )  # fmt: skip
+        got, want = link_lines(frame, links), _old_link_lines(frame, links)
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), case
+    rows, found = agent_rows(np.array([3, 4, 5]), np.array([2, 3, 5, 6]))
+    assert rows[found].tolist() == [0, 2] and found.tolist() == [False, True, True, False]
+    rows, found = agent_rows(np.array([9, 2, 5]), np.array([5, 9, 4]))
+    assert rows[found].tolist() == [2, 0] and found.tolist() == [True, True, False]
