@@ -66,22 +66,23 @@ TURN_RAD_S = 0.3  # each drone's path an arc turning at a rate uniform in +-TURN
 
 class Arcs:
     """Each drone of `frame` flying level at SPEED_M_S on an arc of a random heading and turn
-    rate (up to TURN_RAD_S: 12 s of trail bend by up to 206 deg, as a flock's do)."""
+    rate (up to TURN_RAD_S: 12 s of trail bend by up to 206 deg, as a flock's do), through its
+    position in `frame` at `at_s` s (the first frame timed: the swarm on its grid, 3 m apart)."""
 
-    def __init__(self, frame, rng: np.random.Generator) -> None:  # noqa: ANN001 - a Frame
+    def __init__(self, frame, rng: np.random.Generator, at_s: float) -> None:  # noqa: ANN001
         n = len(frame.ids)
-        self.frame, self.start = frame, frame.positions.copy()
+        self.frame, self.grid, self.at_s = frame, frame.positions.copy(), at_s
         self.heading = rng.uniform(0.0, 2 * np.pi, n)
         turn = rng.uniform(-TURN_RAD_S, TURN_RAD_S, n)
         self.turn = np.where(np.abs(turn) < 1e-6, 1e-6, turn)
 
     def move(self, t: float) -> None:
         """The frame's time and positions at `t` s of flight."""
-        ang = self.heading + self.turn * t
+        now, then = self.heading + self.turn * t, self.heading + self.turn * self.at_s
         r = SPEED_M_S / self.turn
         self.frame.time_s = t
-        self.frame.positions[:, 0] = self.start[:, 0] + r * (np.sin(ang) - np.sin(self.heading))
-        self.frame.positions[:, 1] = self.start[:, 1] - r * (np.cos(ang) - np.cos(self.heading))
+        self.frame.positions[:, 0] = self.grid[:, 0] + r * (np.sin(now) - np.sin(then))
+        self.frame.positions[:, 1] = self.grid[:, 1] - r * (np.cos(now) - np.cos(then))
 
 
 def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, float]:
@@ -96,19 +97,23 @@ def bench(n: int, layers: bool = False, proximity: bool = False) -> dict[str, fl
 
     rng = np.random.default_rng(n)
     frame = swarm(n, rng)
-    arcs = Arcs(frame, rng)
+    steps = round(DEFAULT_TRAIL_S / TRAIL_EVERY_S)
+    flown = steps * TRAIL_EVERY_S  # the trails full before the first frame
+    arcs = Arcs(frame, rng, flown)
     trail = TrailBuffer(DEFAULT_TRAIL_S)
-    flown = 0.0
-    while flown < DEFAULT_TRAIL_S + 1e-9:  # the trails full before the first frame
-        arcs.move(flown)
+    for k in range(steps + 1):
+        arcs.move(k * TRAIL_EVERY_S)
         trail.record(frame)
-        flown += TRAIL_EVERY_S
-    sender = np.repeat(frame.ids, LINKS_PER_DRONE)
-    side = int(np.ceil(np.sqrt(n)))  # neighbours within 2 grid steps (6 m): radio range
-    near = np.repeat(np.arange(n), LINKS_PER_DRONE) + rng.integers(-2, 3, len(sender)) * (
-        1 + side * rng.integers(0, 2, len(sender))
-    )
-    receiver = frame.ids[np.clip(near, 0, n - 1)]
+    # Radio range: a neighbour up to 2 grid steps along the row or diagonally (6 or 8.5 m), the
+    # grid's edges clipped (before 2026-11-29 the row index wrapped: 225 of the 4,000 links
+    # spanned the swarm, ~93 m, half the links' length on screen)
+    i = np.repeat(np.arange(n), LINKS_PER_DRONE)
+    sender = frame.ids[i]
+    side = int(np.ceil(np.sqrt(n)))
+    step, diagonal = rng.integers(-2, 3, len(i)), rng.integers(0, 2, len(i))
+    col = np.clip(i % side + step, 0, side - 1)
+    near = np.clip(i // side + step * diagonal, 0, side - 1) * side + col
+    receiver = frame.ids[np.where(near < n, near, near - side)]  # the last row is short
     fate = np.where(rng.random(len(sender)) < 0.1, LOST, DELIVERED)
     zero = np.zeros(len(sender), dtype=np.int64)
     links = RadioLinks(sender, receiver, zero, fate, zero)
@@ -246,21 +251,33 @@ def paced(budget: str) -> dict[str, float]:
     return {"budget": budget, "uavs": n, "fps": PACED_FRAMES / elapsed, "real_time_factor": rtf}
 
 
-def draw_costs(frames: int = 40) -> dict[str, float]:
-    """ms per frame of each draw batch (FlatBatches name, "meshes", "clear" and "2d images") of
-    the 1,000-drone layers-on window, each timed to a glFinish after it."""
+def draw_costs(frames: int = 40) -> dict[str, tuple[float, float]]:
+    """(wall, CPU) ms per frame of each draw batch (FlatBatches name, "trails", "shadows",
+    "meshes", "clear" and "2d images") of the 1,000-drone layers-on window, each timed from a
+    glFinish before it to one after it; what is drawn between them (the sky and the ground)
+    and the Python in between are "other". CPU: of the process (the main thread and
+    llvmpipe's), which the other jobs of a loaded machine change less than the wall time."""
     from collections import defaultdict
 
-    from skyswarm.gui import instancing, renderer
+    from skyswarm.gui import drones, instancing, renderer, trails
 
-    spent: dict[str, float] = defaultdict(float)
+    spent: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(2))
+    mark = np.zeros(2)  # when the last timed batch ended: wall, CPU s
+
+    def now() -> np.ndarray:
+        return np.array([time.perf_counter(), time.process_time()])
 
     def timed(name_of, fn):  # noqa: ANN001, ANN202
         def wrapper(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-            start = time.perf_counter()
+            self.ctx.finish()
+            start = now()
+            label = name_of(args)
+            if label != "clear":  # a view's first batch: before it, the last frame's flip
+                spent["other (sky, ground, Python)"] += start - mark
             out = fn(self, *args, **kwargs)
             self.ctx.finish()
-            spent[name_of(args)] += time.perf_counter() - start
+            mark[:] = now()
+            spent[label] += mark - start
             return out
 
         return wrapper
@@ -268,9 +285,12 @@ def draw_costs(frames: int = 40) -> dict[str, float]:
     patches = [
         (instancing.FlatBatches, "draw", lambda a: a[0]),
         (instancing.InstancedMesh, "draw", lambda a: "meshes"),
+        (drones.ShadowDiscs, "draw", lambda a: "shadows"),
         (renderer.Renderer, "_begin", lambda a: "clear"),
         (renderer.Renderer, "draw_image", lambda a: "2d images"),
     ]
+    if hasattr(trails, "TrailPass"):  # not in a tree from before it
+        patches.append((trails.TrailPass, "draw", lambda a: "trails"))
     kept = [(cls, name, getattr(cls, name)) for cls, name, _ in patches]
     for cls, name, label in patches:
         setattr(cls, name, timed(label, getattr(cls, name)))
@@ -285,7 +305,8 @@ def draw_costs(frames: int = 40) -> dict[str, float]:
         FRAMES = 60
         for cls, name, fn in kept:
             setattr(cls, name, fn)
-    return {k: 1000 * v / frames for k, v in sorted(spent.items(), key=lambda kv: -kv[1])}
+    out = sorted(spent.items(), key=lambda kv: -kv[1][1])
+    return {k: (1000 * v[0] / frames, 1000 * v[1] / frames) for k, v in out if v[1] > 5e-5 * frames}
 
 
 def panel_refresh(refreshes: int = 40) -> list[float]:
@@ -335,8 +356,9 @@ def main() -> None:
         time.sleep(1.0)
     try:
         if "--draws" in sys.argv[1:]:
-            for name, ms in draw_costs().items():
-                print(f"{name:<16}{ms:8.1f} ms/frame")
+            print(f"{'batch':<30}{'wall ms':>9}{'CPU ms':>9}  a frame")
+            for name, (wall, cpu) in draw_costs().items():
+                print(f"{name:<30}{wall:9.1f}{cpu:9.1f}")
             print(f"(1,000 drones, trails + links on; load average {load[0]:.1f} at the start)")
             return
         rows = [bench(n) for n in COUNTS] + [bench(COUNTS[-1], layers=True)]

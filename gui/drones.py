@@ -7,6 +7,8 @@ as does not depend on the direction the camera looks in.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import moderngl
 import numpy as np
 
@@ -53,7 +55,7 @@ class DronePass:
 
     def agent_radii(self, frame: Frame) -> np.ndarray:
         """(N,) bounding radius (m) of each agent's drawn mesh, for picking."""
-        radii = np.array([role_mesh(r).radius * self.agent_scale for r in frame.roles] or [0.0])
+        radii = np.array([role_radius(r) * self.agent_scale for r in frame.roles] or [0.0])
         return radii[frame.role_index] if len(frame.ids) else np.zeros(0)
 
     def draw_shadows(self, frame: Frame) -> None:
@@ -108,7 +110,7 @@ class DronePass:
             ok = np.all(np.isfinite(pos), axis=1) & ~inside[mask]
             alive = frame.alive[mask][ok]
             pos, quat, colors = pos[ok], quat[ok], colors_all[mask][ok]
-            radius_px = role_mesh(role).radius * self.agent_scale * px_per_m[mask][ok]
+            radius_px = role_radius(role) * self.agent_scale * px_per_m[mask][ok]
             dot = (radius_px < MARKER_UNTIL_PX) if markers else (radius_px < MARKER_PX) & alive
             drawn = ~dot if markers else np.ones(len(pos), dtype=bool)
             near = radius_px >= LOD_PX
@@ -159,7 +161,7 @@ class DronePass:
         self.ctx.depth_mask = True
         lines = [colored(np.array([truth, est]), GHOST[:3] + (0.9,))]
         if frame.gps_fixes is not None and np.all(np.isfinite(frame.gps_fixes[i])):
-            r = max(0.1, role_mesh(role).radius * self.agent_scale * 0.5)
+            r = max(0.1, role_radius(role) * self.agent_scale * 0.5)
             axes = np.repeat(np.eye(3) * r, 2, axis=0) * np.tile([[-1.0], [1.0]], (3, 1))
             lines.append(colored(frame.gps_fixes[i] + axes, GPS_FIX))
         self.flat.draw("ghost", lines, moderngl.LINES)
@@ -201,6 +203,13 @@ class ShadowDiscs:
     def draw(self) -> None:
         if self.count and self._vao is not None:
             self._vao.render(moderngl.TRIANGLE_STRIP, instances=self.count)
+
+
+@lru_cache(maxsize=32)
+def role_radius(role: str) -> float:
+    """Bounding radius (m) of `role`'s mesh at scale 1 (`Mesh.radius`, a norm over its
+    vertices: computed once, not three times a view per frame)."""
+    return role_mesh(role).radius
 
 
 def agent_colors(frame: Frame, selected: int | None) -> np.ndarray:

@@ -348,3 +348,41 @@ def test_link_vertices_built_in_float32_are_the_old_ones() -> None:
     assert rows[found].tolist() == [0, 2] and found.tolist() == [False, True, True, False]
     rows, found = agent_rows(np.array([9, 2, 5]), np.array([5, 9, 4]))
     assert rows[found].tolist() == [2, 0] and found.tolist() == [True, True, False]
+
+
+def test_the_inset_frame_drawn_as_its_sides_is_the_whole_image_blended(monkeypatch) -> None:
+    """The inset map's frame drawn as its four sides gives the bytes of the frame-sized image
+    (transparent inside) blended over the whole inset, as before; the inset still counts as
+    one occluder; and the sides are the same image objects every frame (not re-uploaded)."""
+    from skyswarm.gui import renderer
+    from skyswarm.gui.director import CameraSpec, Director
+    from skyswarm.gui.layout import Layout
+    from skyswarm.gui.offscreen import OffscreenCanvas
+    from skyswarm.gui.scene import Scenery
+
+    def whole_image(self, frame, camera, rect, target, marker_px=None, extra=()):  # noqa: ANN001, ANN202
+        x, y, w, h = rect
+        self.render_view(frame, camera, rect, target, marker_px or renderer.INSET_MARKER_PX)
+        img = np.zeros((h, w, 4), dtype=np.uint8)
+        img[:2], img[-2:], img[:, :2], img[:, -2:] = (renderer.INSET_BORDER,) * 4
+        self.draw_image(img, x, y, target)
+
+    size = (960, 540)  # the inset: 0.3 of the height, at least 120 px
+    frame = _swarm(300)
+    canvas = OffscreenCanvas(Scenery(), size)
+    cam = Director(CameraSpec(), size, Layout.of(frame, size).keep_out(), frame).update(frame)
+    try:
+        canvas.compose(frame, cam)
+        sides, occluders = canvas.read().copy(), list(canvas.renderer.occluders)
+        with monkeypatch.context() as m:
+            m.setattr(renderer.Renderer, "render_inset", whole_image)
+            canvas.compose(frame, cam)
+            whole, before = canvas.read().copy(), list(canvas.renderer.occluders)
+        assert np.array_equal(sides, whole) and occluders == before
+        inset = Layout.of(frame, size).inset
+        assert inset is not None and inset in occluders
+        x, y, w, h = inset
+        assert (sides[y, x : x + w] != sides[y + 3, x : x + w]).any()  # the frame is drawn
+    finally:
+        canvas.release()
+    assert renderer._border_sides(162, 162) is renderer._border_sides(162, 162)
