@@ -260,3 +260,24 @@ def test_ring_points_are_the_buffers_points_oldest_first() -> None:
     assert np.array_equal(back.points(), pts) and back.epoch != ring.epoch
     with pytest.raises(ValueError, match="trail points"):
         TrailRing.of_points(np.zeros((3, 0, 3)))
+
+
+def test_trails_growing_from_the_first_point_draw_the_old_pixels(canvas, monkeypatch) -> None:
+    """A run's first seconds: the ring not yet full, a point kept every frame (each upload one
+    new row, the segments rebuilt), hidden for two frames and shown again (the rows recorded
+    meanwhile uploaded at once): every frame the old picture, byte for byte."""
+    from skyswarm.gui.trails import TRAIL_EVERY_S, TrailBuffer
+
+    frame, move = _flock(200, seed=9)
+    buf = TrailBuffer(12.0)
+    cam = _cameras(frame, canvas.size)[1]
+    for k in range(9):
+        move(k * TRAIL_EVERY_S)
+        buf.record(frame)
+        ring = buf.view(frame)
+        assert ring is not None and ring.count == k + 1 < len(ring.ring)
+        if k in (4, 5):
+            continue  # trails hidden (the L key): nothing drawn, nothing uploaded
+        new, old = _pictures(canvas, frame, cam, ring, monkeypatch)
+        assert np.array_equal(new, old), k
+        assert canvas.renderer.trail_pass.segments == 200 * (k + 1)
