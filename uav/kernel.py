@@ -415,10 +415,13 @@ def _fly_range(
     """`fly` for the agent rows lo .. hi - 1."""
     c = constants[0]
     command = np.empty(4)
-    for i in range(lo, hi):
+    for k in range(lo, hi):
+        # unsigned indices: numba indexes with them without the negative index fix-up (a sign
+        # test and an add per array access)
+        i = np.uint64(k)
         sp, mem = setpoints[i], memory[i]
         uses = c.uses[sp.mode]
-        m = _sense(slots[i], position, orientation, velocity, omega, uses)
+        m = _sense(np.uint64(slots[i]), position, orientation, velocity, omega, uses)
         vt = _outer_loops(c, sp, mem, uses, m)
         at, collective = _speed_loops(c, sp, mem, uses, m, vt)
         m0, m1, m2, m3 = _mix(c, _attitude_loops(c, sp, mem, uses, m, at, collective))

@@ -115,12 +115,16 @@ def _turn(v0, v1, v2, w0, w1, w2, t):
 
 @njit(inline="always", **_opts)
 def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt):
-    """One semi-implicit Euler step of body `s` (see the module docstring), on scalars: the
-    rotation as three rows and every vector as locals, so nothing goes through memory that the
-    compiler must assume the state arrays may alias (an in-place (3, 3) matrix and scratch rows
-    cost 1.5x the time; the same operations in the same order, the same bits)."""
+    """One semi-implicit Euler step of body `s` (see the module docstring) under the body-frame
+    force `fb` N and world torque `tw` N m (each three floats), on scalars: the rotation as
+    three rows and every vector as locals, so nothing goes through memory that the compiler
+    must assume the state arrays may alias (an in-place (3, 3) matrix and scratch rows cost
+    1.5x the time; the same operations in the same order, the same bits). Moves the position
+    and velocity rows; returns the new quaternion and world angular velocity, which the caller
+    writes (written here, after the branch, they cost numba two reference-count calls per
+    body: its inliner copies the array arguments)."""
     r = rotation_rows(quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3])
-    f0, f1, f2 = to_world(r, fb[s, 0], fb[s, 1], fb[s, 2])
+    f0, f1, f2 = to_world(r, fb[0], fb[1], fb[2])
     m = inv_m[s]
     v0 = vel[s, 0] + ((f0 + fw[s, 0]) * m) * dt
     v1 = vel[s, 1] + ((f1 + fw[s, 1]) * m) * dt
@@ -128,7 +132,7 @@ def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt):
     vel[s, 0], vel[s, 1], vel[s, 2] = v0, v1, v2
     i0, i1, i2 = inertia[s, 0], inertia[s, 1], inertia[s, 2]
     w0, w1, w2 = to_body(r, omega[s, 0], omega[s, 1], omega[s, 2])
-    t0, t1, t2 = to_body(r, tw[s, 0], tw[s, 1], tw[s, 2])
+    t0, t1, t2 = to_body(r, tw[0], tw[1], tw[2])
     # the torque first (semi-implicit, as for the force): L_b += tau_b dt
     l0, l1, l2 = i0 * w0 + t0 * dt, i1 * w1 + t1 * dt, i2 * w2 + t2 * dt
     # Midpoint body rate: L_b rotated half a step by its own rate, then w = I^-1 L_b(t + dt/2).
@@ -160,10 +164,11 @@ def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt):
         nw = w * bw - x * bx - y * by - z * bz
         inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
         x, y, z, w = nx * inv, ny * inv, nz * inv, nw * inv
-        quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3] = x, y, z, w
         r = rotation_rows(x, y, z, w)
+    else:
+        x, y, z, w = quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3]
     w0, w1, w2 = l0 / i0, l1 / i1, l2 / i2  # the rate at the end of the step
-    omega[s, 0], omega[s, 1], omega[s, 2] = to_world(r, w0, w1, w2)
+    return (x, y, z, w), to_world(r, w0, w1, w2)
 
 
 @njit(**_opts)
@@ -241,15 +246,21 @@ def _step_range(
     inv_i, r, n, tmp, tmp2 = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     box_scratch = np.empty((4, 8, 3))
     for i in range(lo, hi):
-        s = slots[i]
+        # the body's row as an unsigned index: numba then indexes without the negative index
+        # fix-up (a sign test and an add per array access)
+        s = np.uint64(slots[i])
         k0 = i * (BOX_ROW + len(box_c))
         nc = k0
-        j = s - x0
+        f = fb[s, 0], fb[s, 1], fb[s, 2]
+        t = tw[s, 0], tw[s, 1], tw[s, 2]
+        j = slots[i] - x0
         if 0 <= j < len(xf):  # the held wrench of slot s (FastWorld.hold_wrenches), added as
-            for k in range(3):  # numpy's `fb[rows] += xf` adds it
-                fb[s, k] += xf[j, k]
-                tw[s, k] += xt[j, k]
-        _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt)
+            # numpy's `fb[rows] += xf` adds it (kept in registers: the rows are zeroed below)
+            f = f[0] + xf[j, 0], f[1] + xf[j, 1], f[2] + xf[j, 2]
+            t = t[0] + xt[j, 0], t[1] + xt[j, 1], t[2] + xt[j, 2]
+        q, o = _integrate(s, pos, quat, vel, omega, inv_m, inertia, f, t, fw, g, dt)
+        quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3] = q
+        omega[s, 0], omega[s, 1], omega[s, 2] = o
         near_terrain = hf.shape[0] >= 2 and pos[s, 2] - radius[s] < terrain_top + margin
         near_ground = ground and pos[s, 2] - radius[s] < margin
         if near_ground or near_terrain or len(box_c):  # only bodies that may touch need it
