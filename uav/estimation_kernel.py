@@ -204,7 +204,7 @@ def attitude_and_propagation(
     euler, gyro, ahrs, heading, fresh, gain, dt, body_rate, quaternion, angular_velocity,
     rot_est, specific_force, g, position, velocity,
 ):  # fmt: skip  # pragma: no cover - compiled
-    """`SensorSuite._update_attitude` and the propagation of `_update_translation` with the
+    """`SensorSuite._update_attitude` and `_propagate` (uav/estimation.py) with the
     IMU, the AHRS and a heading input on, in place: rates from the gyros, roll and pitch from
     the AHRS, yaw gyro-propagated and pulled toward `heading` (N,) when `fresh` by `gain`;
     the quaternion, rotation and world rates of the estimate; position and velocity moved by
