@@ -38,6 +38,7 @@ from skyswarm.core.array_log import FOLDER as ARRAY_FOLDER
 from skyswarm.core.array_log import ArrayLog
 from skyswarm.core.frames import euler_from_matrix, quat_to_matrix
 from skyswarm.core.geo import wrap_angle
+from skyswarm.uav.estimation_kernel import attitude_and_propagation, truth_arrays
 from skyswarm.uav.sensors import (
     Sensor,
     SensorsConfig,
@@ -95,6 +96,7 @@ class SensorSuite:
         self.dt = dt = swarm.dt
         n = self.n = swarm.n
         self.drives_control = config.control_on == "estimate"
+        self._slots = np.ascontiguousarray(swarm.slots, dtype=np.int64)  # the compiled reads'
         self._last_velocity = np.zeros((n, 3))
         truth = self._truth()
         self._last_velocity = truth.velocity.copy()
@@ -121,6 +123,8 @@ class SensorSuite:
             and all(type(s).step is Sensor.step for s in built.values())
         )
         self._attitude_stale = False
+        # IMU, AHRS and heading all on (the qrsim preset): attitude and propagation compiled
+        self._compiled = all(f in self._inputs for f in ("inertial", "attitude", "heading"))
         self._start_estimate(truth)
         self._g = np.array([0.0, 0.0, swarm.g])
         heading = self._inputs.get("heading")
@@ -216,13 +220,19 @@ class SensorSuite:
     # -- truth ------------------------------------------------------------------------------
     def _truth(self) -> Truth:
         """The swarm's true state now (sensors.base.Truth); accel is the velocity change since
-        the last update over one tick."""
-        state, rows = self.sim.world.state, self.swarm.rows
-        rot = quat_to_matrix(state.orientation[rows])
-        rate = np.einsum("nji,nj->ni", rot, state.angular_velocity[rows])
+        the last update over one tick. quat_to_matrix, the einsum of the body rates and
+        euler_from_matrix, compiled (uav/estimation_kernel.py) but for numpy's arctan2 and
+        arcsin, whose bits are numpy's own."""
+        state, rows, n = self.sim.world.state, self.swarm.rows, self.n
+        rot, rate, accel = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3))
+        ys, xs, clip = np.empty((n, 3)), np.empty((n, 3)), np.empty(n)
+        truth_arrays(
+            self._slots, state.orientation, state.angular_velocity, state.linear_velocity,
+            self._last_velocity, self.dt, rot, rate, accel, ys, xs, clip,
+        )  # fmt: skip
+        euler = np.arctan2(ys, xs)  # roll, (0), yaw
+        euler[:, 1] = np.arcsin(clip)
         pos, vel = state.position[rows], state.linear_velocity[rows]
-        accel = (vel - self._last_velocity) / self.dt
-        euler = euler_from_matrix(rot)
         return Truth(pos, vel, accel, euler, rate, rot, self.swarm.alive)
 
     # -- phase 6 ----------------------------------------------------------------------------
@@ -248,8 +258,12 @@ class SensorSuite:
             self._attitude_stale = True
         else:
             self._attitude_stale = False  # recomputed here
-            rot_est = self._update_attitude(truth)
-            self._update_translation(tick, truth, rot_est)
+            if self._compiled:
+                self._update_compiled()
+            else:
+                rot_est = self._update_attitude(truth)
+                self._propagate(truth, rot_est)
+            self._correct_translation(tick, truth)
         pos, alive = truth.position, truth.alive
         live = int(alive.sum())
         if live:
@@ -315,17 +329,34 @@ class SensorSuite:
         c.angular_velocity[:] = np.einsum("nij,nj->ni", rot_est, self.body_rate)
         return rot_est
 
-    def _update_translation(self, tick: int, truth: Truth, rot_est: np.ndarray) -> None:
-        """Propagate position and velocity by the specific force, then correct them with the
-        position fixes and altitude samples due (axes without a sensor follow the truth)."""
-        inputs, dt = self._inputs, self.dt
-        inertial = inputs.get("inertial")
+    def _update_compiled(self) -> None:
+        """`_update_attitude` and `_propagate` with the IMU, the AHRS and a heading input on,
+        in one compiled pass (uav/estimation_kernel.py; the same operations in the same order,
+        tests/uav/test_estimation_kernel.py)."""
+        inputs, c = self._inputs, self.control_state
+        inertial, heading = inputs["inertial"], inputs["heading"]
+        attitude_and_propagation(
+            self._euler, inertial.gyro, inputs["attitude"].euler, heading.yaw, heading.fresh,
+            self._heading_gain, self.dt, self._body_rate, c.orientation, c.angular_velocity,
+            np.empty((self.n, 3, 3)), inertial.specific_force, self._g, self.position,
+            self.velocity,
+        )  # fmt: skip
+
+    def _propagate(self, truth: Truth, rot_est: np.ndarray) -> None:
+        """Move position and velocity by the specific force rotated by the estimated attitude
+        (the true acceleration without an IMU)."""
+        inertial, dt = self._inputs.get("inertial"), self.dt
         if inertial is not None:
             a_est = np.einsum("nij,nj->ni", rot_est, inertial.specific_force) - self._g
         else:
             a_est = truth.accel
         self.position += dt * self.velocity + (0.5 * dt * dt) * a_est
         self.velocity += dt * a_est
+
+    def _correct_translation(self, tick: int, truth: Truth) -> None:
+        """Correct position and velocity with the position fixes and altitude samples due
+        (axes without a sensor follow the truth)."""
+        inputs, dt = self._inputs, self.dt
         gps, altitude = inputs.get("position"), inputs.get("altitude")
         pos, vel = truth.position, truth.velocity
         if gps is not None:

@@ -41,6 +41,7 @@ from skyswarm.uav.control import (
     Setpoints,
 )
 from skyswarm.uav.estimation import SensorSuite
+from skyswarm.uav.estimation_kernel import TrueWrench
 from skyswarm.uav.flight_kernel import FlightKernel
 from skyswarm.uav.mixer import Mixer
 from skyswarm.uav.model import (
@@ -141,6 +142,7 @@ class Swarm:
             self._estimate_kernel = FlightKernel(
                 self.cascade, self.mixer, self.motors, self.wrench, np.arange(n)
             )
+            self._true_wrench = TrueWrench(self.wrench, slots)  # compiled WrenchModel.compute
         cls = agent_class or AutonomousUavAgent
         self.agents = [
             cls(sim, int(i), int(s), self, k) for k, (i, s) in enumerate(zip(ids, slots))
@@ -221,10 +223,8 @@ class Swarm:
             self.wind,
         )
         if on_estimate:  # thrusts from the estimate; the wrench from the true attitude and air
-            m, rot = self.measure()
-            self.force, self.torque = self.wrench.compute(
-                self.motors.thrust, rot, m.velocity, self.wind, m.position, m.body_rate
-            )
+            state = self.sim.world.state
+            self.force, self.torque = self._true_wrench(state, self.motors.thrust, self.wind)
         if self.battery is not None:
             faults = self._motor_fault_count
             limited = self.battery.drain(self.motors.thrust)  # True: F_M cut a thrust

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skyswarm.core.schema import param
+from skyswarm.uav.estimation_kernel import to_body
 from skyswarm.uav.sensors.base import Sensor, Setting, Truth, register_sensor
 from skyswarm.uav.sensors.noise import RandomWalk
 
@@ -55,7 +56,7 @@ class Imu(Sensor):
         cfg, rng, n = self.cfg, self.rng, self.n
         force_world = truth.accel + self._g
         self.specific_force = (
-            np.einsum("nji,nj->ni", truth.rotation, force_world)
+            to_body(truth.rotation, force_world)  # np.einsum("nji,nj->ni"), compiled
             + self.accel_bias.step()
             + cfg.accel_sigma_m_s2 * rng.standard_normal((n, 3))
         )
