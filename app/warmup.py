@@ -55,6 +55,7 @@ def import_compiled_modules() -> None:
     import skyswarm.core.frames
     import skyswarm.missions._boids_steering
     import skyswarm.uav.avoidance_kernel
+    import skyswarm.uav.estimation_kernel
     import skyswarm.uav.flight_kernel  # (with uav.kernel, which it calls)
     import skyswarm.uav.sensors.nearest  # noqa: F401
 

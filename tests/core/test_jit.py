@@ -26,6 +26,7 @@ COMPILED = {
     "uav/kernel.py",
     "uav/flight_kernel.py",  # declares the kernel's argument types (`ahead`)
     "uav/avoidance_kernel.py",
+    "uav/estimation_kernel.py",  # the estimate-based control path (qrsim sensors)
     "uav/sensors/nearest.py",
     "missions/_boids_steering.py",
     "envs/judge.py",  # the vector env's rewards, ends and observations in one pass
