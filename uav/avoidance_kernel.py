@@ -59,6 +59,28 @@ def mode_kinds() -> np.ndarray:
     return kind
 
 
+# |(x, y)|^2 times this below a bound b^2 proves hypot(x, y) (1 + 1e-9) < b: the roundings of
+# the squares, their sum, libm's hypot (< 1 ulp) and the products are each ~1e-16
+SURELY = 1.0 + 3e-9
+
+
+@njit(nogil=True)
+def surely_within(x, y, bound):  # pragma: no cover - compiled
+    """True only if hypot(x, y) (1 + 1e-9) < `bound` for certain, from the squares alone (no
+    libm call); False when in doubt (near the bound, bound <= 0, NaN, squares that overflow or
+    a bound whose square underflows): the caller then takes the exact test."""
+    s2 = x * x + y * y
+    bb = bound * bound  # (inf for a huge bound: s2 < 1e300 keeps |(x, y)| far below it)
+    return bound > 0.0 and bb > 1e-300 and s2 < 1e300 and s2 * SURELY < bb
+
+
+@njit(nogil=True)
+def unscaled(x, y, max_speed):  # pragma: no cover - compiled
+    """True only if min(1, max_speed / max(hypot(x, y), 1e-12)) is 1.0 for certain (so the
+    product by it changes nothing), without the libm call; False when in doubt."""
+    return max_speed >= 1e-12 and surely_within(x, y, max_speed)
+
+
 @njit(nogil=True)
 def commanded_velocity(kind, sp, x, y, yaw, kp, max_speed):  # pragma: no cover - compiled
     """(vx, vy) world m/s that setpoint record `sp` commands an agent at (x, y) with ENU `yaw`
@@ -66,6 +88,8 @@ def commanded_velocity(kind, sp, x, y, yaw, kp, max_speed):  # pragma: no cover 
     if kind == POSITION:
         ex = kp * (sp.position[0] - x)
         ey = kp * (sp.position[1] - y)
+        if unscaled(ex, ey, max_speed):  # the scale below is 1.0, and x 1.0 changes nothing
+            return ex, ey
         scale = min(1.0, max_speed / max(math.hypot(ex, ey), 1e-12))
         return ex * scale, ey * scale
     if kind == HEADING_FRAME:
@@ -110,7 +134,7 @@ def steer(
         else:
             v0, v1 = c0 + push[i, 0], c1 + push[i, 1]
         # a margin of 1e-9 for the roundings of |v|, v.n and |n| (each a few 1e-16)
-        inside = math.hypot(v0, v1) * (1.0 + 1e-9) < slack[i]
+        inside = surely_within(v0, v1, slack[i]) or math.hypot(v0, v1) * (1.0 + 1e-9) < slack[i]
         for _ in range(0 if inside else passes):
             moved = False
             for j in range(k - 1, -1, -1):
@@ -121,9 +145,10 @@ def steer(
                     moved = True
             if not moved:  # a pass that changed nothing: the next ones would not either
                 break
-        scale = min(1.0, max_speed / max(math.hypot(v0, v1), 1e-12))
-        v0 *= scale
-        v1 *= scale
+        if not unscaled(v0, v1, max_speed):  # (else the scale is 1.0, x 1.0 changes nothing)
+            scale = min(1.0, max_speed / max(math.hypot(v0, v1), 1e-12))
+            v0 *= scale
+            v1 *= scale
         v_out[i, 0], v_out[i, 1] = v0, v1
         if abs(v0 - c0) + abs(v1 - c1) > 1e-9:
             changed[i] = True
@@ -257,15 +282,26 @@ def scan_tracks(
     n, k = target.shape
     vclear = prm[VCLEAR]
     for i in range(n):
+        # a slot not seen measures at angle 0 + yaw: its cosine and sine once per agent
+        a0 = 0.0 + yaw[i]
+        ca, sa, have = 1.0, 0.0, False
         for s in range(k):
             det = detected[i, s]
             el = elevation[i, s] if det else 0.0
             rg = range_m[i, s] if det else 0.0
-            seen = det and abs(rg * math.sin(el)) < vclear
-            ang = (bearing[i, s] if seen else 0.0) + yaw[i]
-            rh = rg * math.cos(el)
-            meas[i, s, 0] = rh * math.cos(ang)
-            meas[i, s, 1] = rh * math.sin(ang)
+            # |sin el| <= |el| (libm's sin rounds faithfully), so |rg el| < vclear proves
+            # |rg sin el| < vclear without the call; else the test itself
+            seen = det and (abs(rg * el) < vclear or abs(rg * math.sin(el)) < vclear)
+            rh = rg * math.cos(el) if det else 0.0  # (an empty slot: 0 cos 0 = 0)
+            if seen:
+                ang = bearing[i, s] + yaw[i]
+                meas[i, s, 0] = rh * math.cos(ang)
+                meas[i, s, 1] = rh * math.sin(ang)
+            else:
+                if not have:
+                    ca, sa, have = math.cos(a0), math.sin(a0), True
+                meas[i, s, 0] = rh * ca
+                meas[i, s, 1] = rh * sa
             new_target[i, s] = target[i, s] if seen else -1
     if fresh:
         for i in range(n):

@@ -88,12 +88,46 @@ def _visible(dx, dy, d, yaw, range_m, half_fov):  # pragma: no cover - compiled
 
 
 @njit(nogil=True)
+def _take(i, c, ranked, t, d, dx, dy, dz, target, rel, dist):  # pragma: no cover - compiled
+    """Target `t` at distance `d` (offset dx, dy, dz) for agent i, whose first `c` slots are
+    filled: while they are not `ranked` and fewer than K, appended in visit order (K or fewer
+    in range: all of them are kept, and only their order by index matters); at the K + 1-th
+    (or a NaN distance) the slots are ranked by (distance, index) as `_offer` keeps them, and
+    `_offer` from then on. Either way the K kept are the K smallest by (distance, index), the
+    same set whatever the visit order. Returns (c, ranked)."""
+    if not ranked:
+        if c < target.shape[1] and d == d:
+            target[i, c], dist[i, c] = t, d
+            rel[i, c, 0], rel[i, c, 1], rel[i, c, 2] = dx, dy, dz
+            return c + 1, False
+        _rank(i, c, target, rel, dist)
+    _offer(i, t, d, dx, dy, dz, target, rel, dist)
+    return c, True
+
+
+@njit(nogil=True)
+def _rank(i, c, target, rel, dist):  # pragma: no cover - compiled
+    """Sort agent i's first `c` slots (finite distances) by (distance, index): the state
+    `_offer` would have built from the same targets (the slots after them are empty)."""
+    for s in range(1, c):
+        t, d = target[i, s], dist[i, s]
+        x, y, z = rel[i, s, 0], rel[i, s, 1], rel[i, s, 2]
+        r = s
+        while r > 0 and (d < dist[i, r - 1] or (d == dist[i, r - 1] and t < target[i, r - 1])):
+            _shift(i, r, target, rel, dist)
+            r -= 1
+        target[i, r], dist[i, r] = t, d
+        rel[i, r, 0], rel[i, r, 1], rel[i, r, 2] = x, y, z
+
+
+@njit(nogil=True)
 def _agent(
     i, pos, yaw, boxes, range_m, half_fov, reach2, cell, head, nxt, mask, target, rel, dist
 ):  # pragma: no cover - compiled
     """Agent i's slots (it is alive): the UAVs of its cell and the 26 around, then the boxes;
     reads the shared grid, writes row i only."""
     n = pos.shape[0]
+    c, ranked = 0, False
     for m in range(27):
         cx = cell[i, 0] + m // 9 - 1
         cy = cell[i, 1] + (m // 3) % 3 - 1
@@ -108,7 +142,7 @@ def _agent(
                 if d2 <= reach2:  # (the exact test on the root follows)
                     d = math.sqrt(d2)
                     if _visible(dx, dy, d, yaw[i], range_m, half_fov):
-                        _offer(i, j, d, dx, dy, dz, target, rel, dist)
+                        c, ranked = _take(i, c, ranked, j, d, dx, dy, dz, target, rel, dist)
             j = nxt[j]
     for b in range(boxes.shape[0]):
         dx = min(max(pos[i, 0], boxes[b, 0] - boxes[b, 3]), boxes[b, 0] + boxes[b, 3])
@@ -117,7 +151,7 @@ def _agent(
         dx, dy, dz = dx - pos[i, 0], dy - pos[i, 1], dz - pos[i, 2]
         d = math.sqrt(dx * dx + dy * dy + dz * dz)
         if _visible(dx, dy, d, yaw[i], range_m, half_fov):
-            _offer(i, n + b, d, dx, dy, dz, target, rel, dist)
+            c, ranked = _take(i, c, ranked, n + b, d, dx, dy, dz, target, rel, dist)
     _by_index(i, target, rel, dist)
 
 
@@ -179,7 +213,62 @@ def _by_index(i, target, rel, dist):  # pragma: no cover - compiled
         rel[i, r, 0], rel[i, r, 1], rel[i, r, 2] = x, y, z
 
 
+TWO_PI = 2.0 * math.pi  # (2 * np.pi, the same float)
+
+
+@njit(nogil=True)
+def remainder(a, b):  # pragma: no cover - compiled
+    """numpy's `a % b` of floats (npy_divmod's modulus): fmod, exact in any libm, moved to the
+    sign of b; fmod(a, b) is a itself when 0 < a < b (no call then)."""
+    if 0.0 < a < b:
+        return a
+    mod = np.fmod(a, b)  # (LLVM frem: a call to libm fmod)
+    if mod != 0.0 or mod != mod:  # (C's `if (mod)`: NaN too)
+        if (b < 0.0) != (mod < 0.0):
+            mod += b
+    else:
+        mod = math.copysign(0.0, b)
+    return mod
+
+
+@njit(nogil=True)
+def scan_values(
+    target, dist, rel, heading, yaw, z_range, z_bearing, range_sigma, bearing_sigma,
+    range_m, bearing, horizontal,
+):  # pragma: no cover - compiled  # fmt: skip
+    """What uav/sensors/proximity.py `scan` computes around numpy's arctan2s, in one pass and
+    to the bit of numpy's expressions: `range_m` = dist + range_sigma z_range and `bearing` =
+    ((heading - yaw + pi) % 2 pi - pi) + bearing_sigma z_bearing in the filled slots
+    (`target` >= 0; NaN in the empty ones), `heading` (N, K) being np.arctan2 of `rel`'s y and
+    x, and `horizontal` = hypot(rel x, rel y) (N, K) everywhere (libm's hypot, numpy's)."""
+    n, k = target.shape
+    for i in range(n):
+        for s in range(k):
+            x, y = rel[i, s, 0], rel[i, s, 1]
+            horizontal[i, s] = 0.0 if (x == 0.0 and y == 0.0) else math.hypot(x, y)
+            if target[i, s] >= 0:
+                b = remainder((heading[i, s] - yaw[i]) + math.pi, TWO_PI) - math.pi
+                range_m[i, s] = dist[i, s] + range_sigma * z_range[i, s]
+                bearing[i, s] = b + bearing_sigma * z_bearing[i, s]
+            else:
+                range_m[i, s] = np.nan
+                bearing[i, s] = np.nan
+
+
+@njit(nogil=True)
+def mask_empty(target, values):  # pragma: no cover - compiled
+    """NaN into `values` (N, K) where `target` (N, K) is empty (< 0): np.where(ok, values,
+    nan) in place."""
+    n, k = target.shape
+    for i in range(n):
+        for s in range(k):
+            if target[i, s] < 0:
+                values[i, s] = np.nan
+
+
 # compiled before the clock (core/jit.py); every array C-contiguous (scan makes them so)
 _SIG = "f8[2] f8[1] ?[1] f8[2] f8 f8 i8[2] f8[3] f8[2]"
 ahead(nearest_targets, _SIG)
 ahead(nearest_targets_parallel, _SIG)
+ahead(scan_values, "i8[2] f8[2] f8[3] f8[2] f8[1] f8[2] f8[2] f8 f8 f8[2] f8[2] f8[2]")
+ahead(mask_empty, "i8[2] f8[2]")
