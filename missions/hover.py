@@ -57,7 +57,9 @@ class Hover(Mission):
         if alive.all():  # (the usual tick) into reused buffers: no gather, no new arrays
             d = np.subtract(world.state.position[self.swarm.rows], self.start, out=self._d)
             np.multiply(d, d, out=d)  # what `** 2` computes
-            sq = np.add.reduce(d, axis=1, out=self._sq)  # what np.sum(axis=1) computes
+            # np.sum(axis=1) of the three columns adds them in order: (x + y) + z
+            sq = np.add(d[:, 0], d[:, 1], out=self._sq)
+            np.add(sq, d[:, 2], out=sq)
         elif alive.any():
             pos = world.state.position[self.swarm.rows][alive]
             sq = np.sum((pos - self.start[alive]) ** 2, axis=1)

@@ -50,3 +50,17 @@ def test_the_buffered_metrics_are_the_gathered_ones_to_the_bit() -> None:
         assert mission.max_error_m > 0.0 and math.isfinite(mission.reward_sum)
     finally:
         sim.close()
+
+
+def test_the_column_sums_are_numpys_row_sums_where_the_order_shows() -> None:
+    """(x + y) + z column by column is np.sum(axis=1) of (n, 3) rows to the bit, with values
+    whose sums depend on the order (magnitudes 1e-8 to 1e8 mixed) and NaN / inf rows."""
+    rng = np.random.default_rng(2)
+    for n in (1, 2, 3, 7, 8, 9, 127, 128, 129, 1000, 4099):
+        d = rng.normal(size=(n, 3)) * 10.0 ** rng.integers(-8, 9, size=(n, 3))
+        d[rng.random(n) < 0.01] = [np.nan, np.inf, 1.0]
+        d *= d
+        ref = np.sum(d, axis=1)
+        got = np.add(d[:, 0], d[:, 1])
+        np.add(got, d[:, 2], out=got)
+        assert got.tobytes() == ref.tobytes()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from skyswarm.core.jit import ahead, njit, prange
@@ -121,38 +122,84 @@ def _rank(i, c, target, rel, dist):  # pragma: no cover - compiled
 
 
 @njit(nogil=True)
-def _agent(
-    i, pos, yaw, boxes, range_m, half_fov, reach2, cell, head, nxt, mask, target, rel, dist
-):  # pragma: no cover - compiled
-    """Agent i's slots (it is alive): the UAVs of its cell and the 26 around, then the boxes;
-    reads the shared grid, writes row i only."""
+def _groups(cell, head, nxt):  # pragma: no cover - compiled
+    """The live agents grouped by cell (each bucket's chain walked in order, a group per cell
+    met): `members` (M,) agent indices group after group and `start` (G + 1,) each group's
+    offset into it."""
+    n = cell.shape[0]
+    members = np.empty(n, dtype=np.int64)
+    start = np.empty(n + 1, dtype=np.int64)
+    grouped = np.zeros(n, dtype=np.bool_)
+    g, m = 0, 0
+    for b in range(head.shape[0]):
+        j = head[b]
+        while j >= 0:
+            if not grouped[j]:
+                start[g] = m
+                g += 1
+                q = j
+                while q >= 0:  # the rest of the chain: the agents of j's cell
+                    if (
+                        not grouped[q]
+                        and cell[q, 0] == cell[j, 0]
+                        and cell[q, 1] == cell[j, 1]
+                        and cell[q, 2] == cell[j, 2]
+                    ):
+                        grouped[q] = True
+                        members[m] = q
+                        m += 1
+                    q = nxt[q]
+            j = nxt[j]
+    start[g] = m
+    return members, start[: g + 1]
+
+
+@njit(nogil=True)
+def _group(
+    g, members, start, pos, yaw, boxes, range_m, half_fov, reach2, cell, head, nxt, mask,
+    target, rel, dist, cand,
+):  # pragma: no cover - compiled  # fmt: skip
+    """The slots of group g's agents (alive, one cell): the UAVs of the cell and the 26 around
+    are gathered once into `cand` (work space, (N,) int64) in the order the grid visits them
+    (cell by cell, each bucket's chain in order), then each agent is offered them in that
+    order (itself left out), then the boxes; reads the shared grid, writes the group's rows."""
     n = pos.shape[0]
-    c, ranked = 0, False
+    i0 = members[start[g]]
+    nc = 0
     for m in range(27):
-        cx = cell[i, 0] + m // 9 - 1
-        cy = cell[i, 1] + (m // 3) % 3 - 1
-        cz = cell[i, 2] + m % 3 - 1
+        cx = cell[i0, 0] + m // 9 - 1
+        cy = cell[i0, 1] + (m // 3) % 3 - 1
+        cz = cell[i0, 2] + m % 3 - 1
         j = head[_key(cx, cy, cz, mask)]
         while j >= 0:
-            if j != i and cell[j, 0] == cx and cell[j, 1] == cy and cell[j, 2] == cz:
-                dx = pos[j, 0] - pos[i, 0]
-                dy = pos[j, 1] - pos[i, 1]
-                dz = pos[j, 2] - pos[i, 2]
-                d2 = dx * dx + dy * dy + dz * dz
-                if d2 <= reach2:  # (the exact test on the root follows)
-                    d = math.sqrt(d2)
-                    if _visible(dx, dy, d, yaw[i], range_m, half_fov):
-                        c, ranked = _take(i, c, ranked, j, d, dx, dy, dz, target, rel, dist)
+            if cell[j, 0] == cx and cell[j, 1] == cy and cell[j, 2] == cz:
+                cand[nc] = j
+                nc += 1
             j = nxt[j]
-    for b in range(boxes.shape[0]):
-        dx = min(max(pos[i, 0], boxes[b, 0] - boxes[b, 3]), boxes[b, 0] + boxes[b, 3])
-        dy = min(max(pos[i, 1], boxes[b, 1] - boxes[b, 4]), boxes[b, 1] + boxes[b, 4])
-        dz = min(max(pos[i, 2], boxes[b, 2] - boxes[b, 5]), boxes[b, 2] + boxes[b, 5])
-        dx, dy, dz = dx - pos[i, 0], dy - pos[i, 1], dz - pos[i, 2]
-        d = math.sqrt(dx * dx + dy * dy + dz * dz)
-        if _visible(dx, dy, d, yaw[i], range_m, half_fov):
-            c, ranked = _take(i, c, ranked, n + b, d, dx, dy, dz, target, rel, dist)
-    _by_index(i, target, rel, dist)
+    for t in range(start[g], start[g + 1]):
+        i = members[t]
+        c, ranked = 0, False
+        for q in range(nc):
+            j = cand[q]
+            if j == i:
+                continue
+            dx = pos[j, 0] - pos[i, 0]
+            dy = pos[j, 1] - pos[i, 1]
+            dz = pos[j, 2] - pos[i, 2]
+            d2 = dx * dx + dy * dy + dz * dz
+            if d2 <= reach2:  # (the exact test on the root follows)
+                d = math.sqrt(d2)
+                if _visible(dx, dy, d, yaw[i], range_m, half_fov):
+                    c, ranked = _take(i, c, ranked, j, d, dx, dy, dz, target, rel, dist)
+        for b in range(boxes.shape[0]):
+            dx = min(max(pos[i, 0], boxes[b, 0] - boxes[b, 3]), boxes[b, 0] + boxes[b, 3])
+            dy = min(max(pos[i, 1], boxes[b, 1] - boxes[b, 4]), boxes[b, 1] + boxes[b, 4])
+            dz = min(max(pos[i, 2], boxes[b, 2] - boxes[b, 5]), boxes[b, 2] + boxes[b, 5])
+            dx, dy, dz = dx - pos[i, 0], dy - pos[i, 1], dz - pos[i, 2]
+            d = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if _visible(dx, dy, d, yaw[i], range_m, half_fov):
+                c, ranked = _take(i, c, ranked, n + b, d, dx, dy, dz, target, rel, dist)
+        _by_index(i, target, rel, dist)
 
 
 @njit(nogil=True)
@@ -164,36 +211,45 @@ def nearest_targets(
     and half size, axis-aligned, its nearest point) within `range_m` m and `half_fov` rad of its
     heading `yaw` (N,) rad, in order of target index; empty slots (last): -1, 0, inf. Dead
     agents see nothing. `dist` is `sqrt((dx^2 + dy^2) + dz^2)` of `rel`, numpy's
-    `linalg.norm(rel, axis=2)` to the bit."""
+    `linalg.norm(rel, axis=2)` to the bit. The agents of a cell share one walk of the 27
+    cells around it (`_group`)."""
     target[:] = -1
     rel[:] = 0.0
     dist[:] = np.inf
     cell, head, nxt, mask = _grid(pos, alive, range_m)
+    members, start = _groups(cell, head, nxt)
     reach2 = (range_m * (1.0 + 1e-9)) ** 2  # a cheap pre-test, never tighter than the root's
-    for i in range(pos.shape[0]):
-        if alive[i]:
-            _agent(
-                i, pos, yaw, boxes, range_m, half_fov, reach2, cell, head, nxt, mask,
-                target, rel, dist,
-            )  # fmt: skip
+    cand = np.empty(pos.shape[0], dtype=np.int64)
+    for g in range(start.shape[0] - 1):
+        _group(
+            g, members, start, pos, yaw, boxes, range_m, half_fov, reach2, cell, head, nxt,
+            mask, target, rel, dist, cand,
+        )  # fmt: skip
+
+
+CHUNKS_PER_THREAD = 8  # the threaded search's groups, in this many chunks per thread
 
 
 @njit(nogil=True, parallel=True)
 def nearest_targets_parallel(
     pos, yaw, alive, boxes, range_m, half_fov, target, rel, dist
 ):  # pragma: no cover - compiled
-    """`nearest_targets` with the agents split over numba's threads: each agent reads the
-    shared grid and writes only its own row, so the result is the same to the bit."""
+    """`nearest_targets` with the groups split in chunks over numba's threads: each reads the
+    shared grid and writes only its own agents' rows, so the result is the same to the bit."""
     target[:] = -1
     rel[:] = 0.0
     dist[:] = np.inf
     cell, head, nxt, mask = _grid(pos, alive, range_m)
+    members, start = _groups(cell, head, nxt)
     reach2 = (range_m * (1.0 + 1e-9)) ** 2
-    for i in prange(pos.shape[0]):
-        if alive[i]:
-            _agent(
-                i, pos, yaw, boxes, range_m, half_fov, reach2, cell, head, nxt, mask,
-                target, rel, dist,
+    groups = start.shape[0] - 1
+    chunks = min(groups, CHUNKS_PER_THREAD * numba.get_num_threads())
+    for ch in prange(chunks):
+        cand = np.empty(pos.shape[0], dtype=np.int64)
+        for g in range(ch * groups // chunks, (ch + 1) * groups // chunks):
+            _group(
+                g, members, start, pos, yaw, boxes, range_m, half_fov, reach2, cell, head,
+                nxt, mask, target, rel, dist, cand,
             )  # fmt: skip
 
 
