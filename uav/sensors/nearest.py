@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from skyswarm.core.jit import ahead, njit, prange
@@ -227,7 +226,7 @@ def nearest_targets(
         )  # fmt: skip
 
 
-CHUNKS_PER_THREAD = 8  # the threaded search's groups, in this many chunks per thread
+CHUNKS = 256  # the threaded search's groups, in at most this many chunks shared by the threads
 
 
 @njit(nogil=True, parallel=True)
@@ -243,7 +242,7 @@ def nearest_targets_parallel(
     members, start = _groups(cell, head, nxt)
     reach2 = (range_m * (1.0 + 1e-9)) ** 2
     groups = start.shape[0] - 1
-    chunks = min(groups, CHUNKS_PER_THREAD * numba.get_num_threads())
+    chunks = min(groups, CHUNKS)  # (not from numba.get_num_threads(): that defeats the cache)
     for ch in prange(chunks):
         cand = np.empty(pos.shape[0], dtype=np.int64)
         for g in range(ch * groups // chunks, (ch + 1) * groups // chunks):
