@@ -253,7 +253,12 @@ def _pair(p, tv, vc0, vc1, vo0, vo1, r2):  # pragma: no cover - compiled
     """Step 3's quantities of one track: the neighbour at `p` (2,) m relative to the agent,
     tracked relative velocity `tv` (2,) m/s, the agent's command (vc0, vc1) and own velocity
     (vo0, vo1) m/s: (dist, x0, x1, v0, v1, a = |v|^2, b = x.v, c = |x|^2 - r^2, disc)."""
-    dist = math.hypot(p[0], p[1])
+    return _pair_at(math.hypot(p[0], p[1]), p, tv, vc0, vc1, vo0, vo1, r2)
+
+
+@njit(nogil=True)
+def _pair_at(dist, p, tv, vc0, vc1, vo0, vo1, r2):  # pragma: no cover - compiled
+    """`_pair` of a track whose distance hypot(p) is known already (`dist`)."""
     x0, x1 = -p[0], -p[1]
     v0 = vc0 - (vo0 + tv[0])
     v1 = vc1 - (vo1 + tv[1])
@@ -266,7 +271,7 @@ def _pair(p, tv, vc0, vc1, vo0, vo1, r2):  # pragma: no cover - compiled
 @njit(nogil=True)
 def scan_tracks(
     target, detected, range_m, bearing, elevation, yaw, prev_target, p, v, fresh, kind,
-    records, pos, vel, prm, meas, new_target, p_out, v_out, v_cmd, commanded, earg,
+    records, pos, vel, prm, meas, new_target, p_out, v_out, v_cmd, commanded, earg, track_dist,
 ):  # pragma: no cover - compiled  # fmt: skip
     """The first half of a scan (steps 1-3 of uav/avoidance.py's module doc), every agent:
     the (N, K) scan slots (`target`, `detected`, `range_m`, `bearing`, `elevation`) seen from
@@ -277,8 +282,9 @@ def scan_tracks(
     (N, 3) m and `yaw` (`commanded_velocity`); for every closing pair, in (agent, slot) order,
     the exponent -t / tau0 of the power law into `earg` (the caller takes np.exp of it, so
     that it is numpy's exp, then `scan_push` reads it). `prm`: `params`. `vel` (N, 3) m/s own
-    velocity. Returns (closing pairs, smallest time to collision s (inf: none), any pair
-    inside the separation distance)."""
+    velocity. `track_dist` (N, K) m: each new track's distance, hypot of its position (for
+    `scan_push`; the slots without a track are not written). Returns (closing pairs, smallest
+    time to collision s (inf: none), any pair inside the separation distance)."""
     n, k = target.shape
     vclear = prm[VCLEAR]
     for i in range(n):
@@ -326,6 +332,7 @@ def scan_tracks(
             dist, _, _, _, _, a, b, c, disc = _pair(
                 p_out[i, s], v_out[i, s], c0, c1, vel[i, 0], vel[i, 1], r2
             )
+            track_dist[i, s] = dist  # (scan_push's `_pair` of the same track: not again)
             if dist < sep and dist > 1e-6:
                 near = True
             if b < 0.0 and disc > 0.0 and c > 0.0 and a > 1e-9:
@@ -340,6 +347,7 @@ def scan_tracks(
 def scan_push(
     p, v, target, v_cmd, vel, pos, closing_exp, any_closing, any_near, own_fresh, own_p,
     own_v, n_uav, prm, commanded, alive, push, normal, cap, slack, escape, guarded, active,
+    track_dist,
 ):  # pragma: no cover - compiled  # fmt: skip
     """The second half of a scan (steps 3-6), every agent, from the updated tracks `p`, `v`
     (N, K, 2) and `target` (N, K) (-1: none) and `scan_tracks`' `v_cmd`: the correction
@@ -351,7 +359,7 @@ def scan_push(
     nearest tracks (targets >= `n_uav` are boxes) and `slack` (N,), the smallest of each
     agent's caps (NaN if one is; `steer` skips the projections below it); the guard's
     `escape` (N, 2) and `guarded` (N,); `active` (N,) = `commanded` & `alive` &
-    (constrained or pushed)."""
+    (constrained or pushed). `track_dist`: `scan_tracks`' distances of the tracks."""
     n, k = target.shape
     nb = normal.shape[1]
     kb = min(nb, k)
@@ -366,10 +374,15 @@ def scan_push(
         # step 3 and 4: the correction, summed over the slots in order as numpy's sum does
         t0, t1 = 0.0, 0.0
         for s in range(k):
-            d, x0, x1, v0, v1, a, b, c, disc = _pair(
-                p[i, s], v[i, s], v_cmd[i, 0], v_cmd[i, 1], vel[i, 0], vel[i, 1], r2
-            )
             valid = target[i, s] >= 0
+            if valid:  # (its distance from `scan_tracks`: the same hypot of the same track)
+                d, x0, x1, v0, v1, a, b, c, disc = _pair_at(
+                    track_dist[i, s], p[i, s], v[i, s], v_cmd[i, 0], v_cmd[i, 1], vel[i, 0],
+                    vel[i, 1], r2,
+                )  # fmt: skip
+            else:  # no track: only its position's sign shows (below, times 0)
+                d, x0, x1 = np.inf, -p[i, s, 0], -p[i, s, 1]
+                v0, v1, a, b, c, disc = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
             dist[s] = d if valid else np.inf  # (for step 5)
             q0, q1 = 0.0, 0.0
             if any_closing:
@@ -549,11 +562,11 @@ ahead(
     scan_tracks,
     ("i8[2]", "?[2]", "f8[2]", "f8[2]", "f8[2]", "f8[1]", "i8[2]", "f8[3]", "f8[3]", "?",
      "i8[1]", _RECORDS, "f8[2]", "f8[2]", "f8[1]", "f8[3]", "i8[2]", "f8[3]", "f8[3]", "f8[2]",
-     "?[1]", "f8[1]"),
+     "?[1]", "f8[1]", "f8[2]"),
 )  # fmt: skip
 ahead(
     scan_push,
     "f8[3] f8[3] i8[2] f8[2] f8[2] f8[2] f8[1] ? ? ? f8[2] f8[2] i8 f8[1] ?[1] ?[1] f8[2] "
-    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1]",
+    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1] f8[2]",
 )
 ahead(min_separation, "f8[2] ?[1] i8[2] i8[1] i8[1]")
