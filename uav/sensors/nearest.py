@@ -1,7 +1,8 @@
 """The proximity sensor's search, compiled: for each live agent, the K nearest live UAVs and boxes
 within range and field of view, found through a uniform grid of the UAVs (cells of the range's
-size, hashed), so a scan costs O(N K) memory and about O(N x the UAVs within a cell's
-neighbourhood) time instead of the (N, N) of every pair.
+size: a dense table of the cells' bounding box when it is small, else hashed), so a scan costs
+O(N K) memory and about O(N x the UAVs within a cell's neighbourhood) time instead of the
+(N, N) of every pair. The agents of one cell share one walk of the 27 cells around it.
 
 The result is exactly that of testing every pair: a UAV within `range_m` lies in the agent's
 cell or one of its 26 neighbours; boxes (few) are tested one by one. The K kept are the nearest
