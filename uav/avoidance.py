@@ -452,6 +452,7 @@ class Avoidance:
                 "v_cmd": np.zeros((n, 2)),
                 "commanded": np.zeros(n, dtype=bool),
                 "earg": np.zeros(n * k),
+                "dist": np.zeros((n, k)),  # the tracks' distances (scan_tracks for scan_push)
             }
         return self._buffers
 
@@ -478,7 +479,7 @@ class Avoidance:
             c(scan.target), c(scan.detected), c(scan.range_m), c(scan.bearing_rad),
             c(scan.elevation_rad), yaw, prev_target, prev_p, prev_v, fresh, _KINDS,
             swarm.setpoints.records, pos, vel, self._prm, buf["meas"], target, p, v,
-            buf["v_cmd"], buf["commanded"], buf["earg"],
+            buf["v_cmd"], buf["commanded"], buf["earg"], buf["dist"],
         )  # fmt: skip
         self._p, self._v, self.target = p, v, target
         self._valid = target >= 0
@@ -493,7 +494,7 @@ class Avoidance:
             p, v, target, buf["v_cmd"], vel, pos, power, closing > 0, near, own_fresh,
             self._own_p, self._own_v, swarm.n, self._prm, buf["commanded"],
             np.ascontiguousarray(swarm.alive), self.push, self.normal, self.cap, self.slack,
-            self.escape, self.guarded, self.active,
+            self.escape, self.guarded, self.active, buf["dist"],
         )  # fmt: skip
         self._any_active = bool(self.active.any())
         self._measure()

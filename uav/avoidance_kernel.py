@@ -59,6 +59,28 @@ def mode_kinds() -> np.ndarray:
     return kind
 
 
+# |(x, y)|^2 times this below a bound b^2 proves hypot(x, y) (1 + 1e-9) < b: the roundings of
+# the squares, their sum, libm's hypot (< 1 ulp) and the products are each ~1e-16
+SURELY = 1.0 + 3e-9
+
+
+@njit(nogil=True)
+def surely_within(x, y, bound):  # pragma: no cover - compiled
+    """True only if hypot(x, y) (1 + 1e-9) < `bound` for certain, from the squares alone (no
+    libm call); False when in doubt (near the bound, bound <= 0, NaN, squares that overflow or
+    a bound whose square underflows): the caller then takes the exact test."""
+    s2 = x * x + y * y
+    bb = bound * bound  # (inf for a huge bound: s2 < 1e300 keeps |(x, y)| far below it)
+    return bound > 0.0 and bb > 1e-300 and s2 < 1e300 and s2 * SURELY < bb
+
+
+@njit(nogil=True)
+def unscaled(x, y, max_speed):  # pragma: no cover - compiled
+    """True only if min(1, max_speed / max(hypot(x, y), 1e-12)) is 1.0 for certain (so the
+    product by it changes nothing), without the libm call; False when in doubt."""
+    return max_speed >= 1e-12 and surely_within(x, y, max_speed)
+
+
 @njit(nogil=True)
 def commanded_velocity(kind, sp, x, y, yaw, kp, max_speed):  # pragma: no cover - compiled
     """(vx, vy) world m/s that setpoint record `sp` commands an agent at (x, y) with ENU `yaw`
@@ -66,6 +88,8 @@ def commanded_velocity(kind, sp, x, y, yaw, kp, max_speed):  # pragma: no cover 
     if kind == POSITION:
         ex = kp * (sp.position[0] - x)
         ey = kp * (sp.position[1] - y)
+        if unscaled(ex, ey, max_speed):  # the scale below is 1.0, and x 1.0 changes nothing
+            return ex, ey
         scale = min(1.0, max_speed / max(math.hypot(ex, ey), 1e-12))
         return ex * scale, ey * scale
     if kind == HEADING_FRAME:
@@ -110,7 +134,7 @@ def steer(
         else:
             v0, v1 = c0 + push[i, 0], c1 + push[i, 1]
         # a margin of 1e-9 for the roundings of |v|, v.n and |n| (each a few 1e-16)
-        inside = math.hypot(v0, v1) * (1.0 + 1e-9) < slack[i]
+        inside = surely_within(v0, v1, slack[i]) or math.hypot(v0, v1) * (1.0 + 1e-9) < slack[i]
         for _ in range(0 if inside else passes):
             moved = False
             for j in range(k - 1, -1, -1):
@@ -121,9 +145,10 @@ def steer(
                     moved = True
             if not moved:  # a pass that changed nothing: the next ones would not either
                 break
-        scale = min(1.0, max_speed / max(math.hypot(v0, v1), 1e-12))
-        v0 *= scale
-        v1 *= scale
+        if not unscaled(v0, v1, max_speed):  # (else the scale is 1.0, x 1.0 changes nothing)
+            scale = min(1.0, max_speed / max(math.hypot(v0, v1), 1e-12))
+            v0 *= scale
+            v1 *= scale
         v_out[i, 0], v_out[i, 1] = v0, v1
         if abs(v0 - c0) + abs(v1 - c1) > 1e-9:
             changed[i] = True
@@ -228,7 +253,12 @@ def _pair(p, tv, vc0, vc1, vo0, vo1, r2):  # pragma: no cover - compiled
     """Step 3's quantities of one track: the neighbour at `p` (2,) m relative to the agent,
     tracked relative velocity `tv` (2,) m/s, the agent's command (vc0, vc1) and own velocity
     (vo0, vo1) m/s: (dist, x0, x1, v0, v1, a = |v|^2, b = x.v, c = |x|^2 - r^2, disc)."""
-    dist = math.hypot(p[0], p[1])
+    return _pair_at(math.hypot(p[0], p[1]), p, tv, vc0, vc1, vo0, vo1, r2)
+
+
+@njit(nogil=True)
+def _pair_at(dist, p, tv, vc0, vc1, vo0, vo1, r2):  # pragma: no cover - compiled
+    """`_pair` of a track whose distance hypot(p) is known already (`dist`)."""
     x0, x1 = -p[0], -p[1]
     v0 = vc0 - (vo0 + tv[0])
     v1 = vc1 - (vo1 + tv[1])
@@ -241,7 +271,7 @@ def _pair(p, tv, vc0, vc1, vo0, vo1, r2):  # pragma: no cover - compiled
 @njit(nogil=True)
 def scan_tracks(
     target, detected, range_m, bearing, elevation, yaw, prev_target, p, v, fresh, kind,
-    records, pos, vel, prm, meas, new_target, p_out, v_out, v_cmd, commanded, earg,
+    records, pos, vel, prm, meas, new_target, p_out, v_out, v_cmd, commanded, earg, track_dist,
 ):  # pragma: no cover - compiled  # fmt: skip
     """The first half of a scan (steps 1-3 of uav/avoidance.py's module doc), every agent:
     the (N, K) scan slots (`target`, `detected`, `range_m`, `bearing`, `elevation`) seen from
@@ -252,20 +282,32 @@ def scan_tracks(
     (N, 3) m and `yaw` (`commanded_velocity`); for every closing pair, in (agent, slot) order,
     the exponent -t / tau0 of the power law into `earg` (the caller takes np.exp of it, so
     that it is numpy's exp, then `scan_push` reads it). `prm`: `params`. `vel` (N, 3) m/s own
-    velocity. Returns (closing pairs, smallest time to collision s (inf: none), any pair
-    inside the separation distance)."""
+    velocity. `track_dist` (N, K) m: each new track's distance, hypot of its position (for
+    `scan_push`; the slots without a track are not written). Returns (closing pairs, smallest
+    time to collision s (inf: none), any pair inside the separation distance)."""
     n, k = target.shape
     vclear = prm[VCLEAR]
     for i in range(n):
+        # a slot not seen measures at angle 0 + yaw: its cosine and sine once per agent
+        a0 = 0.0 + yaw[i]
+        ca, sa, have = 1.0, 0.0, False
         for s in range(k):
             det = detected[i, s]
             el = elevation[i, s] if det else 0.0
             rg = range_m[i, s] if det else 0.0
-            seen = det and abs(rg * math.sin(el)) < vclear
-            ang = (bearing[i, s] if seen else 0.0) + yaw[i]
-            rh = rg * math.cos(el)
-            meas[i, s, 0] = rh * math.cos(ang)
-            meas[i, s, 1] = rh * math.sin(ang)
+            # |sin el| <= |el| (libm's sin rounds faithfully), so |rg el| < vclear proves
+            # |rg sin el| < vclear without the call; else the test itself
+            seen = det and (abs(rg * el) < vclear or abs(rg * math.sin(el)) < vclear)
+            rh = rg * math.cos(el) if det else 0.0  # (an empty slot: 0 cos 0 = 0)
+            if seen:
+                ang = bearing[i, s] + yaw[i]
+                meas[i, s, 0] = rh * math.cos(ang)
+                meas[i, s, 1] = rh * math.sin(ang)
+            else:
+                if not have:
+                    ca, sa, have = math.cos(a0), math.sin(a0), True
+                meas[i, s, 0] = rh * ca
+                meas[i, s, 1] = rh * sa
             new_target[i, s] = target[i, s] if seen else -1
     if fresh:
         for i in range(n):
@@ -290,6 +332,7 @@ def scan_tracks(
             dist, _, _, _, _, a, b, c, disc = _pair(
                 p_out[i, s], v_out[i, s], c0, c1, vel[i, 0], vel[i, 1], r2
             )
+            track_dist[i, s] = dist  # (scan_push's `_pair` of the same track: not again)
             if dist < sep and dist > 1e-6:
                 near = True
             if b < 0.0 and disc > 0.0 and c > 0.0 and a > 1e-9:
@@ -304,6 +347,7 @@ def scan_tracks(
 def scan_push(
     p, v, target, v_cmd, vel, pos, closing_exp, any_closing, any_near, own_fresh, own_p,
     own_v, n_uav, prm, commanded, alive, push, normal, cap, slack, escape, guarded, active,
+    track_dist,
 ):  # pragma: no cover - compiled  # fmt: skip
     """The second half of a scan (steps 3-6), every agent, from the updated tracks `p`, `v`
     (N, K, 2) and `target` (N, K) (-1: none) and `scan_tracks`' `v_cmd`: the correction
@@ -315,7 +359,7 @@ def scan_push(
     nearest tracks (targets >= `n_uav` are boxes) and `slack` (N,), the smallest of each
     agent's caps (NaN if one is; `steer` skips the projections below it); the guard's
     `escape` (N, 2) and `guarded` (N,); `active` (N,) = `commanded` & `alive` &
-    (constrained or pushed)."""
+    (constrained or pushed). `track_dist`: `scan_tracks`' distances of the tracks."""
     n, k = target.shape
     nb = normal.shape[1]
     kb = min(nb, k)
@@ -330,10 +374,15 @@ def scan_push(
         # step 3 and 4: the correction, summed over the slots in order as numpy's sum does
         t0, t1 = 0.0, 0.0
         for s in range(k):
-            d, x0, x1, v0, v1, a, b, c, disc = _pair(
-                p[i, s], v[i, s], v_cmd[i, 0], v_cmd[i, 1], vel[i, 0], vel[i, 1], r2
-            )
             valid = target[i, s] >= 0
+            if valid:  # (its distance from `scan_tracks`: the same hypot of the same track)
+                d, x0, x1, v0, v1, a, b, c, disc = _pair_at(
+                    track_dist[i, s], p[i, s], v[i, s], v_cmd[i, 0], v_cmd[i, 1], vel[i, 0],
+                    vel[i, 1], r2,
+                )  # fmt: skip
+            else:  # no track: only its position's sign shows (below, times 0)
+                d, x0, x1 = np.inf, -p[i, s, 0], -p[i, s, 1]
+                v0, v1, a, b, c, disc = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
             dist[s] = d if valid else np.inf  # (for step 5)
             q0, q1 = 0.0, 0.0
             if any_closing:
@@ -513,11 +562,11 @@ ahead(
     scan_tracks,
     ("i8[2]", "?[2]", "f8[2]", "f8[2]", "f8[2]", "f8[1]", "i8[2]", "f8[3]", "f8[3]", "?",
      "i8[1]", _RECORDS, "f8[2]", "f8[2]", "f8[1]", "f8[3]", "i8[2]", "f8[3]", "f8[3]", "f8[2]",
-     "?[1]", "f8[1]"),
+     "?[1]", "f8[1]", "f8[2]"),
 )  # fmt: skip
 ahead(
     scan_push,
     "f8[3] f8[3] i8[2] f8[2] f8[2] f8[2] f8[1] ? ? ? f8[2] f8[2] i8 f8[1] ?[1] ?[1] f8[2] "
-    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1]",
+    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1] f8[2]",
 )
 ahead(min_separation, "f8[2] ?[1] i8[2] i8[1] i8[1]")

@@ -13,7 +13,12 @@ import numpy as np
 from skyswarm.core.backends import threaded
 from skyswarm.core.schema import param
 from skyswarm.uav.sensors.base import Sensor, Setting, Truth, register_sensor
-from skyswarm.uav.sensors.nearest import nearest_targets, nearest_targets_parallel
+from skyswarm.uav.sensors.nearest import (
+    mask_empty,
+    nearest_targets,
+    nearest_targets_parallel,
+    scan_values,
+)
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,26 @@ def scan(
         dist,
     )
     ok = target >= 0  # (empty slots: dist inf, masked out below)
+    # numpy's arctan2s on the same strided views as ever (a contiguous input may take numpy's
+    # vectorised arctan2, which differs in the last bit); the arithmetic around them compiled
+    heading = np.arctan2(rel[..., 1], rel[..., 0])
+    z_range, z_bearing = _noise(target, ok, n + len(boxes), rng)
+    noisy_r, noisy_b, horizontal = np.empty((n, k)), np.empty((n, k)), np.empty((n, k))
+    scan_values(
+        target, dist, rel, heading, np.ascontiguousarray(yaws, dtype=float),
+        np.ascontiguousarray(z_range), np.ascontiguousarray(z_bearing),
+        float(cfg.range_sigma_m), float(cfg.bearing_sigma_rad), noisy_r, noisy_b, horizontal,
+    )  # fmt: skip
+    elevation = np.arctan2(rel[..., 2], horizontal)
+    mask_empty(target, elevation)
+    return Scan(target, ok, noisy_r, noisy_b, elevation)
+
+
+def _scan_numpy(target, rel, dist, yaws, boxes, cfg, rng) -> Scan:
+    """The numpy expressions `scan` computes after the search, kept as the reference its
+    compiled pass is pinned to (tests/uav/test_scan_shortcuts.py)."""
+    n = len(target)
+    ok = target >= 0
     bearing = np.arctan2(rel[..., 1], rel[..., 0]) - yaws[:, None]
     bearing = (bearing + np.pi) % (2 * np.pi) - np.pi
     z_range, z_bearing = _noise(target, ok, n + len(boxes), rng)
