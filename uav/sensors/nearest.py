@@ -148,6 +148,9 @@ def _groups(cell, head, nxt, alive, mask):  # pragma: no cover - compiled
 
 
 DENSE_MAX_CELLS = 8  # a dense table of cells while it has at most this many per live agent
+# int64's bounds as plain ints (np.iinfo inside a kernel makes its cached code import
+# numba.np.arraymath, and with it scipy.linalg: ~0.3 s of every process that loads it)
+I64_MAX, I64_MIN = int(np.iinfo(np.int64).max), int(np.iinfo(np.int64).min)
 
 
 @njit(nogil=True)
@@ -158,8 +161,8 @@ def _dense(cell, alive):  # pragma: no cover - compiled
     each occupied cell's group in id order, lo (3,) and ext (3,) of the box, first (C + 1,)
     each cell id's offset into members), or ext[0] = 0 when not."""
     n = cell.shape[0]
-    lo = np.full(3, np.iinfo(np.int64).max, dtype=np.int64)
-    hi = np.full(3, np.iinfo(np.int64).min, dtype=np.int64)
+    lo = np.full(3, I64_MAX, dtype=np.int64)
+    hi = np.full(3, I64_MIN, dtype=np.int64)
     live = 0
     for i in range(n):
         if alive[i]:
