@@ -15,20 +15,7 @@ import pytest
 
 from skyswarm.uav.sensors.nearest import nearest_targets, remainder
 from skyswarm.uav.sensors.proximity import Proximity, _scan_numpy, scan
-
-
-def _crowd(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """n UAVs on a 4 m grid jittered by 0.8 m (many within 10 m of each other), 5 % dead,
-    random headings, three boxes among them (tests/uav/test_perf_shortcuts.py's crowd)."""
-    side = math.ceil(math.sqrt(n))
-    grid = np.stack(np.meshgrid(np.arange(side), np.arange(side)), -1).reshape(-1, 2)[:n] * 4.0
-    rng = np.random.default_rng(seed)
-    pos = np.column_stack([grid, np.full(n, 10.0)]) + rng.normal(0.0, 0.8, (n, 3))
-    yaw = rng.uniform(-np.pi, np.pi, n)
-    alive = rng.uniform(size=n) > 0.05
-    centres = np.column_stack([rng.uniform(0, 4 * side, (3, 2)), np.full(3, 10.0)])
-    boxes = np.column_stack([centres, rng.uniform(0.5, 3.0, (3, 3))])
-    return pos, yaw, alive, boxes
+from tests.uav.test_perf_shortcuts import _crowd  # n UAVs on a jittered grid, 5 % dead, 3 boxes
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
