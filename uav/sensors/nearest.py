@@ -68,7 +68,14 @@ def _offer(i, t, d, dx, dy, dz, target, rel, dist):  # pragma: no cover - compil
     last = k - 1
     if d > dist[i, last] or (d == dist[i, last] and target[i, last] >= 0 and t > target[i, last]):
         return
-    s = last
+    _sink(i, last, t, d, dx, dy, dz, target, rel, dist)
+
+
+@njit(nogil=True)
+def _sink(i, s, t, d, dx, dy, dz, target, rel, dist):  # pragma: no cover - compiled
+    """Target `t` (distance `d`, offset dx, dy, dz) into agent i's slot `s` or the first slot
+    above it whose (distance, index) is not larger, the slots between moved one place down
+    (the insertion step of `_offer` and `_rank`)."""
     while s > 0 and (d < dist[i, s - 1] or (d == dist[i, s - 1] and t < target[i, s - 1])):
         _shift(i, s, target, rel, dist)
         s -= 1
@@ -112,13 +119,7 @@ def _rank(i, c, target, rel, dist):  # pragma: no cover - compiled
     `_offer` would have built from the same targets (the slots after them are empty)."""
     for s in range(1, c):
         t, d = target[i, s], dist[i, s]
-        x, y, z = rel[i, s, 0], rel[i, s, 1], rel[i, s, 2]
-        r = s
-        while r > 0 and (d < dist[i, r - 1] or (d == dist[i, r - 1] and t < target[i, r - 1])):
-            _shift(i, r, target, rel, dist)
-            r -= 1
-        target[i, r], dist[i, r] = t, d
-        rel[i, r, 0], rel[i, r, 1], rel[i, r, 2] = x, y, z
+        _sink(i, s, t, d, rel[i, s, 0], rel[i, s, 1], rel[i, s, 2], target, rel, dist)
 
 
 @njit(nogil=True)
