@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from skyswarm.core.backends import World
+from skyswarm.core.backends.fast import FastWorld
 from skyswarm.core.config import SimulationConfig, WorldConfig
 from skyswarm.core.resources import named_or_path
 from skyswarm.core.simulator import Simulator
@@ -164,6 +165,18 @@ class FlightBatch:
             self._obs_layout = OBS_6D if self.obs_spec.rotation == "6d" else OBS_QUATERNION
         self.level.apply(self.swarm.command, self.index, self.hover_action(n))
         memory = self.swarm.cascade.memory
+        swarm = self.swarm
+        # The control period's ticks in one compiled call (`_fly_ticks`) on the fast engine,
+        # when the swarm's tick is its flight kernel and held wrench alone; `multi_tick`
+        # False: always tick by tick (the reference the tests and bench/rl_envs.py compare)
+        self.multi_tick = True
+        self._solo_swarm = (
+            isinstance(self.sim.world, FastWorld)
+            and swarm.sensors is None
+            and swarm.battery is None
+            and swarm.gear is None
+            and swarm.avoidance is None
+        )
         # an autoreset in one compiled pass (`teleport`): a world that integrates its state
         # arrays in place (the fast engine), no sensors to restart, the truth observed
         self._teleports = (
@@ -268,8 +281,9 @@ class FlightBatch:
         else:
             self.level.apply(self.swarm.command, live, action[live])
         sim = self.sim
-        for _ in range(self.ticks):
-            sim.step()
+        if not (self.multi_tick and self._alone() and self._fly_ticks()):
+            for _ in range(self.ticks):
+                sim.step()
         if not self._compiled:
             return self._judge_by_the_task(action)
         st, n = sim.world.state, self.n  # rewards and ends judge the truth
@@ -290,6 +304,39 @@ class FlightBatch:
         if self._obs_layout == OBS_NONE:
             obs = self.observe()
         return StepOut(obs, reward, crashed, reached, truncated, dist)
+
+    def _alone(self) -> bool:
+        """Whether the swarm's controller is all that acts in a tick (the simulator's phases
+        as Simulator.step runs them): no radio, task, listener or environment force, no other
+        controller, and a swarm whose tick is its flight kernel and held wrench alone (no
+        sensors, battery, landing gear or avoidance; every agent alive; the wind, if any, held
+        still: a wind field is an environment force)."""
+        sim, swarm = self.sim, self.swarm
+        return (
+            self._solo_swarm
+            and sim.dispatcher is None
+            and not sim.tasks.tasks
+            and not sim.pre_tick_listeners
+            and not sim.environment_forces
+            and not sim.post_tick_listeners
+            and len(sim.controllers) == 1
+            and sim.controllers[0] is swarm
+            and bool(swarm.alive.all())
+        )
+
+    def _fly_ticks(self) -> bool:
+        """The control period's ticks in one compiled call (FlightKernel.step_ticks: each chunk
+        of agents flown and integrated tick after tick), bit for bit what `sim.step()` does
+        that many times when `_alone`; False, with nothing changed, when the world does not
+        allow it (bodies within reach of each other) or a body went far enough to have met
+        another (tests/envs/test_multi_tick.py)."""
+        swarm = self.swarm
+        done = swarm.kernel.step_ticks(
+            self.sim.world, swarm.setpoints, swarm.cascade, swarm.alive, swarm.motor_ok,
+            swarm.motors.params, swarm.motors.thrust, swarm.force, swarm.torque, swarm.wind,
+            self.ticks,
+        )  # fmt: skip
+        return done == self.ticks
 
     def _judge_by_the_task(self, action: np.ndarray) -> StepOut:
         """`step`'s judgement by the task's own `ends` and `reward` (a Task subclass that

@@ -7,7 +7,8 @@ docstring says why). This module builds what it reads:
 - `pack_constants`, which copies those values once from the objects that own them (Cascade,
   Mixer, Motors, WrenchModel) and refuses a layout it did not fill;
 - `FlightKernel`, one swarm's constants and state rows, stepped each tick by `kernel.fly`, or
-  by `kernel.fly_parallel` (bit-identical) for a large swarm.
+  by `kernel.fly_parallel` (bit-identical) for a large swarm; or, with the fast world's
+  integration, several ticks in one call (`step_ticks`, kernel.fly_ticks).
 The layout may live here because it reaches the compiled code as the type of an argument, part
 of numba's cache key: a changed layout recompiles. The setpoint and memory records (SETPOINT,
 MEMORY) are uav/control.py's, next to the objects that write them.
@@ -19,10 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from skyswarm.core.backends import threaded
+from skyswarm.core.backends import fast_kernel, threaded
 from skyswarm.core.jit import ahead, njit
 from skyswarm.uav.control import MEMORY, MODES, SETPOINT
-from skyswarm.uav.kernel import STAGE_COLUMNS, fly, fly_parallel
+from skyswarm.uav.kernel import (
+    SAVED,
+    SAVED_COLUMNS,
+    STAGE_COLUMNS,
+    fly,
+    fly_parallel,
+    fly_ticks,
+    fly_ticks_parallel,
+)
 from skyswarm.uav.model import ISA_EXPONENT, ISA_LAPSE, ISA_RHO0
 
 if TYPE_CHECKING:
@@ -135,6 +144,8 @@ class FlightKernel:
         """`slots` (N,) int: the agents' rows in the world's state arrays."""
         self.slots = np.ascontiguousarray(slots, dtype=np.int64)
         self.constants = pack_constants(cascade, mixer, motors, wrench)
+        self._live_checked: np.ndarray | None = None  # the world's live slots, found = slots
+        self._saved: tuple[np.ndarray, np.ndarray] | None = None  # step_ticks' saved rows
 
     def step(
         self,
@@ -172,6 +183,60 @@ class FlightKernel:
             torque,
         )
 
+    def step_ticks(
+        self,
+        world: Any,  # core.backends.fast.FastWorld
+        sp: Setpoints,
+        cascade: Cascade,
+        alive: np.ndarray,
+        motor_ok: np.ndarray,
+        motor: np.ndarray,
+        thrust: np.ndarray,
+        force: np.ndarray,
+        torque: np.ndarray,
+        wind: np.ndarray,
+        ticks: int,
+    ) -> int:
+        """`ticks` ticks of `step` followed each by the world's physics, in one compiled call
+        (kernel.fly_ticks), when the agents are all of the fast world's live bodies, in
+        consecutive rows, and the world allows it (FastWorld.window: nothing held, no two
+        bodies within reach). The caller vouches that nothing else acts between the ticks
+        (no other controller, listener, environment force, task or radio; wind held). Returns
+        the ticks done: `ticks`, or 0 with every row as it was (a body went far enough to
+        have reached another; or the world does not allow it): then tick one by one."""
+        n, slots = len(self.slots), self.slots
+        live, memory = world.tracked_slots, cascade.memory
+        if live is not self._live_checked:  # the world's live set changed (a new array)
+            if not (
+                len(live) == n
+                and np.array_equal(live, slots)
+                and (n == 0 or slots[-1] - slots[0] == n - 1)
+            ):
+                return 0
+            self._live_checked = live
+        if not (n and memory.flags.c_contiguous):
+            return 0
+        args = world.window()
+        if args is None:
+            return 0
+        if self._saved is None:
+            self._saved = np.empty((n, SAVED)), np.empty((n, MEMORY.itemsize), dtype=np.uint8)
+        saved, saved_memory = self._saved
+        memory_bytes = memory.view(np.uint8).reshape(n, MEMORY.itemsize)
+        touching, far = (fly_ticks_parallel if threaded(n) else fly_ticks)(
+            ticks, slots, *args[:4], self.constants, sp.records, memory, thrust, alive,
+            motor_ok, motor, wind, force, torque, *args[4:], saved, saved_memory, memory_bytes,
+        )  # fmt: skip
+        if far:  # every row back as it was: the caller ticks one by one
+            rows = slice(int(slots[0]), int(slots[0]) + n)
+            for k, a in enumerate((*args[:4], *args[9:12])):  # state, fb, tw, fw
+                a[rows] = saved[:, SAVED_COLUMNS[k] : SAVED_COLUMNS[k + 1]]
+            thrust[:] = saved[:, SAVED_COLUMNS[-2] : SAVED_COLUMNS[-1]]
+            memory_bytes[:] = saved_memory
+            return 0
+        world.advance(ticks, touching)
+        return ticks
+
     def lowest(self, state: Any) -> float:
         """The lowest agent's z (m) in the state arrays (NaN if one is NaN): one compiled pass
         over the rows, a third of numpy's gather and `min` for a few agents."""
@@ -208,4 +273,14 @@ _FLY = (
 )
 ahead(fly, _FLY)
 ahead(fly_parallel, _FLY)
+# fly_ticks: the ticks, fly's arguments, then the fast world's (FastWorld.window), the saved rows
+_FLY_TICKS = (
+    "i8",
+    *_FLY,
+    *"f8[1] f8[2] f8[2] f8[2] f8[1] f8[2] f8[2] f8[2]".split(),
+    _records(fast_kernel.CONSTANTS),
+    *"f8[2] f8[2] f8[2] i8[1] f8[2] i8[1] i8[1] f8[1] f8[2] f8[2] f8 f8[2] u1[2] u1[2]".split(),
+)
+ahead(fly_ticks, _FLY_TICKS)
+ahead(fly_ticks_parallel, _FLY_TICKS)
 ahead(lowest, "f8[2] i8[1]")

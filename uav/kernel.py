@@ -9,9 +9,10 @@ roll and pitch measurement not in BodyRates (an RL swarm's BodyRates tick fell f
 122 ns per agent, serial); their idle memory is what bumpless entry re-initialises. The heading
 loop runs in every mode (Attitude's yaw hold reads its integral without re-initialising it).
 
-Compiled code here reads its arguments, this module's names and the rotations of
-core/frames.py (the one definition every kernel calls; core/jit.py keys numba's cache by the
-source of every compiled module, so an edit there recompiles this one). The mode table travels
+Compiled code here reads its arguments, this module's names, the rotations of core/frames.py
+(the one definition every kernel calls; core/jit.py keys numba's cache by the source of every
+compiled module, so an edit there recompiles this one) and, in `fly_ticks`, the fast backend's
+integration of a range of bodies (core/backends/fast_kernel.py `step_range`). The mode table travels
 in `constants` rather than as a global array, which numba would freeze into the compiled code.
 What the kernel is handed is built in plain Python by uav/flight_kernel.py (the CONSTANTS
 layout, its packing, `FlightKernel`): a record's layout reaches the compiled code as the type
@@ -37,6 +38,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from skyswarm.core.backends.fast_kernel import step_range
 from skyswarm.core.frames import euler_angles, rotation_rows, to_body, to_world, yaw_angle
 from skyswarm.core.jit import njit, prange
 
@@ -455,3 +457,118 @@ def fly_parallel(
             ch * CHUNK, min(n, (ch + 1) * CHUNK), slots, position, orientation, velocity, omega,
             constants, setpoints, memory, thrust, alive, motor_ok, motor, wind, force, torque,
         )  # fmt: skip
+
+
+# `_fly_range` inlined (numba's IR) into `fly_ticks`' range: compiled there, it is no compiled
+# callee that fly_ticks shares with fly, so `skyswarm warmup` may compile the two in separate
+# processes (core/jit.py `groups`: fly_ticks goes with the fast backend's step_bodies, whose
+# `step_range` it calls). The same source, the same operations.
+_fly_range_inlined = njit(inline="always", **_JIT)(_fly_range.py_func)
+
+# Where `fly_ticks` saves each agent's rows, columns of (n, SAVED): the world's position,
+# quaternion, velocity, angular velocity, body force, world torque and world force rows, then
+# the motor thrusts; SAVED_COLUMNS[k] .. SAVED_COLUMNS[k + 1] - 1 hold the k-th.
+SAVED_COLUMNS = (0, 3, 7, 10, 13, 16, 19, 22, 26)
+SAVED = SAVED_COLUMNS[-1]
+
+
+@njit(**_JIT)
+def _fly_ticks_range(
+    lo, hi, ticks, slots, position, orientation, velocity, omega, constants, setpoints, memory,
+    thrust, alive, motor_ok, motor, wind, force, torque, inv_m, inertia, half, offset, radius,
+    fb, tw, fw, world, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos, ref,
+    limit, saved, saved_memory, memory_bytes,
+):  # fmt: skip
+    """`fly_ticks` for the agent rows lo .. hi - 1: their rows saved, then `ticks` times `fly`
+    and the world's step of them (as FastWorld.step_physics calls it, with the wrench held).
+    Returns (contacts recorded in the last tick, bodies found far); stops at a far one (the
+    caller then restores every row and redoes the ticks one by one)."""
+    for i in range(lo, hi):
+        s = slots[i]
+        for k in range(3):
+            saved[i, k] = position[s, k]
+            saved[i, 7 + k] = velocity[s, k]
+            saved[i, 10 + k] = omega[s, k]
+            saved[i, 13 + k] = fb[s, k]
+            saved[i, 16 + k] = tw[s, k]
+            saved[i, 19 + k] = fw[s, k]
+        for k in range(4):
+            saved[i, 3 + k] = orientation[s, k]
+            saved[i, 22 + k] = thrust[i, k]
+        saved_memory[i, :] = memory_bytes[i, :]
+    touching, far = 0, 0
+    x0 = slots[0]  # the agents are the world's live bodies, consecutive rows from x0
+    for _ in range(ticks):
+        _fly_range_inlined(
+            lo, hi, slots, position, orientation, velocity, omega, constants, setpoints, memory,
+            thrust, alive, motor_ok, motor, wind, force, torque,
+        )  # fmt: skip
+        touching, f = step_range(
+            lo, hi, slots, position, orientation, velocity, omega, inv_m, inertia, half, offset,
+            radius, fb, tw, fw, world, box_c, box_h, box_cs, box_id, hf, c_count, c_other,
+            c_force, c_pos, ref, limit, force, torque, x0,
+        )  # fmt: skip
+        if f:
+            far += f
+            break
+    return touching, far
+
+
+@njit(**_JIT)
+def fly_ticks(
+    ticks, slots, position, orientation, velocity, omega, constants, setpoints, memory, thrust,
+    alive, motor_ok, motor, wind, force, torque, inv_m, inertia, half, offset, radius, fb, tw,
+    fw, world, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos, ref, limit,
+    saved, saved_memory, memory_bytes,
+):  # fmt: skip
+    """`ticks` ticks of a swarm whose agents are all of the fast world's live bodies, in one
+    call: each CHUNK of agents is flown (`fly`) and integrated (fast_kernel `step_range`, with
+    its contacts with the scenery) tick after tick while its rows stay in cache, instead of
+    one pass of each kernel over every agent per tick. No body may touch another meanwhile:
+    the caller passes the world's Verlet reference `ref` (n, 3) and `limit` m
+    (FastWorld.window), and a body that ends a tick further than `limit` from its row of `ref`
+    (`far`) could have; then the ticks must be redone one by one from the rows saved at the
+    start (`saved` (n, SAVED), `saved_memory` (n, MEMORY's itemsize) bytes of `memory`, whose
+    bytes `memory_bytes` are). Every agent's arithmetic is the per-tick path's, operation for
+    operation, so the result is bit-identical to `ticks` times `fly` then `step_bodies`
+    (tests/envs/test_multi_tick.py). The first arguments are `fly`'s, then `step_bodies`'
+    (without its slots, which are `slots`, and the held wrench, which is `force`, `torque`).
+    Returns (contacts recorded in the last tick, far bodies)."""
+    n = slots.shape[0]
+    touching, far = 0, 0
+    for ch in range((n + CHUNK - 1) // CHUNK):
+        t, f = _fly_ticks_range(
+            np.int64(ch * CHUNK), min(n, (ch + 1) * CHUNK), ticks, slots, position, orientation,
+            velocity, omega, constants, setpoints, memory, thrust, alive, motor_ok, motor, wind,
+            force, torque, inv_m, inertia, half, offset, radius, fb, tw, fw, world, box_c, box_h,
+            box_cs, box_id, hf, c_count, c_other, c_force, c_pos, ref, limit, saved, saved_memory,
+            memory_bytes,
+        )  # fmt: skip
+        touching += t
+        far += f
+    return touching, far
+
+
+@njit(parallel=True, **_JIT)
+def fly_ticks_parallel(
+    ticks, slots, position, orientation, velocity, omega, constants, setpoints, memory, thrust,
+    alive, motor_ok, motor, wind, force, torque, inv_m, inertia, half, offset, radius, fb, tw,
+    fw, world, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos, ref, limit,
+    saved, saved_memory, memory_bytes,
+):  # fmt: skip
+    """`fly_ticks` (the same arguments) on numba's threads, one CHUNK of agents per work
+    item: one fork and join per call instead of two per tick. Bit-identical to `fly_ticks`
+    with any number of threads (each agent's rows are its own; the counts are sums)."""
+    n = slots.shape[0]
+    touching, far = 0, 0
+    for ch in prange((n + CHUNK - 1) // CHUNK):
+        t, f = _fly_ticks_range(
+            ch * CHUNK, min(n, (ch + 1) * CHUNK), ticks, slots, position, orientation, velocity,
+            omega, constants, setpoints, memory, thrust, alive, motor_ok, motor, wind, force,
+            torque, inv_m, inertia, half, offset, radius, fb, tw, fw, world, box_c, box_h, box_cs,
+            box_id, hf, c_count, c_other, c_force, c_pos, ref, limit, saved, saved_memory,
+            memory_bytes,
+        )  # fmt: skip
+        touching += t
+        far += f
+    return touching, far

@@ -326,6 +326,56 @@ class FastWorld(World):
             a, b, f, p = a[order], b[order], f[order], p[order]
         self._report = ContactReport(a, b, f, p)
 
+    # -- several ticks in one call (uav/kernel.py fly_ticks) --------------------------------
+    def window(self) -> tuple | None:
+        """What a caller that integrates the live bodies for several ticks in one compiled call
+        (uav/kernel.py `fly_ticks`, which computes their wrenches itself each tick) passes to
+        `fast_kernel.step_range` after the bodies' rows: the state arrays, the bodies' constants,
+        the force arrays, the world's CONSTANTS, boxes, terrain, the contact buffers, and the
+        Verlet list's reference positions and its limit m. None when the ticks cannot be
+        integrated so: a wrench already held, or bodies within reach of each other.
+
+        Bodies within reach: the Verlet list is first made valid for the present positions
+        (rebuilt as `step_physics` would, when the live set changed or a body has moved more
+        than a quarter of its skin since: a tighter test than the per tick 0.45, so a body
+        seldom ends the window far) and must hold no candidate pair. Then, while no body moves
+        more than the limit from its reference row (the caller checks every tick), no two
+        bodies can touch, and each body's contacts with the scenery are its own: the bodies
+        move as under `step_physics` tick by tick, bit for bit. The list's reference and skin
+        may then differ from what ticks one by one leave; the contacts never depend on them."""
+        if self._held is not None:
+            return None
+        st, live = self.state, self._live
+        if self._cand_key is not live or spatial_hash.moved(
+            live, st.position, self._cand_ref, 0.25 * self._cand_skin
+        ):
+            self._rebuild_candidates()
+        if len(self._cand[0]):
+            return None
+        per_body = fk.BOX_ROW + len(self._boxes[0])
+        return (
+            st.position, st.orientation, st.linear_velocity, st.angular_velocity, self._inv_m,
+            self._inertia, self._half, self._offset, self._radius, self._fb, self._tw, self._fw,
+            self._constants(), *self._boxes, self._hf, *self._contact_buffers(len(live), per_body),
+            self._cand_ref, 0.45 * self._cand_skin,
+        )  # fmt: skip
+
+    def advance(self, ticks: int, touching: int) -> None:
+        """After `ticks` ticks integrated through `window`: the clock, and the contact report of
+        the last tick (its `touching` body-scenery contacts, as `step_physics` reports them)."""
+        self.tick += ticks
+        if touching:  # no body pairs: the scenery's, in step_physics' order
+            live = self._live
+            per_body = fk.BOX_ROW + len(self._boxes[0])
+            bufs = self._contact_buffers(len(live), per_body)
+            a, b, f, p = fk.compact_contacts(live, per_body, *bufs)
+            if len(a) > 1:
+                order = np.lexsort((b, a))
+                a, b, f, p = a[order], b[order], f[order], p[order]
+            self._report = ContactReport(a, b, f, p)
+        else:
+            self._report = ContactReport.none()
+
     def _constants(self) -> np.ndarray:
         """The kernel's (1,) fast_kernel.CONSTANTS record, packed again only when the scenery
         it describes changed."""

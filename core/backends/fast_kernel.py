@@ -324,6 +324,10 @@ def _step_range(
     return touching, far
 
 
+# `_step_range` by a public name: what uav/kernel.py `fly_ticks` integrates each tick with
+step_range = _step_range
+
+
 @njit(**_opts)
 def step_bodies(
     slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw, constants,
