@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numba
 import numpy as np
 
 from skyswarm.core.backends import fast_kernel, threaded
@@ -223,10 +224,21 @@ class FlightKernel:
             self._saved = np.empty((n, SAVED)), np.empty((n, MEMORY.itemsize), dtype=np.uint8)
         saved, saved_memory = self._saved
         memory_bytes = memory.view(np.uint8).reshape(n, MEMORY.itemsize)
-        touching, far = (fly_ticks_parallel if threaded(n) else fly_ticks)(
-            ticks, slots, *args[:4], self.constants, sp.records, memory, thrust, alive,
-            motor_ok, motor, wind, force, torque, *args[4:], saved, saved_memory, memory_bytes,
-        )  # fmt: skip
+        parallel = threaded(n)
+        # threaded: the chunks handed out one at a time to whichever thread is free (numba's
+        # chunk size 1; 0, its default, splits them evenly up front), so a thread that the
+        # system holds up for a while (another job on its core) leaves its share to the other
+        # instead of the whole step waiting for it: the results are the same either way
+        chunksize = numba.set_parallel_chunksize(1) if parallel else 0
+        try:
+            touching, far = (fly_ticks_parallel if parallel else fly_ticks)(
+                ticks, slots, *args[:4], self.constants, sp.records, memory, thrust, alive,
+                motor_ok, motor, wind, force, torque, *args[4:], saved, saved_memory,
+                memory_bytes,
+            )  # fmt: skip
+        finally:
+            if parallel:
+                numba.set_parallel_chunksize(chunksize)
         if far:  # every row back as it was: the caller ticks one by one
             rows = slice(int(slots[0]), int(slots[0]) + n)
             for k, a in enumerate((*args[:4], *args[9:12])):  # state, fb, tw, fw
