@@ -2,7 +2,8 @@
 
 `FlightBatch` flies n UAVs (one per sub-environment or agent) in one `Simulator` and one
 `Swarm`: a step writes the n actions as one command (uav/commands.py), runs the physics ticks
-of one control period (8 at 50 Hz control and 400 Hz physics) for all of them at once, and
+of one control period (8 at 50 Hz control and 400 Hz physics) for all of them at once (on the
+fast engine in one compiled call, `_fly_ticks`, when nothing else acts in a tick), and
 computes the n observations, rewards and ends over arrays. A slot restarts by teleporting its
 body and clearing its controller memory (`Swarm.restart`; on the fast engine with ideal
 sensors one compiled pass, envs/judge.py `teleport`, writes the same): nothing is rebuilt. Slots sit

@@ -4,9 +4,10 @@
 (declared in `metadata["autoreset_mode"]`): when a sub-environment terminates or truncates,
 the observation returned for it is already the first of its next episode; the last one is in
 `infos["final_obs"]` (an object array, None for the others, mask `infos["_final_obs"]`) and
-its info in `infos["final_info"]` (with its masks). A step is one compiled physics pass per
-tick for every slot and numpy over arrays for the rest: no Python per sub-environment (the
-slots that ended are restarted together, by teleport).
+its info in `infos["final_info"]` (with its masks). A step is one compiled call for the 8
+physics ticks of every slot (on the fast engine; envs/batch.py `_fly_ticks`) and compiled
+passes and numpy over arrays for the rest: no Python per sub-environment (the slots that ended
+are restarted together, by teleport).
 
     envs = gymnasium.make_vec("skyswarm/Hover-v0", num_envs=1024,
                               vectorization_mode="vector_entry_point")
