@@ -12,6 +12,7 @@ buffer (gui/picking.py) counts a drone's pixels under them as hidden: what the u
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from skyswarm.gui.scene import Frame
 
@@ -20,6 +21,22 @@ INSET_FRACTION = 0.3  # the inset map's side, as a fraction of the view's height
 INSET_MIN_PX = 120  # px: no inset map in a view smaller than this
 HUD_TEMPLATE = "t = 0000.00 s   alive 0000/0000"  # the widest first HUD line of a video
 Rect = tuple[int, int, int, int]  # x, y, w, h in pixels from the top-left
+
+
+def gl_rect(rect: Rect, height: int) -> Rect:
+    """`rect` (x, y, w, h from the top-left of a framebuffer `height` px tall) in GL pixels
+    (from the bottom-left)."""
+    x, y, w, h = rect
+    return x, height - y - h, w, h
+
+
+@lru_cache(maxsize=256)
+def text_px(line: str) -> int:
+    """Width of `line` in the HUD's font, whole pixels (kept: a video asks for the same few
+    lines every frame, and measuring one with FreeType costs ~0.1 ms)."""
+    from skyswarm.gui.text import font
+
+    return int(font().getlength(line))
 
 
 @dataclass(frozen=True)
@@ -45,16 +62,16 @@ class Layout:
         `hud`, the inset map with `inset` (and a view of at least INSET_MIN_PX / FRACTION),
         and the `pip` rectangle of a picture-in-picture (gui/multiview.py)."""
         from skyswarm.gui.renderer import legend_entries
-        from skyswarm.gui.text import LINE_PX, PAD_PX, font
+        from skyswarm.gui.text import LINE_PX, PAD_PX
 
         w, h = size
         hud_rect = legend_rect = inset_rect = None
         if hud:
             lines = (HUD_TEMPLATE, *frame.hud)
-            width = max(int(font().getlength(s)) for s in lines) + 2 * PAD_PX
+            width = max(text_px(s) for s in lines) + 2 * PAD_PX
             hud_rect = (MARGIN_PX, MARGIN_PX, width, len(lines) * LINE_PX + 2 * PAD_PX)
             legend = legend_entries(frame)
-            lw = max((int(font().getlength(s)) for s, _ in legend), default=0)
+            lw = max((text_px(s) for s, _ in legend), default=0)
             lh = len(legend) * LINE_PX + 2 * PAD_PX
             lw += 3 * PAD_PX + LINE_PX - 6
             legend_rect = (MARGIN_PX, h - lh - MARGIN_PX, lw, lh)

@@ -14,7 +14,7 @@ import numpy as np
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.director import inset_camera
 from skyswarm.gui.framing import default_camera, scene_extent
-from skyswarm.gui.layout import Layout
+from skyswarm.gui.layout import Layout, gl_rect
 from skyswarm.gui.renderer import Renderer
 from skyswarm.gui.scene import Frame, Scenery
 from skyswarm.gui.video import FrameWriter, VideoWriter, draw_hud
@@ -103,7 +103,8 @@ class OffscreenCanvas:
         view = Layout.of(frame, (mw, mh), hud, inset, pip=pip)
         self.fbo.use()
         viewport = (mx, self.size[1] - my - mh, mw, mh)
-        self.renderer.render(frame, camera, viewport, selected, extra=extra)
+        covered = [gl_rect(view.inset, self.size[1])] if view.inset is not None else []
+        self.renderer.render(frame, camera, viewport, selected, extra=extra, covered=covered)
         if rect is not None and second is not None:
             if layout == "pip":
                 self.renderer.render_inset(frame, second, rect, self.size, PIP_MARKER_PX, extra)

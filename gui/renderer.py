@@ -17,6 +17,7 @@ import numpy as np
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.drones import DronePass, colored, projected_scale
 from skyswarm.gui.instancing import FlatBatches, InstancedMesh, model_matrices
+from skyswarm.gui.layout import Rect
 from skyswarm.gui.meshes import box_mesh, load_obj
 from skyswarm.gui.overlays import Lines, Quads, ground_cross
 from skyswarm.gui.palette import (  # re-exported: the views and tests name them from here
@@ -176,6 +177,7 @@ class Renderer:
         marker_px: float = MARKER_DIAM_PX,
         extra: Sequence[np.ndarray] = (),
         clear_all: bool = False,
+        covered: Sequence[Rect] = (),
     ) -> None:
         """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it;
         far drones as markers `marker_px` across (with `self.markers`); `trails` (a TrailRing,
@@ -186,7 +188,12 @@ class Renderer:
 
         `clear_all`: clear the whole framebuffer, for a caller that covers the rest with
         opaque pixels (the window's panel): llvmpipe clears a whole buffer in its bins, a part
-        of it by drawing a quad (~2-3 ms at 1280x720)."""
+        of it by drawing a quad (~2-3 ms at 1280x720).
+
+        `covered`: rects (x, y, w, h, GL pixels) that the caller covers afterwards with opaque
+        pixels (the inset map: `render_inset` clears its rect first); the ground and the
+        overlays lying on it, the frame's largest fills, are not drawn there (scissored around
+        them: the pixels elsewhere are those of the unscissored draw)."""
         frame = frame.shown(self.dead, self.leader)
         ctx = self.ctx
         self.occluders = []
@@ -199,19 +206,26 @@ class Renderer:
         if y0 is not None and y0 < 1.0:  # the gradient above the horizon only (fill-rate)
             self.sky_prog["u_y0"].value = max(-1.0, y0 - 0.02)
             self._sky_vao.render(moderngl.TRIANGLE_STRIP)
+        shown = uncovered(viewport, covered) if covered else [None]
         if self._static_flat is not None:
             # Ground first, without depth: everything else is above it, and overlays lying on
             # the ground plane would z-fight with it at grazing angles.
             self.ground_prog["u_vp"].write(vp)
             self.ground_prog["u_fog_m"].value = FOG_M if perspective else 1e9  # top: no horizon
-            self._static_flat.render(moderngl.TRIANGLES)
+            for rect in shown:
+                ctx.scissor = rect
+                self._static_flat.render(moderngl.TRIANGLES)
+            ctx.scissor = None
         ctx.enable(moderngl.BLEND)
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         self.drones.draw_shadows(frame)
         # Overlays lying on the ground, in a scene with no obstacles or terrain, need no depth
         # test: whatever is in front of a ground point is above the ground and drawn later
         # (a depth test over the coverage cells costs a video frame ~0.8 ms on llvmpipe).
-        self._draw_overlays(frame.overlays, ground=True)
+        for rect in shown:
+            ctx.scissor = rect
+            self._draw_overlays(frame.overlays, ground=True)
+        ctx.scissor = None
         ctx.enable(moderngl.DEPTH_TEST)
         for inst in self._obstacles:
             inst.draw()
@@ -395,6 +409,29 @@ class Renderer:
         self.ctx.disable(moderngl.DEPTH_TEST)
         tex.use(0)
         self._quad_vao.render(moderngl.TRIANGLE_STRIP)
+
+
+def uncovered(viewport: Rect, covered: Sequence[Rect]) -> list[Rect]:
+    """Rects (x, y, w, h) that tile the part of `viewport` outside every `covered` rect (all
+    in the same pixel coordinates): the scissors of `Renderer.render`'s large fills."""
+    parts = [viewport]
+    for cx, cy, cw, ch in covered:
+        out = []
+        for x, y, w, h in parts:
+            x0, y0 = max(x, cx), max(y, cy)
+            x1, y1 = min(x + w, cx + cw), min(y + h, cy + ch)
+            if x0 >= x1 or y0 >= y1:
+                out.append((x, y, w, h))
+                continue
+            pieces = [
+                (x, y, x0 - x, h),  # left of the covered rect, full height
+                (x1, y, x + w - x1, h),  # right of it
+                (x0, y, x1 - x0, y0 - y),  # below it, between the two
+                (x0, y1, x1 - x0, y + h - y1),  # above it
+            ]
+            out += [p for p in pieces if p[2] > 0 and p[3] > 0]
+        parts = out
+    return parts
 
 
 INSET_MARKER_PX = 6.0  # px across: drones on the inset map

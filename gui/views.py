@@ -26,7 +26,7 @@ from skyswarm.gui.camera import (  # noqa: I001
 from skyswarm.gui.director import CameraSpec, Director, inset_camera
 from skyswarm.gui.framing import SwarmFollower, default_camera, scene_extent, shown_points
 from skyswarm.gui.groups import group_lines
-from skyswarm.gui.layout import Layout
+from skyswarm.gui.layout import Layout, gl_rect
 from skyswarm.gui.panel import PANEL_W, AgentRow, Button, Panel, filter_rows
 from skyswarm.gui.proximity import ProximityLimits, proximity_lines
 from skyswarm.gui.renderer import Renderer, legend_entries
@@ -136,6 +136,7 @@ class ViewerBase:
         self.main = ViewWindow(
             self, self.director.camera, f"{name} - 3D view", size,
             side_px=PANEL_W, overlay=self._draw_main_overlay, side_input=self._panel_input,
+            covered=self._covered,
         )  # fmt: skip
         self.windows: list[ViewWindow] = [self.main]
         self.top: ViewWindow | None = None
@@ -487,6 +488,12 @@ class ViewerBase:
         if method == "toggle_follow" and self.following:
             return "Unfollow"
         return label
+
+    def _covered(self, window: ViewWindow) -> list[tuple[int, int, int, int]]:
+        """The inset map's rect in GL pixels, which `_draw_main_overlay` covers (the 3D view
+        skips its ground there: Renderer.render(covered=))."""
+        inset = self.layout(self.frame(), window.scene_viewport[2:]).inset
+        return [gl_rect(inset, window.fb_size[1])] if inset is not None else []
 
     def _draw_main_overlay(self, window: ViewWindow, renderer: Renderer) -> None:
         w, h = window.fb_size

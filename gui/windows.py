@@ -79,6 +79,7 @@ class ViewWindow(pyglet.window.Window):
         side_px: int = 0,
         overlay: Callable[[ViewWindow, Renderer], None] | None = None,
         side_input: Callable[[str, float, float, float], None] | None = None,
+        covered: Callable[[ViewWindow], list[tuple[int, int, int, int]]] | None = None,
     ) -> None:
         super().__init__(
             width=size[0], height=size[1], caption=title, resizable=True, config=gl_config()
@@ -88,6 +89,8 @@ class ViewWindow(pyglet.window.Window):
         self.side_px = side_px  # width of a panel on the right, drawn by `overlay`
         self.overlay = overlay
         self.side_input = side_input  # ("click" | "scroll", x, y from the panel's top-left, amount)
+        # the rects (GL pixels) `overlay` covers with opaque pixels: Renderer.render(covered=)
+        self.covered = covered
         self.ctx = moderngl.create_context()
         self._press: tuple[int, int] | None = None
         self._closing = False
@@ -119,6 +122,7 @@ class ViewWindow(pyglet.window.Window):
             self.host.frame(), self.camera, self.scene_viewport, self.host.selected,
             self.host.trail_ring(), extra=self.host.extra_lines(),
             clear_all=self.side_px > 0 and self.overlay is not None,
+            covered=self.covered(self) if self.covered is not None else (),
         )  # fmt: skip
         if self.overlay is not None:
             self.overlay(self, renderer)
