@@ -5,7 +5,11 @@ The plan is a small state machine advanced by the leader at its behaviour rate:
     form -> cross -> wait -> sweep -> (cross -> wait -> sweep)* -> settle -> [re-scout] -> done
 
 - `form`: hover at the take-off point until every member is on its slot (or `form_timeout_s`).
-- `cross`: fly (speed-limited) to the start of the next lane, the flock following abeam.
+- `cross`: fly (speed-limited) to the start of the next lane, the flock following abeam. A
+  leader that comes no nearer its lane start (by `STALL_STEP_M`) for `form_timeout_s` goes on to
+  `wait` where it is: something it will not fly through holds it off (a member without a slot
+  yet parked on the spot, which the leader's avoidance keeps its distance from); `wait` then
+  gives every member a slot, and the flock moves on.
 - `wait`: at a lane start, wait until the members are on their slots (or `form_timeout_s`). With
   re-scouting on, a changed membership is handled here: the survivors close ranks and the lanes
   left in the area are re-planned for the narrower swath.
@@ -58,6 +62,11 @@ class PlanSnapshot:
             if i == member:
                 return off
         return None
+
+
+# A crossing leader that has not come this much nearer its lane start for `form_timeout_s` is
+# held off it (see `cross` above), m.
+STALL_STEP_M = 0.5
 
 
 @dataclass(frozen=True)
@@ -147,6 +156,9 @@ class Leader(SplitPlanning):
         self._where: tuple[np.ndarray | None, Mapping[int, np.ndarray]] = (None, {})
         self._anchor_key: tuple[str, float] | None = None
         self._known: Sequence[np.ndarray] = ()  # the leader's coverage knowledge (step())
+        # the crossing's progress: (stage, since, lane), the nearest it came to the lane start m
+        # and when
+        self._progress: tuple[tuple[str, float, int], float, float] | None = None
 
     # -- helpers ----------------------------------------------------------------------------
     def _stage(self, stage: str, now: float, **changes: object) -> None:
@@ -225,7 +237,8 @@ class Leader(SplitPlanning):
         if p.stage == "cross":
             lane = p.lanes[p.lane]
             goal = self._lane_point(me, lane, lane.v0)
-            if float(np.hypot(*(goal - here))) < 0.7:
+            dist = float(np.hypot(*(goal - here)))
+            if dist < 0.7 or self._stalled(dist, now):
                 self._stage("wait", now)
             return self._fly(here, goal, self.s.transit_speed_m_s, lane)
         if p.stage == "wait":
@@ -248,6 +261,20 @@ class Leader(SplitPlanning):
         if self.s.partition and self._claim_orphans(elsewhere, now):  # done, split
             return self.step(me, here, members, peers, known, now, altitude_m, elsewhere)
         return self._hold(here, now)  # done
+
+    def _stalled(self, dist: float, now: float) -> bool:
+        """True when the crossing leader, `dist` m from its lane start, has come no nearer it by
+        `STALL_STEP_M` for `form_timeout_s`."""
+        p = self.plan
+        key = (p.stage, p.stage_since_s, p.lane)
+        if (
+            self._progress is None
+            or self._progress[0] != key
+            or dist < self._progress[1] - STALL_STEP_M
+        ):
+            self._progress = (key, dist, now)
+            return False
+        return now - self._progress[2] > self.s.form_timeout_s
 
     def _sweep(self, me: int, here: np.ndarray, now: float) -> LeaderCommand:
         p = self.plan
