@@ -304,6 +304,22 @@ class Simulator:
         world.read_state()  # 5. state: every body once, plus the one contact query
         self._post_tick.fire(world)  # 6. monitors: collisions, faults, recorder, metrics
 
+    def acts_alone(self, controller: Controller) -> bool:
+        """Whether a tick (`step`) is `controller`'s control phase and the physics alone: no
+        radio, task, pre- or post-tick listener, environment force or other controller. A
+        caller may then integrate several ticks in one compiled call (envs/batch.py). Kept
+        beside `step`: a phase added there must be named here."""
+        controllers = self._controllers.hooks
+        return (
+            self.dispatcher is None
+            and not self.tasks.tasks
+            and not self._pre_tick.hooks
+            and not self._environment.hooks
+            and not self._post_tick.hooks
+            and len(controllers) == 1
+            and controllers[0] is controller
+        )
+
     def run(
         self,
         until_s: float | None = None,

@@ -166,18 +166,11 @@ class FlightBatch:
             self._obs_layout = OBS_6D if self.obs_spec.rotation == "6d" else OBS_QUATERNION
         self.level.apply(self.swarm.command, self.index, self.hover_action(n))
         memory = self.swarm.cascade.memory
-        swarm = self.swarm
         # The control period's ticks in one compiled call (`_fly_ticks`) on the fast engine,
-        # when the swarm's tick is its flight kernel and held wrench alone; `multi_tick`
+        # when the swarm's flight kernel is all that acts in a tick (`_alone`); `multi_tick`
         # False: always tick by tick (the reference the tests and bench/rl_envs.py compare)
         self.multi_tick = True
-        self._solo_swarm = (
-            isinstance(self.sim.world, FastWorld)
-            and swarm.sensors is None
-            and swarm.battery is None
-            and swarm.gear is None
-            and swarm.avoidance is None
-        )
+        self._fast = isinstance(self.sim.world, FastWorld)
         # an autoreset in one compiled pass (`teleport`): a world that integrates its state
         # arrays in place (the fast engine), no sensors to restart, the truth observed
         self._teleports = (
@@ -307,23 +300,12 @@ class FlightBatch:
         return StepOut(obs, reward, crashed, reached, truncated, dist)
 
     def _alone(self) -> bool:
-        """Whether the swarm's controller is all that acts in a tick (the simulator's phases
-        as Simulator.step runs them): no radio, task, listener or environment force, no other
-        controller, and a swarm whose tick is its flight kernel and held wrench alone (no
-        sensors, battery, landing gear or avoidance; every agent alive; the wind, if any, held
-        still: a wind field is an environment force)."""
-        sim, swarm = self.sim, self.swarm
-        return (
-            self._solo_swarm
-            and sim.dispatcher is None
-            and not sim.tasks.tasks
-            and not sim.pre_tick_listeners
-            and not sim.environment_forces
-            and not sim.post_tick_listeners
-            and len(sim.controllers) == 1
-            and sim.controllers[0] is swarm
-            and bool(swarm.alive.all())
-        )
+        """Whether the swarm's flight kernel is all that acts in a tick on the fast engine: the
+        simulator's phases hold nothing but the swarm (`Simulator.acts_alone`: no radio, task,
+        listener, environment force such as a wind field, or other controller) and the
+        swarm's tick is its kernel and held wrench alone (`Swarm.kernel_alone`: no sensors,
+        battery, landing gear or avoidance; every agent alive)."""
+        return self._fast and self.sim.acts_alone(self.swarm) and self.swarm.kernel_alone()
 
     def _fly_ticks(self) -> bool:
         """The control period's ticks in one compiled call (FlightKernel.step_ticks: each chunk

@@ -247,6 +247,20 @@ class Swarm:
             rows = self._alive_rows
             world.apply_wrenches(self._live_slots, self.force[rows], self.torque[rows])
 
+    def kernel_alone(self) -> bool:
+        """Whether this swarm's tick (`__call__`) is its flight kernel on the true state and the
+        held wrench alone, every agent alive: no sensors (the estimate), battery, landing gear
+        or avoidance. A caller may then fly several ticks in one compiled call (envs/batch.py).
+        Kept beside `__call__`: work added there must be named here."""
+        return (
+            self.sensors is None
+            and self.battery is None
+            and self.gear is None
+            and self.avoidance is None
+            and self._estimate_kernel is None
+            and bool(self.alive.all())
+        )
+
     # -- wind (phase 4) -------------------------------------------------------------------
     def _install_wind(self, config: WindConfig) -> None:
         """Wind per agent from the `environment` random stream, updated in phase 4."""
