@@ -104,97 +104,64 @@ def merge_into(key_a, tick_a, rec_a, key_b, send_tick, snapshot, sender_b, oldes
 
 
 @njit(**_opts)
-def pairs_in_range(pos, located, range_m, grid):
-    """Every ordered pair (receiver, sender) of distinct `located` (n,) points within
-    `range_m` of each other (squared distance <= range_m^2, inclusive, the test
-    cKDTree.query_pairs makes), sorted by receiver then sender, with their distances (m),
-    as `ordered_pairs` gives them from the KD-tree's pairs; pos (n, 3) m, finite where
-    located, range finite. `grid` = (cell_of (n,), order (n,), start (4n + 65,)) int64
-    scratch (`_bin`). Two passes over each point's 27 cells: one counts each receiver's
-    senders, one appends every sender, taken in increasing row order, to the rows of the
-    receivers in its range (the relation is symmetric), so each row fills sorted."""
-    n = pos.shape[0]
-    r2 = range_m * range_m
-    dims = _bin(pos, located, range_m, grid)
-    start = np.zeros(n + 1, dtype=np.int64)
-    none_s, none_d = np.empty(0, dtype=np.int64), np.empty(0)
-    for r in range(n):
-        if located[r]:
-            start[r + 1] = _near(r, pos, r2, grid, dims, start, none_s, none_d, False)
-    for r in range(n):
-        start[r + 1] += start[r]
-    e = start[n]
-    recv = np.empty(e, dtype=np.int64)
-    send = np.empty(e, dtype=np.int64)
-    dist = np.empty(e)
-    fill = start[:n].copy()
-    for s in range(n):
-        if located[s]:
-            _near(s, pos, r2, grid, dims, fill, send, dist, True)
-    for r in range(n):
-        for j in range(start[r], start[r + 1]):
-            recv[j] = r
-    return recv, send, dist
-
-
-@njit(**_opts)
-def _near(s, pos, r2, grid, dims, fill, send, dist, append):
-    """The other located points within sqrt(r2) of point s, from its 27 cells (`_bin`'s grid
-    holds only located points): counted (returned), and with `append` s written as a sender
-    at fill[r] of each such receiver r (its distance, m, as receiver minus sender)."""
-    cell_of, order, start = grid
-    lo, cell, nx, ny, nz = dims
-    x0 = x1 = y0 = y1 = z0 = z1 = 0
-    if nx * ny * nz > 1:
-        ci = cell_of[s]
-        ix, iy, iz = ci % nx, (ci // nx) % ny, ci // (nx * ny)
-        x0, x1 = max(ix - 1, 0), min(ix + 1, nx - 1)
-        y0, y1 = max(iy - 1, 0), min(iy + 1, ny - 1)
-        z0, z1 = max(iz - 1, 0), min(iz + 1, nz - 1)
-    px, py, pz = pos[s, 0], pos[s, 1], pos[s, 2]
-    count = 0
-    for cz in range(z0, z1 + 1):
-        for cy in range(y0, y1 + 1):
-            for cx in range(x0, x1 + 1):
-                c = (cz * ny + cy) * nx + cx
-                for j in range(start[c], start[c + 1]):
-                    r = order[j]
-                    dx = pos[r, 0] - px
-                    dy = pos[r, 1] - py
-                    dz = pos[r, 2] - pz
-                    d2 = dx * dx + dy * dy + dz * dz
-                    if d2 <= r2 and r != s:
-                        count += 1
-                        if append:
-                            send[fill[r]] = s
-                            dist[fill[r]] = math.sqrt(d2)
-                            fill[r] += 1
-    return count
-
-
-@njit(**_opts)
 def merge_fresh(
-    key_a, tick_a, rec_a, receiver, sender, delivered, merged, send_tick, snapshot, oldest, m,
-    out,
+    key_a, tick_a, rec_a, recv_a, send_a, receiver, sender, delivered, merged, send_tick,
+    snapshot, oldest, m, out,
 ):  # fmt: skip
     """`merge_into` of one send's copies delivered and not merged yet (receiver, sender (K,)
-    member rows sorted by receiver then sender; delivered, merged (K,) bool), which are marked
-    merged: the selection, keys and rows of numpy's masks in the same pass. `out` must hold
-    len(key_a) + K entries; returns the number written."""
-    k = 0
-    for e in range(receiver.shape[0]):
-        if delivered[e] and not merged[e]:
-            k += 1
-    key_b = np.empty(k, dtype=np.int64)
-    snd_b = np.empty(k, dtype=np.int64)
-    j = 0
-    for e in range(receiver.shape[0]):
-        if delivered[e] and not merged[e]:
-            merged[e] = True
-            key_b[j] = np.int64(receiver[e]) * m + sender[e]
-            snd_b[j] = sender[e]
-            j += 1
-    return merge_into(key_a, tick_a, rec_a, key_b, send_tick, snapshot, snd_b, oldest, m, out)
+    member rows sorted by receiver then sender; delivered, merged (K,) bool), which are all
+    marked merged, read in place (no masks, no key arrays); the table's rows `recv_a`,
+    `send_a` are copied as they are (no division of the keys by m). `out` must hold
+    len(key_a) + K entries; returns the number written. Same entries as `merge_into`."""
+    o_key, o_tick, o_rec, o_recv, o_send = out
+    na, nb = key_a.shape[0], receiver.shape[0]
+    f = rec_a.shape[1]
+    j = _next_fresh(delivered, merged, 0, nb)
+    if send_tick < oldest:  # sent before the timeout: marked, not merged in
+        while j < nb:
+            merged[j] = True
+            j = _next_fresh(delivered, merged, j + 1, nb)
+    i = n = 0
+    while i < na or j < nb:
+        if i < na and tick_a[i] < oldest:
+            i += 1  # expired
+            continue
+        kb = np.int64(receiver[j]) * m + sender[j] if j < nb else np.int64(0)
+        if j >= nb or (i < na and key_a[i] < kb):
+            use_a = True
+        elif i >= na or kb < key_a[i]:
+            use_a = False
+        else:  # the same pair: keep the later sent, skip the other
+            use_a = tick_a[i] > send_tick
+            if use_a:
+                merged[j] = True
+                j = _next_fresh(delivered, merged, j + 1, nb)
+            else:
+                i += 1
+        if use_a:
+            o_key[n], o_tick[n] = key_a[i], tick_a[i]
+            o_recv[n], o_send[n] = recv_a[i], send_a[i]
+            for c in range(f):
+                o_rec[n, c] = rec_a[i, c]
+            i += 1
+        else:
+            s = sender[j]
+            o_key[n], o_tick[n] = kb, send_tick
+            o_recv[n], o_send[n] = receiver[j], s
+            for c in range(f):
+                o_rec[n, c] = snapshot[s, c]
+            merged[j] = True
+            j = _next_fresh(delivered, merged, j + 1, nb)
+        n += 1
+    return n
+
+
+@njit(**_opts)
+def _next_fresh(delivered, merged, j, nb):
+    """The first copy at or after j delivered and not merged yet (nb: none)."""
+    while j < nb and not (delivered[j] and not merged[j]):
+        j += 1
+    return j
 
 
 @njit(**_opts)
@@ -482,10 +449,10 @@ ahead(
 ahead(merge_into, "i8[1] i8[1] f8[2] i8[1] i8 f8[2] i8[1] i8 i8 (i8[1] i8[1] f8[2] i8[1] i8[1])")
 ahead(
     merge_fresh,
-    "i8[1] i8[1] f8[2] i8[1] i8[1] ?[1] ?[1] i8 f8[2] i8 i8 (i8[1] i8[1] f8[2] i8[1] i8[1])",
+    "i8[1] i8[1] f8[2] i8[1] i8[1] i8[1] i8[1] ?[1] ?[1] i8 f8[2] i8 i8 "
+    "(i8[1] i8[1] f8[2] i8[1] i8[1])",
 )
 ahead(row_starts, "i8[1] i8[1]")
 ahead(entry_ages, "i8[1] i8[1] i8[1] i8 f8 i8[1] f8[1]")
 ahead(deliver_copies, "i8[1] i8[1] i8[1] ?[1] i8[1] ?[1] i8[1] i8[1]")
 ahead(airborne, "i8[1] i8[1] f8[1] f8[1] i8[1] i8[1] i8[1]")
-ahead(pairs_in_range, "f8[2] ?[1] f8 (i8[1] i8[1] i8[1])")

@@ -11,10 +11,10 @@ swarm algorithms send most: "here I am". It uses the dispatcher's channel models
 - The frames are resolved at once, from the true positions at the start of the tick (the
   instant the records describe): bandwidth cap, one delay per frame (latency + jitter, all
   receivers hear a frame at the same tick), receivers = the other alive members within range
-  (a compiled grid pass, each receiver's senders in order; the rest are counted out of
-  range), one loss draw per copy in range (constant or Rayleigh loss at the pair's
-  distance). Draws come from `sim.rng.comms`, delays first (by member row) then losses (by
-  receiver row, then sender row).
+  (KD-tree pairs, ordered by a compiled pass; the rest are counted out of range), one loss
+  draw per copy in range (constant or Rayleigh loss at the pair's distance). Draws come from
+  `sim.rng.comms`, delays first (by member row) then losses (by receiver row, then sender
+  row).
 - At phase 1 of a copy's delivery tick it is delivered if its receiver is still alive
   (otherwise counted `receiver_dead`) into the receiver's neighbour table, where it replaces
   an older beacon of the same sender (a beacon older than the one held is dropped as
@@ -52,7 +52,6 @@ from skyswarm.core.comms.beacon_kernels import (
     merge_into,
     nearest_pairs,
     ordered_pairs,
-    pairs_in_range,
     row_starts,
 )
 from skyswarm.core.comms.fates import (
@@ -264,8 +263,10 @@ class BeaconNet:
         pos: np.ndarray, candidates: np.ndarray, range_m: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(receiver, sender) member rows of every ordered pair of candidates within range
-        (inclusive), sorted by receiver then sender, and their distances, m: a compiled grid
-        pass (`pairs_in_range`: the KD-tree's `query_pairs` test, each row filled in order)."""
+        (inclusive), sorted by receiver then sender, and their distances, m. A KD-tree finds
+        the unordered pairs in C (`query_pairs`), a compiled pass orders them."""
+        from scipy.spatial import cKDTree
+
         if np.isinf(range_m):  # unlimited: every pair, agents without a position included
             cp = pos[candidates]
             i, j = np.triu_indices(len(candidates), 1)
@@ -276,10 +277,10 @@ class BeaconNet:
         if len(located) < 2:
             empty = np.zeros(0, dtype=np.intp)
             return empty, empty, np.zeros(0)
-        cp = np.ascontiguousarray(pos[located], dtype=float)
-        n = len(located)
-        grid = (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(4 * n + 65, np.int64))
-        r, s, dist = pairs_in_range(cp, np.ones(n, dtype=bool), float(range_m), grid)
+        cp = np.ascontiguousarray(pos[located])
+        tree = cKDTree(cp, balanced_tree=False, compact_nodes=False)
+        pairs = tree.query_pairs(range_m, output_type="ndarray").astype(np.int64)
+        r, s, dist = ordered_pairs(pairs, len(located), cp)
         return located[r], located[s], dist
 
     def _nearest(
@@ -415,8 +416,9 @@ class BeaconNet:
             )
         else:  # the copies delivered and not merged yet (in order: by receiver, then sender)
             n = merge_fresh(
-                self._key, self._tick, self._rec, sent.receiver, sent.sender, sent.delivered,
-                sent.merged, sent.send_tick, sent.snapshot, oldest, self._m, spare,
+                self._key, self._tick, self._rec, self._recv, self._send, sent.receiver,
+                sent.sender, sent.delivered, sent.merged, sent.send_tick, sent.snapshot, oldest,
+                self._m, spare,
             )  # fmt: skip
         self._current ^= 1
         self._key, self._tick, self._rec, self._recv, self._send = (b[:n] for b in spare)

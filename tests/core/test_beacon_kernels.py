@@ -81,8 +81,8 @@ def test_merge_fresh_is_numpy_masks_then_merge_into(m: int) -> None:
         got = _out(len(key_a) + len(pick))
         mark = merged.copy()
         n_got = merge_fresh(
-            key_a, tick_a, rec_a, receiver, sender, delivered, mark, send_tick, snapshot,
-            oldest, m, got,
+            key_a, tick_a, rec_a, key_a // m, key_a % m, receiver, sender, delivered, mark,
+            send_tick, snapshot, oldest, m, got,
         )  # fmt: skip
         assert n_got == n_want
         for a, b in zip(got, want, strict=True):
