@@ -20,6 +20,7 @@ import numpy as np
 
 from skyswarm.core.agent import PhysicalAgent
 from skyswarm.core.geo import tilt_deg
+from skyswarm.core.monitor_kernels import guard_and_keep
 from skyswarm.core.schema import param
 from skyswarm.core.state import rows_of_slots
 
@@ -65,12 +66,11 @@ class CollisionMonitor:
         contacts = world.contacts
         if contacts and self.config.enabled:
             self._judge(world, contacts)
-        self._guard(world)
         velocity = state.linear_velocity
-        if self._prev_velocity.shape == velocity.shape:
+        if self._prev_velocity.shape != velocity.shape:
+            self._prev_velocity = np.empty_like(velocity)
+        if not self._guard(world):  # (its compiled pass copies the velocities when it passes)
             np.copyto(self._prev_velocity, velocity)  # no new array per tick
-        else:
-            self._prev_velocity = velocity.copy()
 
     def _judge(self, world: World, contacts: ContactReport) -> None:
         """Pairs of slots (>= 0) and scenery ids (< 0), in the report's order.
@@ -155,22 +155,30 @@ class CollisionMonitor:
             and np.einsum("ij,ij->i", pos, pos).max() <= dist2
         )
 
-    def _guard(self, world: World) -> None:
+    def _guard(self, world: World) -> bool:
+        """Kill the tracked bodies whose state blew up; True when every body passed the
+        compiled pass, which also copied the velocities into `_prev_velocity` (one pass over
+        the rows instead of two sums and a copy: core/monitor_kernels.py)."""
         state = world.state
         slots = world.tracked_slots
         if len(slots) == 0:
-            return
+            return False
         if slots is not self._slots_key:  # the tracked set changed
             self._slots_key, self._rows = slots, rows_of_slots(slots)
-        if self._all_within_limits(state.position[self._rows], state.linear_velocity[self._rows]):
-            return
+        rows, pos, vel = self._rows, state.position, state.linear_velocity
+        if isinstance(rows, slice) and _plain(pos) and _plain(vel) and _plain(self._prev_velocity):
+            speed2, dist2 = self.config.max_speed_mps**2, self.config.max_distance_m**2
+            if guard_and_keep(pos, vel, rows.start, rows.stop, self._prev_velocity, speed2, dist2):
+                return True
+        if self._all_within_limits(pos[rows], vel[rows]):
+            return False
         pos = state.position[slots]
         vel = state.linear_velocity[slots]
         bad = ~np.isfinite(pos).all(axis=1) | ~np.isfinite(vel).all(axis=1)
         bad |= np.einsum("ij,ij->i", vel, vel) > self.config.max_speed_mps**2
         bad |= np.einsum("ij,ij->i", pos, pos) > self.config.max_distance_m**2
         if not bad.any():
-            return
+            return False
         for slot in slots[bad]:
             agent = world.owner_of_slot(int(slot))
             if agent is not None and agent.alive:
@@ -179,6 +187,12 @@ class CollisionMonitor:
                     f"numerical: state blew up (position {state.position[slot].round(3).tolist()}, "
                     f"velocity {state.linear_velocity[slot].round(3).tolist()})",
                 )
+        return False
+
+
+def _plain(a: np.ndarray) -> bool:
+    """(M, 3) float64, C-contiguous: the arrays the compiled guard is compiled for."""
+    return a.dtype == np.float64 and a.ndim == 2 and a.shape[1] == 3 and a.flags.c_contiguous
 
 
 def _crashable(owner: object) -> bool:

@@ -18,6 +18,7 @@ import numpy as np
 from skyswarm.core.backends import World
 from skyswarm.core.geo import tilt_deg
 from skyswarm.core.mission import Mission
+from skyswarm.core.monitor_kernels import squared_errors
 from skyswarm.core.schema import param
 from skyswarm.uav.config import UavSection
 from skyswarm.uav.swarm import Swarm
@@ -54,22 +55,29 @@ class Hover(Mission):
         if world.time_s < self.cfg.settle_s:
             return
         alive = self.swarm.alive
-        if alive.all():  # (the usual tick) into reused buffers: no gather, no new arrays
-            d = np.subtract(world.state.position[self.swarm.rows], self.start, out=self._d)
-            np.multiply(d, d, out=d)  # what `** 2` computes
-            # np.sum(axis=1) of the three columns adds them in order: (x + y) + z
-            sq = np.add(d[:, 0], d[:, 1], out=self._sq)
-            np.add(sq, d[:, 2], out=sq)
-        elif alive.any():
-            pos = world.state.position[self.swarm.rows][alive]
-            sq = np.sum((pos - self.start[alive]) ** 2, axis=1)
+        rows, position = self.swarm.rows, world.state.position
+        if alive.all() and isinstance(rows, slice) and position.flags.c_contiguous:
+            # (the usual tick) one compiled pass into a reused buffer, numpy's sums to the bit
+            total, peak = squared_errors(position, rows.start, self.start, self._sq)
+            n = len(self._sq)
         else:
-            return
-        mean = float(np.add.reduce(sq)) / len(sq)  # sq.mean(), to the bit
+            if alive.all():  # into reused buffers: no gather, no new arrays
+                d = np.subtract(position[rows], self.start, out=self._d)
+                np.multiply(d, d, out=d)  # what `** 2` computes
+                # np.sum(axis=1) of the three columns adds them in order: (x + y) + z
+                sq = np.add(d[:, 0], d[:, 1], out=self._sq)
+                np.add(sq, d[:, 2], out=sq)
+            elif alive.any():
+                pos = position[rows][alive]
+                sq = np.sum((pos - self.start[alive]) ** 2, axis=1)
+            else:
+                return
+            total, peak, n = np.add.reduce(sq), np.maximum.reduce(sq), len(sq)
+        mean = float(total) / n  # sq.mean(), to the bit
         self.reward_sum -= mean
         self.sq_sum += mean
         self.samples += 1
-        self.max_error_m = max(self.max_error_m, float(np.sqrt(np.maximum.reduce(sq))))
+        self.max_error_m = max(self.max_error_m, float(np.sqrt(peak)))
         if self.windy:
             self._sample_wind(world, alive)
 

@@ -81,12 +81,14 @@ from skyswarm.uav import control as ctl
 from skyswarm.uav.avoidance_kernel import (
     HEADING_FRAME,
     WORLD_FRAME,
+    give_back,
     min_separation,
     mode_kinds,
     params,
     scan_push,
     scan_tracks,
     steer,
+    steer_lent,
     track,
 )
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
@@ -231,6 +233,8 @@ class Avoidance:
         self._no_yaw = np.zeros(n)  # steer's yaws while no agent flies a heading-frame mode
         self._need_yaw = False  # an agent flew a heading-frame mode: read the yaws every tick
         self._records = np.zeros(n, dtype=swarm.setpoints.records.dtype)  # the corrected copy
+        self._saved = np.zeros((n, 2))  # `lend`: the values its corrections replaced
+        self._lent = False  # the swarm's records hold corrections until `give_back`
         self._buffers: dict | None = None  # the scan's, by its (N, K) shape
         self._grid: tuple[np.ndarray, np.ndarray] | None = None  # min_separation's buckets
 
@@ -520,6 +524,23 @@ class Avoidance:
     def setpoints(self) -> object:
         """The setpoints the kernel flies this tick: the swarm's own, or a corrected copy
         (steps 5-7, compiled over every agent in uav/avoidance_kernel.py)."""
+        return self._steered(lend=False)
+
+    def lend(self) -> object:
+        """`setpoints()` without the copy: the corrections are written into the swarm's own
+        records, which hold them until `give_back()` puts the mission's values back. For the
+        flight kernel's call alone (Swarm.__call__: lend, fly, give back, nothing between);
+        the same setpoints flown, to the bit."""
+        return self._steered(lend=True)
+
+    def give_back(self) -> None:
+        """The mission's setpoints back where `lend()` wrote corrections (nothing otherwise)."""
+        if self._lent:
+            self._lent = False
+            give_back(self.swarm.setpoints.records, self._changed, _KINDS, self._saved)
+
+    def _steered(self, lend: bool) -> object:
+        """`setpoints` (a corrected copy) or, with `lend`, the corrections in place."""
         swarm = self.swarm
         scan = self.proximity.scan
         if scan is not None and scan is not self._scan:  # a new scan: tracks and correction
@@ -536,11 +557,12 @@ class Avoidance:
             yaw = yaw_of(state.orientation[rows]) if self._need_yaw else self._no_yaw
         records = swarm.setpoints.records
         source = np.ascontiguousarray(source)
+        kernel, out = (steer_lent, self._saved) if lend else (steer, self._records)
         while True:
-            n, guards = steer(
+            n, guards = kernel(
                 self.active, _KINDS, records, source, rows, yaw, yaw is not self._no_yaw,
                 self.push, self.escape, self.guarded, self.normal, self.cap, self.slack, self.kp,
-                self.max_speed, PASSES, self._pos, self._v_out, self._changed, self._records,
+                self.max_speed, PASSES, self._pos, self._v_out, self._changed, out,
             )  # fmt: skip
             if n >= 0:
                 break
@@ -550,6 +572,9 @@ class Avoidance:
             return swarm.setpoints
         self.engaged_ticks += n
         self.guard_ticks += guards
+        if lend:
+            self._lent = True
+            return swarm.setpoints
         return _Setpoints(self._records)
 
     def summary(self) -> dict[str, float | int | None]:

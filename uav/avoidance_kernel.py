@@ -115,6 +115,62 @@ def steer(
     (N,) SETPOINT is `records` with those velocities written in (`write`). Returns (agents
     changed, of them flown by the guard), or (-1, 0) as soon as an agent in a heading-frame
     mode meets `have_yaw` False (nothing written to `out`: call again with the yaws)."""
+    n_changed, n_guard = _steer_pass(
+        active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
+        slack, kp, max_speed, passes, pos, v_out, changed,
+    )  # fmt: skip
+    if n_changed > 0:
+        for i in range(records.shape[0]):
+            out[i] = records[i]
+        write(out, changed, kind, pos, yaw, v_out, kp)
+    return n_changed, n_guard
+
+
+@njit(nogil=True)
+def steer_lent(
+    active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
+    slack, kp, max_speed, passes, pos, v_out, changed, saved,
+):  # pragma: no cover - compiled  # fmt: skip
+    """`steer` without the copy: the changed velocities are written into `records` itself
+    (the swarm's own setpoints), the values they replace kept in `saved` (N, 2) (the Position
+    target's x, y or the velocity's vx, vy) for `give_back`, which the caller runs as soon as
+    the flight kernel has flown them. A tick of a moving flock changes a few agents: this
+    writes those instead of copying every record (185 bytes each). Same return as `steer`."""
+    n_changed, n_guard = _steer_pass(
+        active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
+        slack, kp, max_speed, passes, pos, v_out, changed,
+    )  # fmt: skip
+    if n_changed > 0:
+        for i in range(changed.shape[0]):
+            if changed[i]:
+                sp = records[i]
+                if kind[sp.mode] == POSITION:
+                    saved[i, 0], saved[i, 1] = sp.position[0], sp.position[1]
+                else:
+                    saved[i, 0], saved[i, 1] = sp.velocity[0], sp.velocity[1]
+        write(records, changed, kind, pos, yaw, v_out, kp)
+    return n_changed, n_guard
+
+
+@njit(nogil=True)
+def give_back(records, changed, kind, saved):  # pragma: no cover - compiled
+    """Undo `steer_lent`: the `changed` agents' records get back the values kept in `saved`."""
+    for i in range(changed.shape[0]):
+        if changed[i]:
+            sp = records[i]
+            if kind[sp.mode] == POSITION:
+                sp.position[0], sp.position[1] = saved[i, 0], saved[i, 1]
+            else:
+                sp.velocity[0], sp.velocity[1] = saved[i, 0], saved[i, 1]
+
+
+@njit(nogil=True)
+def _steer_pass(
+    active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
+    slack, kp, max_speed, passes, pos, v_out, changed,
+):  # pragma: no cover - compiled  # fmt: skip
+    """`steer`'s pass over the agents: `v_out`, `changed`, `pos`; returns (changed, of them
+    guarded) or (-1, 0) (see `steer`)."""
     n_changed, n_guard = 0, 0
     k = normal.shape[1]
     for i in range(active.shape[0]):
@@ -155,10 +211,6 @@ def steer(
             n_changed += 1
             if guarded[i]:
                 n_guard += 1
-    if n_changed:
-        for i in range(records.shape[0]):
-            out[i] = records[i]
-        write(out, changed, kind, pos, yaw, v_out, kp)
     return n_changed, n_guard
 
 
@@ -527,11 +579,14 @@ def min_separation(pos, alive, target, head, nxt):  # pragma: no cover - compile
     for i in range(n):
         if not alive[i]:
             continue
-        x, y, z = pos[i, 0] / u, pos[i, 1] / u, pos[i, 2] / u
+        # the cell of agent i, once (its 27 neighbours offset it): `_cell_hash`'s integers
+        cx = np.int64(math.floor(pos[i, 0] / u))
+        cy = np.int64(math.floor(pos[i, 1] / u))
+        cz = np.int64(math.floor(pos[i, 2] / u))
         for ox in range(-1, 2):
             for oy in range(-1, 2):
                 for oz in range(-1, 2):
-                    j = head[_cell_hash(x, y, z, ox, oy, oz, mask)]
+                    j = head[_hash3(cx + ox, cy + oy, cz + oz, mask)]
                     while j >= 0:
                         if j > i:
                             dx = pos[j, 0] - pos[i, 0]
@@ -548,6 +603,12 @@ def _cell_hash(x, y, z, ox, oy, oz, mask):  # pragma: no cover - compiled
     cx = np.int64(math.floor(x)) + ox
     cy = np.int64(math.floor(y)) + oy
     cz = np.int64(math.floor(z)) + oz
+    return _hash3(cx, cy, cz, mask)
+
+
+@njit(nogil=True)
+def _hash3(cx, cy, cz, mask):  # pragma: no cover - compiled
+    """The bucket in [0, mask] of the integer grid cell (cx, cy, cz)."""
     return ((cx * 73856093) ^ (cy * 19349663) ^ (cz * 83492791)) & mask
 
 
@@ -558,6 +619,12 @@ ahead(
     ("?[1]", "i8[1]", _RECORDS, "f8[2]", "i8[1]", "f8[1]", "?", "f8[2]", "f8[2]", "?[1]",
      "f8[3]", "f8[2]", "f8[1]", "f8", "f8", "i8", "f8[2]", "f8[2]", "?[1]", _RECORDS),
 )  # fmt: skip
+ahead(
+    steer_lent,
+    ("?[1]", "i8[1]", _RECORDS, "f8[2]", "i8[1]", "f8[1]", "?", "f8[2]", "f8[2]", "?[1]",
+     "f8[3]", "f8[2]", "f8[1]", "f8", "f8", "i8", "f8[2]", "f8[2]", "?[1]", "f8[2]"),
+)  # fmt: skip
+ahead(give_back, (_RECORDS, "?[1]", "i8[1]", "f8[2]"))
 ahead(
     scan_tracks,
     ("i8[2]", "?[2]", "f8[2]", "f8[2]", "f8[2]", "f8[1]", "i8[2]", "f8[3]", "f8[3]", "?",

@@ -210,18 +210,23 @@ class Swarm:
         if not len(self._live_slots):
             return
         on_estimate = self._estimate_kernel is not None
-        (self._estimate_kernel if on_estimate else self.kernel).step(
-            self.sensors.control_state if on_estimate else self.sim.world.state,
-            self.setpoints if self.avoidance is None else self.avoidance.setpoints(),
-            self.cascade,
-            self.alive,
-            self.motor_ok,
-            self.motors.params,
-            self.motors.thrust,
-            self.force,
-            self.torque,
-            self.wind,
-        )
+        avoidance = self.avoidance
+        try:  # avoidance's corrections lent to the records for this call alone (no copy)
+            (self._estimate_kernel if on_estimate else self.kernel).step(
+                self.sensors.control_state if on_estimate else self.sim.world.state,
+                self.setpoints if avoidance is None else avoidance.lend(),
+                self.cascade,
+                self.alive,
+                self.motor_ok,
+                self.motors.params,
+                self.motors.thrust,
+                self.force,
+                self.torque,
+                self.wind,
+            )
+        finally:
+            if avoidance is not None:
+                avoidance.give_back()
         if on_estimate:  # thrusts from the estimate; the wrench from the true attitude and air
             state = self.sim.world.state
             self.force, self.torque = self._true_wrench(state, self.motors.thrust, self.wind)

@@ -104,6 +104,126 @@ def merge_into(key_a, tick_a, rec_a, key_b, send_tick, snapshot, sender_b, oldes
 
 
 @njit(**_opts)
+def merge_fresh(
+    key_a, tick_a, rec_a, recv_a, send_a, receiver, sender, delivered, merged, send_tick,
+    snapshot, oldest, m, out,
+):  # fmt: skip
+    """`merge_into` of one send's copies delivered and not merged yet (receiver, sender (K,)
+    member rows sorted by receiver then sender; delivered, merged (K,) bool), which are all
+    marked merged, read in place (no masks, no key arrays); the table's rows `recv_a`,
+    `send_a` are copied as they are (no division of the keys by m). `out` must hold
+    len(key_a) + K entries; returns the number written. Same entries as `merge_into`."""
+    o_key, o_tick, o_rec, o_recv, o_send = out
+    na, nb = key_a.shape[0], receiver.shape[0]
+    f = rec_a.shape[1]
+    j = _next_fresh(delivered, merged, 0, nb)
+    if send_tick < oldest:  # sent before the timeout: marked, not merged in
+        while j < nb:
+            merged[j] = True
+            j = _next_fresh(delivered, merged, j + 1, nb)
+    i = n = 0
+    while i < na or j < nb:
+        if i < na and tick_a[i] < oldest:
+            i += 1  # expired
+            continue
+        kb = np.int64(receiver[j]) * m + sender[j] if j < nb else np.int64(0)
+        if j >= nb or (i < na and key_a[i] < kb):
+            use_a = True
+        elif i >= na or kb < key_a[i]:
+            use_a = False
+        else:  # the same pair: keep the later sent, skip the other
+            use_a = tick_a[i] > send_tick
+            if use_a:
+                merged[j] = True
+                j = _next_fresh(delivered, merged, j + 1, nb)
+            else:
+                i += 1
+        if use_a:
+            o_key[n], o_tick[n] = key_a[i], tick_a[i]
+            o_recv[n], o_send[n] = recv_a[i], send_a[i]
+            for c in range(f):
+                o_rec[n, c] = rec_a[i, c]
+            i += 1
+        else:
+            s = sender[j]
+            o_key[n], o_tick[n] = kb, send_tick
+            o_recv[n], o_send[n] = receiver[j], s
+            for c in range(f):
+                o_rec[n, c] = snapshot[s, c]
+            merged[j] = True
+            j = _next_fresh(delivered, merged, j + 1, nb)
+        n += 1
+    return n
+
+
+@njit(**_opts)
+def _next_fresh(delivered, merged, j, nb):
+    """The first copy at or after j delivered and not merged yet (nb: none)."""
+    while j < nb and not (delivered[j] and not merged[j]):
+        j += 1
+    return j
+
+
+@njit(**_opts)
+def row_starts(recv, indptr):
+    """indptr (M + 1,) = np.searchsorted(recv, np.arange(M + 1)) of the sorted rows `recv`."""
+    e, n = 0, recv.shape[0]
+    for r in range(indptr.shape[0]):
+        while e < n and recv[e] < r:
+            e += 1
+        indptr[r] = e
+
+
+@njit(**_opts)
+def entry_ages(send, tick, ids, now, tick_s, sender_id, age):
+    """sender_id = ids[send] and age = (now - tick) * tick_s (s), per entry, as numpy's."""
+    for e in range(send.shape[0]):
+        sender_id[e] = ids[send[e]]
+        age[e] = (now - tick[e]) * tick_s
+
+
+@njit(**_opts)
+def deliver_copies(idx, receiver, sender, alive, rows, delivered, tx, rx):
+    """Copies `idx` of a send (receiver, sender (K,) member rows) reach their receivers: when
+    every receiver is `alive` (by member row), marks them delivered and counts them by sender
+    and receiver dispatcher row (`rows`) into tx, rx (N,) and returns True; else changes
+    nothing and returns False (the caller's numpy path counts the dead receivers)."""
+    for e in idx:
+        if not alive[receiver[e]]:
+            return False
+    for e in idx:
+        delivered[e] = True
+        tx[rows[sender[e]]] += 1
+        rx[rows[receiver[e]]] += 1
+    return True
+
+
+@njit(**_opts)
+def airborne(receiver, sender, u, p, rows, tx, rx):
+    """The copies (receiver, sender (K,) member rows) whose loss draw `u` is not below their
+    loss probability `p` (K,) each (numpy's `u < p`: lost), in order, as new arrays; the lost
+    ones counted by sender and receiver dispatcher row (`rows`) into tx, rx (N,). Returns
+    (receivers, senders, copies lost)."""
+    k = receiver.shape[0]
+    kept = 0
+    for e in range(k):
+        if not u[e] < p[e]:
+            kept += 1
+    out_r = np.empty(kept, dtype=np.int64)
+    out_s = np.empty(kept, dtype=np.int64)
+    j = 0
+    for e in range(k):
+        if u[e] < p[e]:
+            tx[rows[sender[e]]] += 1
+            rx[rows[receiver[e]]] += 1
+        else:
+            out_r[j] = receiver[e]
+            out_s[j] = sender[e]
+            j += 1
+    return out_r, out_s, k - kept
+
+
+@njit(**_opts)
 def nearest_pairs(pos, located, is_sender, base, base_only, range_m, k, grid, out):
     """Each located receiver's k nearest senders within `range_m` (inclusive), as CSR rows.
 
@@ -327,3 +447,12 @@ ahead(
     "f8[2] ?[1] ?[1] ?[1] ? f8 i8 (i8[1] i8[1] i8[1]) (i8[1] i8[1] i8[1] f8[1] i8[1] i8[1])",
 )
 ahead(merge_into, "i8[1] i8[1] f8[2] i8[1] i8 f8[2] i8[1] i8 i8 (i8[1] i8[1] f8[2] i8[1] i8[1])")
+ahead(
+    merge_fresh,
+    "i8[1] i8[1] f8[2] i8[1] i8[1] i8[1] i8[1] ?[1] ?[1] i8 f8[2] i8 i8 "
+    "(i8[1] i8[1] f8[2] i8[1] i8[1])",
+)
+ahead(row_starts, "i8[1] i8[1]")
+ahead(entry_ages, "i8[1] i8[1] i8[1] i8 f8 i8[1] f8[1]")
+ahead(deliver_copies, "i8[1] i8[1] i8[1] ?[1] i8[1] ?[1] i8[1] i8[1]")
+ahead(airborne, "i8[1] i8[1] f8[1] f8[1] i8[1] i8[1] i8[1]")

@@ -44,7 +44,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skyswarm.core.comms.beacon_kernels import merge_into, nearest_pairs, ordered_pairs
+from skyswarm.core.comms.beacon_kernels import (
+    airborne,
+    deliver_copies,
+    entry_ages,
+    merge_fresh,
+    merge_into,
+    nearest_pairs,
+    ordered_pairs,
+    row_starts,
+)
 from skyswarm.core.comms.fates import (
     ADDRESSED,
     DELIVERED,
@@ -162,6 +171,7 @@ class BeaconNet:
                 np.zeros(m, dtype=np.int64),
                 np.zeros(m, dtype=np.int64),
             )
+        self._age, self._sender_id = np.zeros(0), np.zeros(0, dtype=np.int64)  # table()'s
         self._log: list[np.ndarray] | None = [] if log else None
         dispatcher.beacon_nets.append(self)
         self.task = sim.every(period_s, self.send, phase_s, owner=self, name=name)
@@ -217,15 +227,33 @@ class BeaconNet:
             over_rx = heard - np.bincount(pa, minlength=m)[receivers]
             self._add_per(c.index, drow, over_tx, OVERFLOW)
             self._add_per(c.index, None, over_rx, OVERFLOW, self.rows[receivers])
-        lost = d.rng.random(len(pa)) < c.loss_model.probability(dist)  # by receiver, sender
-        self._add(c.index, self.rows[ps[lost]], self.rows[pa[lost]], LOST)
-        go = ~lost
-        pa, ps = pa[go], ps[go]
+        draw = d.rng.random(len(pa))  # by receiver, sender
+        p_loss = c.loss_model.probability(dist)
+        if d.links_watched() or np.shape(p_loss) != draw.shape:
+            lost = draw < p_loss
+            self._add(c.index, self.rows[ps[lost]], self.rows[pa[lost]], LOST)
+            go = ~lost
+            pa, ps = pa[go], ps[go]
+        else:  # one compiled pass: the survivors kept in order, the lost counted by row
+            tx = np.zeros(d.row_count(), dtype=np.int64)
+            rx = np.zeros(d.row_count(), dtype=np.int64)
+            p_loss = np.ascontiguousarray(p_loss, dtype=float)
+            pa, ps, n_lost = airborne(
+                np.ascontiguousarray(pa, dtype=np.int64), np.ascontiguousarray(ps, dtype=np.int64),
+                draw, p_loss, self.rows, tx, rx,
+            )  # fmt: skip
+            if n_lost:
+                d.count_per_row(c.index, LOST, tx, rx)
+                self._counts[LOST] += n_lost
         k = len(pa)
         sent = _Send(pa, ps, now, snap, np.zeros(k, dtype=bool), np.zeros(k, dtype=bool))
-        dl = delay[ps]
-        for t in np.unique(delay[senders]).tolist():  # a few distinct delays
-            idx = np.flatnonzero(dl == t)
+        late = np.unique(delay[senders])  # a few distinct delays
+        if len(late) == 1:  # (no jitter) every frame as late: every copy at that tick
+            groups = [(int(late[0]), np.arange(k))]
+        else:
+            dl = delay[ps]
+            groups = [(t, np.flatnonzero(dl == t)) for t in late.tolist()]
+        for t, idx in groups:
             if len(idx):
                 self._due.setdefault(now + t, []).append((sent, idx))
                 d.add_in_flight(c.index, len(idx))
@@ -285,8 +313,19 @@ class BeaconNet:
             return
         d, ch = self.dispatcher, self.channel.index
         alive = d.on_air()[self.rows]
+        compiled = not d.links_watched()
         for sent, idx in batches:
             d.add_in_flight(ch, -len(idx))
+            if compiled:  # every receiver alive: marked and counted in one compiled pass
+                tx = np.zeros(d.row_count(), dtype=np.int64)
+                rx = np.zeros(d.row_count(), dtype=np.int64)
+                if deliver_copies(
+                    idx, sent.receiver, sent.sender, alive, self.rows, sent.delivered, tx, rx
+                ):
+                    d.count_per_row(ch, DELIVERED, tx, rx)
+                    self._counts[DELIVERED] += len(idx)
+                    self._after_delivery(sent, idx, tick)
+                    continue
             rcv, snd = sent.receiver[idx], sent.sender[idx]
             ok = alive[rcv]
             if not ok.all():
@@ -294,13 +333,18 @@ class BeaconNet:
                 idx, rcv, snd = idx[ok], rcv[ok], snd[ok]
             self._add(ch, self.rows[snd], self.rows[rcv], DELIVERED)
             sent.delivered[idx] = True
-            if not self._fresh or self._fresh[-1] is not sent:
-                self._fresh.append(sent)
-            if self._log is not None and len(idx):
-                k = len(idx)
-                self._log.append(
-                    np.column_stack([np.full(k, sent.send_tick), np.full(k, tick), snd, rcv])
-                )
+            self._after_delivery(sent, idx, tick)
+
+    def _after_delivery(self, sent: _Send, idx: np.ndarray, tick: int) -> None:
+        """Copies `idx` of `sent` delivered at `tick`: to merge at the next read, and logged."""
+        if not self._fresh or self._fresh[-1] is not sent:
+            self._fresh.append(sent)
+        if self._log is not None and len(idx):
+            k = len(idx)
+            snd, rcv = sent.sender[idx], sent.receiver[idx]
+            self._log.append(
+                np.column_stack([np.full(k, sent.send_tick), np.full(k, tick), snd, rcv])
+            )
 
     # -- reading ---------------------------------------------------------------------------
     def table(self) -> NeighbourTable:
@@ -317,12 +361,19 @@ class BeaconNet:
         for sent in fresh:
             self._merge(sent, oldest)
         recv, send = self._recv, self._send
-        indptr = np.searchsorted(recv, np.arange(self._m + 1)).astype(np.intp)
+        indptr = np.empty(self._m + 1, dtype=np.int64)
+        row_starts(recv, indptr)  # np.searchsorted(recv, np.arange(M + 1)), in one pass
         if self._k and fresh and (np.diff(indptr) > self._k).any():
             indptr = self._evict(indptr)
             recv, send = self._recv, self._send
-        age = (now - self._tick) * self.sim.world.tick_s
-        return NeighbourTable(indptr, recv, send, self.ids[send], age, self._rec)
+        e = len(send)
+        if len(self._age) < e:  # the ages' and ids' buffers, grown by half again
+            cap = max(e, len(self._age) * 3 // 2)
+            self._age, self._sender_id = np.empty(cap), np.empty(cap, dtype=np.int64)
+        age, sender_id = self._age[:e], self._sender_id[:e]
+        entry_ages(send, self._tick, self.ids, now, self.sim.world.tick_s, sender_id, age)
+        return NeighbourTable(indptr.astype(np.intp, copy=False), recv, send, sender_id, age,
+                              self._rec)  # fmt: skip
 
     def _evict(self, indptr: np.ndarray) -> np.ndarray:
         """A bounded table holds at most K entries per receiver: a row with more (former
@@ -345,14 +396,8 @@ class BeaconNet:
     def _merge(self, sent: _Send | None, oldest: int) -> None:
         """Fold a send's deliveries not merged yet into the table (per pair, the latest sent),
         dropping entries sent before `oldest`; written into the spare buffers (ping-pong)."""
-        if sent is None:
-            key, snd, tick, snap = np.zeros(0, dtype=np.int64), self._send[:0], 0, self._rec
-        else:
-            new = sent.delivered & ~sent.merged
-            sent.merged |= new
-            rcv, snd = sent.receiver[new], sent.sender[new]  # still sorted
-            key, tick, snap = rcv.astype(np.int64) * self._m + snd, sent.send_tick, sent.snapshot
-        need = len(self._key) + len(key)
+        # (at most every copy of the send is new: the buffers are sized for that)
+        need = len(self._key) + (0 if sent is None else len(sent.receiver))
         spare = self._buffers[self._current ^ 1]
         if len(spare[0]) < need:  # grow by half again: few reallocations as the swarm forms
             cap = max(need, len(spare[0]) * 3 // 2, 64)
@@ -364,18 +409,17 @@ class BeaconNet:
                 np.empty(cap, dtype=np.int64),
             )
             self._buffers[self._current ^ 1] = spare
-        n = merge_into(
-            self._key,
-            self._tick,
-            self._rec,
-            key,
-            tick,
-            snap,
-            snd.astype(np.int64),
-            oldest,
-            self._m,
-            spare,
-        )
+        if sent is None:  # only the expired entries dropped
+            none = np.zeros(0, dtype=np.int64)
+            n = merge_into(
+                self._key, self._tick, self._rec, none, 0, self._rec, none, oldest, self._m, spare
+            )
+        else:  # the copies delivered and not merged yet (in order: by receiver, then sender)
+            n = merge_fresh(
+                self._key, self._tick, self._rec, self._recv, self._send, sent.receiver,
+                sent.sender, sent.delivered, sent.merged, sent.send_tick, sent.snapshot, oldest,
+                self._m, spare,
+            )  # fmt: skip
         self._current ^= 1
         self._key, self._tick, self._rec, self._recv, self._send = (b[:n] for b in spare)
 

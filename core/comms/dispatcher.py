@@ -289,6 +289,17 @@ class MessageDispatcher:
             self._rx[channel, :, fate] += np.bincount(receiver, minlength=n)
             self._keep_links(channel, sender, receiver, fate)
 
+    def count_per_row(self, channel: int, fate: int, tx: np.ndarray, rx: np.ndarray) -> None:
+        """Add `tx[i]` copies of `fate` on `channel` to member row i as sender and `rx[i]` as
+        receiver, (N,) int each (N = `row_count()`): `count_rows` of copies counted by row
+        already (no links kept: only while `links_watched()` is False)."""
+        self._tx[channel, :, fate] += tx
+        self._rx[channel, :, fate] += rx
+
+    def row_count(self) -> int:
+        """N, the member rows of the per-row counters."""
+        return self._tx.shape[1]
+
     def count_all(self, channel: int, fate: int, k: list[int], *, receiver: bool = False) -> None:
         """Add `k[i]` copies of `fate` on `channel` to member row `i`, every row, as sender (or
         as receiver with `receiver=True`)."""

@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from skyswarm.core.comms.beacon_kernels import ordered_pairs
+from skyswarm.core.comms.beacon_kernels import (
+    airborne,
+    deliver_copies,
+    entry_ages,
+    merge_fresh,
+    merge_into,
+    ordered_pairs,
+    row_starts,
+)
 
 
 def by_numpy(pairs: np.ndarray, n: int, pos: np.ndarray):
@@ -38,3 +46,107 @@ def test_ordered_pairs_sorts_both_orders_by_receiver_then_sender(n: int) -> None
     if n == 400:  # a grid of real neighbourhoods, not a degenerate case
         assert len(pairs) > 1000
         assert (np.diff(recv) >= 0).all() and (np.bincount(recv, minlength=n) > 0).sum() > 300
+
+
+def _table(rng, m: int, e: int, f: int = 7):
+    """A table of e random unique (receiver, sender) keys of m members, sorted, with ticks."""
+    key = np.sort(rng.choice(m * m, size=e, replace=False)).astype(np.int64)
+    tick = rng.integers(0, 50, size=e).astype(np.int64)
+    return key, tick, rng.normal(size=(e, f))
+
+
+def _out(cap: int, f: int = 7):
+    z = np.zeros(cap, dtype=np.int64)
+    return (z.copy(), z.copy(), np.zeros((cap, f)), z.copy(), z.copy())
+
+
+@pytest.mark.parametrize("m", [1, 5, 40])
+def test_merge_fresh_is_numpy_masks_then_merge_into(m: int) -> None:
+    # a send's copies (sorted by receiver, sender), some not delivered, some merged already;
+    # one case sent before `oldest` (nothing merged in, but the copies are marked)
+    rng = np.random.default_rng(m)
+    for send_tick, oldest in ((60, 20), (60, 61), (60, 0)):
+        key_a, tick_a, rec_a = _table(rng, m, min(m * m, 3 * m))
+        pick = np.sort(rng.choice(m * m, size=min(m * m, 2 * m), replace=False))
+        receiver, sender = (pick // m).astype(np.int64), (pick % m).astype(np.int64)
+        delivered = rng.random(len(pick)) < 0.7
+        merged = delivered & (rng.random(len(pick)) < 0.3)
+        snapshot = rng.normal(size=(m, 7))
+        new = delivered & ~merged
+        want = _out(len(key_a) + len(pick))
+        n_want = merge_into(
+            key_a, tick_a, rec_a, receiver[new] * m + sender[new], send_tick, snapshot,
+            sender[new], oldest, m, want,
+        )  # fmt: skip
+        got = _out(len(key_a) + len(pick))
+        mark = merged.copy()
+        n_got = merge_fresh(
+            key_a, tick_a, rec_a, key_a // m, key_a % m, receiver, sender, delivered, mark,
+            send_tick, snapshot, oldest, m, got,
+        )  # fmt: skip
+        assert n_got == n_want
+        for a, b in zip(got, want, strict=True):
+            assert np.array_equal(a[:n_got], b[:n_want])
+        assert np.array_equal(mark, merged | delivered)
+
+
+@pytest.mark.parametrize("rows", [[], [0, 0, 2, 2, 2, 5], [3], [0, 1, 2, 3, 4, 5]])
+def test_row_starts_is_searchsorted(rows: list[int]) -> None:
+    recv = np.array(rows, dtype=np.int64)
+    indptr = np.full(7, -1, dtype=np.int64)  # 6 members (rows 0..5), and beyond the last
+    row_starts(recv, indptr)
+    assert np.array_equal(indptr, np.searchsorted(recv, np.arange(7)))
+
+
+def test_entry_ages_are_numpy_s() -> None:
+    rng = np.random.default_rng(4)
+    send = rng.integers(0, 30, size=500).astype(np.int64)
+    tick = rng.integers(0, 10**6, size=500).astype(np.int64)
+    ids = rng.integers(0, 10**9, size=30).astype(np.int64)
+    sid, age = np.zeros(500, dtype=np.int64), np.zeros(500)
+    entry_ages(send, tick, ids, 10**6 + 7, 0.0025, sid, age)
+    assert np.array_equal(sid, ids[send])
+    assert np.array_equal(age, (10**6 + 7 - tick) * 0.0025)  # bit for bit
+
+
+def test_deliver_copies_counts_like_bincount_or_leaves_a_dead_receiver_to_numpy() -> None:
+    rng = np.random.default_rng(5)
+    m, k = 12, 80
+    receiver = rng.integers(0, m, size=k).astype(np.int64)
+    sender = rng.integers(0, m, size=k).astype(np.int64)
+    rows = (np.arange(m) * 2 + 1).astype(np.int64)  # member row -> dispatcher row (of 2 m)
+    idx = np.flatnonzero(rng.random(k) < 0.5).astype(np.int64)
+    alive = np.ones(m, dtype=bool)
+    delivered = np.zeros(k, dtype=bool)
+    tx, rx = np.zeros(2 * m, dtype=np.int64), np.zeros(2 * m, dtype=np.int64)
+    assert deliver_copies(idx, receiver, sender, alive, rows, delivered, tx, rx)
+    assert np.array_equal(tx, np.bincount(rows[sender[idx]], minlength=2 * m))
+    assert np.array_equal(rx, np.bincount(rows[receiver[idx]], minlength=2 * m))
+    assert np.array_equal(np.flatnonzero(delivered), idx)
+    # one receiver of the batch dead: nothing marked, nothing counted
+    alive[receiver[idx[-1]]] = False
+    delivered[:] = False
+    tx[:] = 0
+    assert not deliver_copies(idx, receiver, sender, alive, rows, delivered, tx, rx)
+    assert not delivered.any() and not tx.any()
+    # an empty batch: True, nothing counted
+    assert deliver_copies(idx[:0], receiver, sender, alive, rows, delivered, tx, rx)
+
+
+def test_airborne_keeps_the_copies_not_lost_in_order_and_counts_the_lost_by_row() -> None:
+    rng = np.random.default_rng(6)
+    m, k = 9, 300
+    receiver = rng.integers(0, m, size=k).astype(np.int64)
+    sender = rng.integers(0, m, size=k).astype(np.int64)
+    rows = np.arange(m, dtype=np.int64)[::-1].copy()  # member row -> dispatcher row
+    u = rng.random(k)
+    p = np.where(rng.random(k) < 0.5, 0.3, 0.0)
+    u[:3] = p[:3] = 0.3  # a draw equal to its probability is not lost (u < p)
+    p[3] = np.nan  # NaN compares false: not lost
+    tx, rx = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64)
+    r, s_, lost = airborne(receiver, sender, u, p, rows, tx, rx)
+    gone = u < p
+    assert lost == gone.sum() > 0
+    assert np.array_equal(r, receiver[~gone]) and np.array_equal(s_, sender[~gone])
+    assert np.array_equal(tx, np.bincount(rows[sender[gone]], minlength=m))
+    assert np.array_equal(rx, np.bincount(rows[receiver[gone]], minlength=m))

@@ -213,3 +213,29 @@ def test_a_beacon_is_kept_up_to_its_timeout_tick_and_dropped_the_tick_after() ->
         _, net = net_of(sim, d, [(0, 0, 1), (5, 0, 1)], period_s=40 * TICK, timeout_s=10 * TICK)
         steps(sim, last)
         assert (net.table().age_s / TICK).round(9).tolist() == expect, last
+
+
+def test_compiled_fates_count_as_the_numpy_path_does() -> None:
+    # the compiled loss and delivery passes run unless links are watched (then numpy's masks
+    # and bincounts): the same fates per agent, the same table, the same stream, with losses,
+    # out-of-range copies and a receiver dying while copies to it are in flight
+    radio = {"loss": 0.3, "latency_s": 0.01, "jitter_s": 0.0, "range_m": 30.0}
+    runs = []
+    for watch in (False, True):
+        sim, d = make_sim({"radio": radio}, seed=11)
+        pos = [(0, 0, 1), (10, 0, 1), (20, 0, 1), (25, 5, 1), (60, 0, 1)]
+        agents, net = net_of(sim, d, pos, period_s=4 * TICK)
+        if watch:
+            d.watch_links(1000)
+        steps(sim, 2)
+        sim.kill(agents[1], "test")
+        steps(sim, 60)
+        t = net.table()
+        per_agent = [d.agent_counts(a)["radio"] for a in agents]
+        runs.append((net.counts(), per_agent, t, net.delivery_log(), sim.rng.comms.random()))
+    (c0, a0, t0, log0, r0), (c1, a1, t1, log1, r1) = runs
+    assert c0 == c1 and a0 == a1 and r0 == r1
+    assert c0["lost_on_air"] > 0 and c0["receiver_dead"] > 0 and c0["out_of_range"] > 0
+    assert np.array_equal(log0, log1)
+    for name in ("indptr", "receiver", "sender", "sender_id", "age_s", "record"):
+        assert np.array_equal(getattr(t0, name), getattr(t1, name)), name

@@ -23,6 +23,7 @@ COMPILED = {
     "core/backends/spatial_hash.py",
     "core/backends/terrain.py",
     "core/comms/beacon_kernels.py",
+    "core/monitor_kernels.py",  # the collision guard and the hover metric (phase 6)
     "uav/kernel.py",
     "uav/flight_kernel.py",  # declares the kernel's argument types (`ahead`)
     "uav/avoidance_kernel.py",

@@ -267,6 +267,34 @@ def test_a_heading_frame_mission_reads_the_yaws_from_then_on() -> None:
     assert (sp.velocity[:, 0] == 1.0).all()  # the mission's own setpoints are untouched
 
 
+@pytest.mark.parametrize("mode", [ctl.POSITION, ctl.GROUND_SPEED_AND_ALTITUDE, ctl.VELOCITY])
+def test_lend_flies_the_copy_s_setpoints_in_place_and_gives_the_mission_s_back(mode) -> None:
+    # three UAVs, two closing inside the safe distance (corrected) and one far away (not):
+    # `lend` writes into the swarm's records what `setpoints` writes into its copy, the third
+    # untouched; `give_back` restores every byte; with nothing to correct, nothing is lent
+    sim, av = layer(3)
+    sp = av.swarm.setpoints
+    sp.mode[:] = ctl.mode_index(mode)
+    sp.velocity[:] = [[1.0, 0.2, 0.0], [-1.0, 0.1, 0.0], [0.3, 0.0, 0.0]]
+    sp.position[:] = [[5.0, 0.0], [-3.0, 0.0], [80.0, 1.0]]
+    pos = np.array([[0.0, 0, 10], [2.2, 0, 10], [60.0, 0, 10]])
+    place(sim, pos, np.array([0.3, math.pi, 0.0]), np.zeros((3, 3)))
+    av.proximity.scan = hand_scan([[(1, 2.2, 0.0)], [(0, 2.2, 0.0)], []])
+    mission = sp.records.copy()
+    copy = av.setpoints().records.copy()
+    assert bits(copy) != bits(mission)
+    lent = av.lend()
+    assert lent is av.swarm.setpoints and av._lent
+    assert bits(sp.records) == bits(copy)  # the same setpoints flown, to the bit
+    av.give_back()
+    assert bits(sp.records) == bits(mission) and not av._lent
+    av.give_back()  # twice: nothing more
+    assert bits(sp.records) == bits(mission)
+    av.proximity.scan = hand_scan([[], [], []])  # nobody near: the records as they are
+    assert av.lend() is av.swarm.setpoints and not av._lent
+    assert bits(sp.records) == bits(mission)
+
+
 def kd_min(pos: np.ndarray) -> float:
     """The reference: each UAV's nearest by a KD-tree, the smallest norm of those pairs."""
     from scipy.spatial import cKDTree
