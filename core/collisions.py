@@ -20,7 +20,6 @@ import numpy as np
 
 from skyswarm.core.agent import PhysicalAgent
 from skyswarm.core.geo import tilt_deg
-from skyswarm.core.monitor_kernels import guard_and_keep
 from skyswarm.core.schema import param
 from skyswarm.core.state import rows_of_slots
 
@@ -52,6 +51,11 @@ class CollisionMonitor:
     """Post-tick: judge this tick's contacts; keep each body's velocity for the next judgement."""
 
     def __init__(self, sim: Simulator, config: CollisionConfig) -> None:
+        # imported here, not at the top: the config schema imports this module, and a bad
+        # scenario is refused before numba is (tests/app/test_cli_imports.py)
+        from skyswarm.core.monitor_kernels import guard_and_keep
+
+        self._guard_and_keep = guard_and_keep
         self.sim = sim
         self.config = config
         self._prev_velocity = sim.world.state.linear_velocity.copy()
@@ -168,7 +172,9 @@ class CollisionMonitor:
         rows, pos, vel = self._rows, state.position, state.linear_velocity
         if isinstance(rows, slice) and _plain(pos) and _plain(vel) and _plain(self._prev_velocity):
             speed2, dist2 = self.config.max_speed_mps**2, self.config.max_distance_m**2
-            if guard_and_keep(pos, vel, rows.start, rows.stop, self._prev_velocity, speed2, dist2):
+            if self._guard_and_keep(
+                pos, vel, rows.start, rows.stop, self._prev_velocity, speed2, dist2
+            ):
                 return True
         if self._all_within_limits(pos[rows], vel[rows]):
             return False

@@ -17,7 +17,6 @@ import numpy as np
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.drones import DronePass, colored, projected_scale
 from skyswarm.gui.instancing import FlatBatches, InstancedMesh, model_matrices
-from skyswarm.gui.layout import Rect
 from skyswarm.gui.meshes import box_mesh, load_obj
 from skyswarm.gui.overlays import Lines, Quads, ground_cross
 from skyswarm.gui.palette import (  # re-exported: the views and tests name them from here
@@ -61,6 +60,10 @@ from skyswarm.gui.shaders import (
     SKY_VS,
 )
 from skyswarm.gui.trails import MAX_TRAIL_SEGMENTS, TrailPass, TrailRing
+
+# gui/layout.py's Rect (x, y, w, h in pixels from the top-left), not imported: layout imports
+# this module
+Rect = tuple[int, int, int, int]
 
 __all__ = [
     "DEAD", "GHOST", "GPS_FIX", "GRID_MAJOR", "GRID_MINOR", "LEADER", "LOD_PX", "MARKER_PX",
