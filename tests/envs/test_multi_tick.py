@@ -16,33 +16,19 @@ from skyswarm.core.backends import PARALLEL_MIN, threaded
 from skyswarm.envs.batch import FlightBatch, FlightSettings, StepOut
 from skyswarm.envs.tasks import Hover, Task, WindHover
 from skyswarm.uav import kernel
+from tests.envs.test_perf_vector import _arrays as owned_arrays
+from tests.envs.test_perf_vector import _bits
 
-
-def _bits(a: np.ndarray) -> bytes:
-    a = np.ascontiguousarray(a)
-    return a.view(np.uint8).tobytes() if a.dtype.names else a.tobytes()
-
-
-_BOOKKEEPING = {"_cand_ref", "_cand_key", "_rows_key"}
+_BOOKKEEPING = frozenset({"_cand_ref", "_cand_key", "_rows_key"})
 
 
 def _arrays(batch: FlightBatch) -> dict[str, bytes]:
     """Every numpy array of the world, its state, the swarm, its controller and motors, and
-    the batch; but the world's bookkeeping: the Verlet list's reference positions, on which no
-    contact depends (a window rebuilds the list at its start, ticks one by one after their
-    first tick), and the slots its row lookup was last asked for (a tick's held wrench)."""
-    out = {}
-    for name, owner in (
-        ("world", batch.sim.world),
-        ("state", batch.sim.world.state),
-        ("swarm", batch.swarm),
-        ("cascade", batch.swarm.cascade),
-        ("motors", batch.swarm.motors),
-        ("batch", batch),
-    ):
-        for key, value in vars(owner).items():
-            if isinstance(value, np.ndarray) and key not in _BOOKKEEPING:
-                out[f"{name}.{key}"] = _bits(value)
+    the batch (test_perf_vector's), and the contact report and the clock; but the world's
+    bookkeeping: the Verlet list's reference positions, on which no contact depends (a window
+    rebuilds the list at its start, ticks one by one after their first tick), and the slots
+    its row lookup was last asked for (a tick's held wrench)."""
+    out = owned_arrays(batch, _BOOKKEEPING)
     report = batch.sim.world.contacts
     for key in ("a", "b", "normal_force", "position"):
         out[f"contacts.{key}"] = _bits(getattr(report, key))

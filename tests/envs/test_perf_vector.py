@@ -148,8 +148,9 @@ def test_restart_observations_are_the_numpy_observations(rotation) -> None:
     batch.sim.close()
 
 
-def _arrays(batch: FlightBatch) -> dict[str, bytes]:
-    """Every numpy array the world, the swarm, its controller and motors and the batch hold."""
+def _arrays(batch: FlightBatch, skip: frozenset[str] = frozenset()) -> dict[str, bytes]:
+    """Every numpy array the world, the swarm, its controller and motors and the batch hold
+    (but the attributes named in `skip`)."""
     out = {}
     for name, owner in (
         ("world", batch.sim.world),
@@ -160,7 +161,7 @@ def _arrays(batch: FlightBatch) -> dict[str, bytes]:
         ("batch", batch),
     ):
         for key, value in vars(owner).items():
-            if isinstance(value, np.ndarray):
+            if isinstance(value, np.ndarray) and key not in skip:
                 out[f"{name}.{key}"] = _bits(value.view(np.uint8) if value.dtype.names else value)
     return out
 
