@@ -35,6 +35,7 @@ import math
 import numba
 import numpy as np
 
+from skyswarm.core.backends.spatial_hash import cell_hash
 from skyswarm.core.jit import ahead, njit
 from skyswarm.uav import control as ctl
 from skyswarm.uav.control import SETPOINT
@@ -573,20 +574,18 @@ def min_separation(pos, alive, target, head, nxt):  # pragma: no cover - compile
     head[:] = -1
     for i in range(n):  # chained buckets of the grid's cells (a bucket may hold several)
         if alive[i]:
-            h = _cell_hash(pos[i, 0] / u, pos[i, 1] / u, pos[i, 2] / u, 0, 0, 0, mask)
+            cx, cy, cz = _cell(pos, i, u)
+            h = cell_hash(cx, cy, cz, mask)
             nxt[i] = head[h]
             head[h] = i
     for i in range(n):
         if not alive[i]:
             continue
-        # the cell of agent i, once (its 27 neighbours offset it): `_cell_hash`'s integers
-        cx = np.int64(math.floor(pos[i, 0] / u))
-        cy = np.int64(math.floor(pos[i, 1] / u))
-        cz = np.int64(math.floor(pos[i, 2] / u))
+        cx, cy, cz = _cell(pos, i, u)  # agent i's cell, once: its 27 neighbours offset it
         for ox in range(-1, 2):
             for oy in range(-1, 2):
                 for oz in range(-1, 2):
-                    j = head[_hash3(cx + ox, cy + oy, cz + oz, mask)]
+                    j = head[cell_hash(cx + ox, cy + oy, cz + oz, mask)]
                     while j >= 0:
                         if j > i:
                             dx = pos[j, 0] - pos[i, 0]
@@ -597,19 +596,14 @@ def min_separation(pos, alive, target, head, nxt):  # pragma: no cover - compile
     return best
 
 
-@njit(nogil=True)
-def _cell_hash(x, y, z, ox, oy, oz, mask):  # pragma: no cover - compiled
-    """The bucket in [0, mask] of the grid cell (floor(x) + ox, floor(y) + oy, floor(z) + oz)."""
-    cx = np.int64(math.floor(x)) + ox
-    cy = np.int64(math.floor(y)) + oy
-    cz = np.int64(math.floor(z)) + oz
-    return _hash3(cx, cy, cz, mask)
-
-
-@njit(nogil=True)
-def _hash3(cx, cy, cz, mask):  # pragma: no cover - compiled
-    """The bucket in [0, mask] of the integer grid cell (cx, cy, cz)."""
-    return ((cx * 73856093) ^ (cy * 19349663) ^ (cz * 83492791)) & mask
+@njit(nogil=True, inline="always")
+def _cell(pos, i, u):  # pragma: no cover - compiled
+    """The integer grid cell (cells `u` m) of row i of `pos`."""
+    return (
+        np.int64(math.floor(pos[i, 0] / u)),
+        np.int64(math.floor(pos[i, 1] / u)),
+        np.int64(math.floor(pos[i, 2] / u)),
+    )
 
 
 _RECORDS = numba.typeof(np.zeros(1, SETPOINT))

@@ -21,7 +21,8 @@ from skyswarm.core.jit import ahead, njit, prange
 
 
 @njit(**_opts)
-def _cell_hash(ix, iy, iz, mask):
+def cell_hash(ix, iy, iz, mask):
+    """The bucket in [0, mask] of the integer grid cell (ix, iy, iz)."""
     return ((ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)) & mask
 
 
@@ -46,7 +47,7 @@ def _build(slots, pos, radius, margin):
         s = slots[i]
         for k in range(3):
             cell[i, k] = int(math.floor(pos[s, k] / h))
-        hh = _cell_hash(cell[i, 0], cell[i, 1], cell[i, 2], mask)
+        hh = cell_hash(cell[i, 0], cell[i, 1], cell[i, 2], mask)
         nxt[i] = head[hh]
         head[hh] = i
     return mask, head, nxt, cell, np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
@@ -73,7 +74,7 @@ def _pairs_range(
             cx = cell[i, 0] + m // 9 - 1
             cy = cell[i, 1] + (m // 3) % 3 - 1
             cz = cell[i, 2] + m % 3 - 1
-            j = head[_cell_hash(cx, cy, cz, mask)]
+            j = head[cell_hash(cx, cy, cz, mask)]
             while j >= 0:
                 same = cell[j, 0] == cx and cell[j, 1] == cy and cell[j, 2] == cz
                 if same and (m > 13 or j > i):
