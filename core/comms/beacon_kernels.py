@@ -58,61 +58,19 @@ def ordered_pairs(pairs, n, pos):
 
 
 @njit(**_opts)
-def merge_into(key_a, tick_a, rec_a, key_b, send_tick, snapshot, sender_b, oldest, m, out):
-    """Merge the run b (sorted unique keys receiver * m + sender, sent at `send_tick`, records
-    = snapshot rows of sender_b) into the table a (sorted unique keys, send ticks, (E, F)
-    records): per key the later sent (b on a tie); entries sent before `oldest`, of a or of b
-    (a delivery first merged after its timeout, by a table read now and then), dropped.
-    Writes into the buffers `out` = (key, tick, rec, receiver, sender), which must hold
-    len(a) + len(b) entries, and returns the number of entries written."""
-    o_key, o_tick, o_rec, o_recv, o_send = out
-    na, nb_ = len(key_a), len(key_b) if send_tick >= oldest else 0
-    f = rec_a.shape[1]
-    i = j = n = 0
-    while i < na or j < nb_:
-        if i < na and tick_a[i] < oldest:
-            i += 1  # expired
-            continue
-        if j >= nb_ or (i < na and key_a[i] < key_b[j]):
-            use_a = True
-        elif i >= na or key_b[j] < key_a[i]:
-            use_a = False
-        else:  # the same pair: keep the later sent, skip the other
-            use_a = tick_a[i] > send_tick
-            if use_a:
-                j += 1
-            else:
-                i += 1
-        if use_a:
-            k = key_a[i]
-            o_tick[n] = tick_a[i]
-            for c in range(f):
-                o_rec[n, c] = rec_a[i, c]
-            i += 1
-        else:
-            k = key_b[j]
-            o_tick[n] = send_tick
-            s = sender_b[j]
-            for c in range(f):
-                o_rec[n, c] = snapshot[s, c]
-            j += 1
-        o_key[n] = k
-        o_recv[n] = k // m
-        o_send[n] = k - (k // m) * m
-        n += 1
-    return n
-
-
-@njit(**_opts)
 def merge_fresh(
     key_a, tick_a, rec_a, recv_a, send_a, receiver, sender, delivered, merged, send_tick,
     snapshot, oldest, m, out,
 ):  # fmt: skip
-    """`merge_into` of one send's copies delivered and not merged yet (receiver, sender (K,)
-    member rows sorted by receiver then sender; delivered, merged (K,) bool), which are all
-    marked merged, read in place (no masks, no key arrays); the table's rows `recv_a`,
-    `send_a` are copied as they are (no division of the keys by m). `out` must hold
-    len(key_a) + K entries; returns the number written. Same entries as `merge_into`."""
+    """Merge one send's copies delivered and not merged yet (receiver, sender (K,) member rows
+    sorted by receiver then sender; delivered, merged (K,) bool), which are all marked merged,
+    into the table a (sorted unique keys receiver * m + sender, send ticks `tick_a`, (E, F)
+    records `rec_a`, rows `recv_a`, `send_a`): per key the later sent (the copy on a tie), the
+    copies' records the `snapshot` rows of their senders; entries sent before `oldest`, of the
+    table or of the send, dropped (none of the copies: only the expired entries go). Writes
+    into `out` = (key, tick, rec, receiver, sender), which must hold len(key_a) + K entries;
+    returns the number written (tests/core/test_beacon_kernels.py holds it to a plain merge
+    of numpy's masks)."""
     o_key, o_tick, o_rec, o_recv, o_send = out
     na, nb = key_a.shape[0], receiver.shape[0]
     f = rec_a.shape[1]
@@ -446,7 +404,6 @@ ahead(
     nearest_pairs,
     "f8[2] ?[1] ?[1] ?[1] ? f8 i8 (i8[1] i8[1] i8[1]) (i8[1] i8[1] i8[1] f8[1] i8[1] i8[1])",
 )
-ahead(merge_into, "i8[1] i8[1] f8[2] i8[1] i8 f8[2] i8[1] i8 i8 (i8[1] i8[1] f8[2] i8[1] i8[1])")
 ahead(
     merge_fresh,
     "i8[1] i8[1] f8[2] i8[1] i8[1] i8[1] i8[1] ?[1] ?[1] i8 f8[2] i8 i8 "

@@ -49,7 +49,6 @@ from skyswarm.core.comms.beacon_kernels import (
     deliver_copies,
     entry_ages,
     merge_fresh,
-    merge_into,
     nearest_pairs,
     ordered_pairs,
     row_starts,
@@ -409,17 +408,14 @@ class BeaconNet:
                 np.empty(cap, dtype=np.int64),
             )
             self._buffers[self._current ^ 1] = spare
-        if sent is None:  # only the expired entries dropped
-            none = np.zeros(0, dtype=np.int64)
-            n = merge_into(
-                self._key, self._tick, self._rec, none, 0, self._rec, none, oldest, self._m, spare
-            )
-        else:  # the copies delivered and not merged yet (in order: by receiver, then sender)
-            n = merge_fresh(
-                self._key, self._tick, self._rec, self._recv, self._send, sent.receiver,
-                sent.sender, sent.delivered, sent.merged, sent.send_tick, sent.snapshot, oldest,
-                self._m, spare,
-            )  # fmt: skip
+        if sent is None:  # only the expired entries dropped: a send of no copies
+            none, no = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+            sent = _Send(none, none, oldest, self._rec, no, no)
+        # the copies delivered and not merged yet (in order: by receiver, then sender)
+        n = merge_fresh(
+            self._key, self._tick, self._rec, self._recv, self._send, sent.receiver, sent.sender,
+            sent.delivered, sent.merged, sent.send_tick, sent.snapshot, oldest, self._m, spare,
+        )  # fmt: skip
         self._current ^= 1
         self._key, self._tick, self._rec, self._recv, self._send = (b[:n] for b in spare)
 

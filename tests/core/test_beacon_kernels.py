@@ -11,7 +11,6 @@ from skyswarm.core.comms.beacon_kernels import (
     deliver_copies,
     entry_ages,
     merge_fresh,
-    merge_into,
     ordered_pairs,
     row_starts,
 )
@@ -58,6 +57,50 @@ def _table(rng, m: int, e: int, f: int = 7):
 def _out(cap: int, f: int = 7):
     z = np.zeros(cap, dtype=np.int64)
     return (z.copy(), z.copy(), np.zeros((cap, f)), z.copy(), z.copy())
+
+
+def merge_into(key_a, tick_a, rec_a, key_b, send_tick, snapshot, sender_b, oldest, m, out):
+    """The plain merge `merge_fresh` is held to: the run b (sorted unique keys
+    receiver * m + sender, sent at `send_tick`, records = snapshot rows of sender_b) into
+    the table a (sorted unique keys, send ticks, (E, F) records): per key the later sent (b
+    on a tie); entries sent before `oldest`, of a or of b, dropped. Writes into `out` =
+    (key, tick, rec, receiver, sender) and returns the number of entries written."""
+    o_key, o_tick, o_rec, o_recv, o_send = out
+    na, nb_ = len(key_a), len(key_b) if send_tick >= oldest else 0
+    f = rec_a.shape[1]
+    i = j = n = 0
+    while i < na or j < nb_:
+        if i < na and tick_a[i] < oldest:
+            i += 1  # expired
+            continue
+        if j >= nb_ or (i < na and key_a[i] < key_b[j]):
+            use_a = True
+        elif i >= na or key_b[j] < key_a[i]:
+            use_a = False
+        else:  # the same pair: keep the later sent, skip the other
+            use_a = tick_a[i] > send_tick
+            if use_a:
+                j += 1
+            else:
+                i += 1
+        if use_a:
+            k = key_a[i]
+            o_tick[n] = tick_a[i]
+            for c in range(f):
+                o_rec[n, c] = rec_a[i, c]
+            i += 1
+        else:
+            k = key_b[j]
+            o_tick[n] = send_tick
+            s = sender_b[j]
+            for c in range(f):
+                o_rec[n, c] = snapshot[s, c]
+            j += 1
+        o_key[n] = k
+        o_recv[n] = k // m
+        o_send[n] = k - (k // m) * m
+        n += 1
+    return n
 
 
 @pytest.mark.parametrize("m", [1, 5, 40])
