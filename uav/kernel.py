@@ -483,18 +483,19 @@ def _fly_ticks_range(
     and the world's step of them (as FastWorld.step_physics calls it, with the wrench held).
     Returns (contacts recorded in the last tick, bodies found far); stops at a far one (the
     caller then restores every row and redoes the ticks one by one)."""
+    c = SAVED_COLUMNS
     for i in range(lo, hi):
         s = slots[i]
         for k in range(3):
-            saved[i, k] = position[s, k]
-            saved[i, 7 + k] = velocity[s, k]
-            saved[i, 10 + k] = omega[s, k]
-            saved[i, 13 + k] = fb[s, k]
-            saved[i, 16 + k] = tw[s, k]
-            saved[i, 19 + k] = fw[s, k]
+            saved[i, c[0] + k] = position[s, k]
+            saved[i, c[2] + k] = velocity[s, k]
+            saved[i, c[3] + k] = omega[s, k]
+            saved[i, c[4] + k] = fb[s, k]
+            saved[i, c[5] + k] = tw[s, k]
+            saved[i, c[6] + k] = fw[s, k]
         for k in range(4):
-            saved[i, 3 + k] = orientation[s, k]
-            saved[i, 22 + k] = thrust[i, k]
+            saved[i, c[1] + k] = orientation[s, k]
+            saved[i, c[7] + k] = thrust[i, k]
         saved_memory[i, :] = memory_bytes[i, :]
     touching, far = 0, 0
     x0 = slots[0]  # the agents are the world's live bodies, consecutive rows from x0
