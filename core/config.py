@@ -183,7 +183,7 @@ class AvoidanceConfig:
         0.5, "alpha-beta tracker gain of each neighbour's relative position (0..1]", gt=0.0, le=1
     )
     vertical_clear_m: float = param(
-        1.0, "neighbours at least this far above or below are not avoided, m", gt=0.0
+        1.5, "neighbours at least this far above or below are not avoided, m", gt=0.0
     )
     safe_distance_m: float = param(
         2.0, "barrier: UAVs approach each other ever slower towards this distance, m", gt=0.0

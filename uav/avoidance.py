@@ -13,10 +13,12 @@ What it does, vectorised over agents and the sensor's (N, K) scan (each UAV's K 
 scan-rate work grow as N K, not N^2; the law and its guarantee are explained in docs/safety.md:
 
 1. Tracking. Each scan gives range, bearing and elevation of what each UAV sees; what is at
-   least `vertical_clear_m` above or below is left out (UAVs flying in layers do not hinder
-   each other). The horizontal relative position of every (agent, target) pair is tracked by
-   an alpha-beta filter (gain `smoothing` = alpha, beta = alpha^2 / (2 - alpha)), which also
-   estimates the pair's relative velocity; the (N, K) tracks are keyed by target index, so a
+   least `vertical_clear_m` (1.5 m) above or below is left out (UAVs flying in layers 2 m apart
+   do not hinder each other; at 1.0 m, the separation bar itself, a pair could settle stacked
+   just over it and drifting altitude estimates then took it below, docs/safety.md). The
+   horizontal relative position of every (agent, target) pair is tracked by an alpha-beta
+   filter (gain `smoothing` = alpha, beta = alpha^2 / (2 - alpha)), which also estimates the
+   pair's relative velocity; the (N, K) tracks are keyed by target index, so a
    target keeps its track when its slot changes; a pair not seen in a scan (out of range, or
    no longer among the K nearest) is forgotten.
 2. The command. The velocity the mission asks of each agent is read from its setpoints: in
@@ -51,8 +53,8 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
 6. The last-resort guard: closer than `guard_m` to another UAV, the agent drops the mission's
    command and the terms above and flies straight away from every UAV within `guard_m`, at
    `guard_speed_m_s` (through the barrier too), until every UAV is beyond `guard_release_m`.
-   It does not climb or descend: the proximity sensor measures no elevation, so two UAVs could
-   not agree which of them goes up.
+   It does not climb or descend (a first version that sent one UAV of a pair up and the other
+   down made UAVs that had already moved vertically pass through each other, docs/safety.md).
 7. The sum of 3 and 4 is dropped below MIN_PUSH_M_S (1 cm/s: tracking noise between UAVs
    that hold still), limited to `max_push_m_s`, added to the command, put through the
    barrier, limited to the airframe's top speed, and flown: the kernel gets, for the agents
