@@ -6,14 +6,22 @@ makes Mesa repack every pixel, and flipping rows in numpy is a copy, while ffmpe
 free as it converts to yuv420p (BT.709, limited range, tagged so, as players assume for HD).
 The conversion stays in ffmpeg on purpose: on a machine whose GPU is the CPU (llvmpipe) a
 shader pass packing planar yuv420p measured 7-11 ms per 720p frame, ffmpeg's SIMD code ~3 ms.
+Frames drawn into shared memory by render processes reach the pipe without a copy (vmsplice
+lends their pages; `VideoWriter._feed`).
 """
 
 from __future__ import annotations
 
+import collections
+import ctypes
+import errno
 import fcntl
+import os
 import queue
+import struct
 import subprocess
 import tempfile
+import termios
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,6 +53,7 @@ ENCODER = Encoder()
 KR, KB = 0.2126, 0.0722  # BT.709 luma weights of red and blue (green: 1 - KR - KB)
 PIPE_BYTES = 1 << 20  # pipe buffer to ffmpeg (Linux default 64 kB): writes wait less often
 F_SETPIPE_SZ = 1031  # fcntl command (Linux); not in Python's fcntl module before 3.10
+LENT_POLL_S = 0.002  # how often the feeder looks whether ffmpeg has read a lent buffer
 # Frames a VideoWriter holds for its feeder thread: the renderer goes on drawing while ffmpeg
 # takes the previous frames (a 720p RGBA frame is 3.7 MB, more than any pipe buffer, so writing
 # it in the rendering thread waited ~3 ms per frame for ffmpeg to read, up to 7 at p90).
@@ -101,10 +110,15 @@ class VideoWriter:
         ]  # fmt: skip
         self._log = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=self._log, bufsize=0)
+        fd = self._proc.stdin.fileno()  # type: ignore[union-attr]
         try:  # a bigger pipe: fewer wake-ups of the feeder and ffmpeg per frame
-            fcntl.fcntl(self._proc.stdin.fileno(), F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
+            fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
         except OSError:  # refused (over the system's limit): the default pipe works too
             pass
+        self._fd = fd
+        # (bytes sent up to its end, done) of each buffer lent to the pipe, oldest first
+        self._lent: collections.deque[tuple[int, Callable[[], object]]] = collections.deque()
+        self._splice = _VMSPLICE is not None and _unread(fd) == 0  # FIONREAD answers too
         self.frames = 0
         # Frame buffers cycle free -> filled -> written -> free; None in `_filled` ends the feed.
         # A filled entry is (buffer, done): done() hands back a buffer the caller owns
@@ -119,19 +133,53 @@ class VideoWriter:
 
     def _feed(self) -> None:
         """The feeder thread: filled buffers into ffmpeg's stdin (the GIL is released while
-        the pipe is written); after a broken pipe it only recycles them."""
+        the pipe is written); after a broken pipe it only recycles them.
+
+        A caller's buffer (write_shared: a slot of shared memory) goes into the pipe by
+        `vmsplice`: its pages are lent to the pipe, not copied (a 720p frame's copy cost the
+        feeder ~0.9 ms of kernel time), and ffmpeg reads them from there. So the buffer is
+        handed back only once ffmpeg has read past its end (the bytes sent less those the
+        pipe still holds, FIONREAD), looked at after every frame and, while buffers are
+        lent and no frame comes, every LENT_POLL_S."""
         stdin = self._proc.stdin
-        while (item := self._filled.get()) is not None:
+        lent = self._lent
+        sent = 0  # bytes into the pipe
+        while True:
+            try:
+                item = self._filled.get(timeout=LENT_POLL_S) if lent else self._filled.get()
+            except queue.Empty:
+                self._hand_back_read(sent)
+                continue
+            if item is None:
+                break
             buf, done = item
+            splice = done is not None and self._splice
             if not self._broken:
                 try:
-                    stdin.write(buf)  # type: ignore[union-attr]
+                    if splice:
+                        _splice_all(self._fd, buf)
+                    else:
+                        stdin.write(buf)  # type: ignore[union-attr]
+                    sent += len(buf)
                 except (OSError, ValueError):  # ffmpeg gone (broken pipe) or the pipe failed
                     self._broken = True
             if done is None:
                 self._free.put(buf)
+            elif splice and not self._broken:
+                lent.append((sent, done))
             else:
                 done()
+            self._hand_back_read(sent)
+
+    def _hand_back_read(self, sent: int) -> None:
+        """Hand back the lent buffers ffmpeg has read all of (all of them once the pipe is
+        broken: nothing reads it any more)."""
+        lent = self._lent
+        if not lent:
+            return
+        read = sent if self._broken else sent - _unread(self._fd)
+        while lent and (self._broken or lent[0][0] <= read):
+            lent.popleft()[1]()
 
     def write(self, frame: np.ndarray | memoryview | bytes | bytearray) -> None:
         """Queue one frame (see the class docstring for the layout): it is copied into one of
@@ -175,6 +223,7 @@ class VideoWriter:
         except BrokenPipeError:
             pass
         code = self._proc.wait()
+        self._hand_back()
         error = self._error()
         self._log.close()
         if code != 0 or self._broken:
@@ -184,11 +233,62 @@ class VideoWriter:
         self._filled.put(None)
         self._feeder.join()
         self._proc.wait()
+        self._hand_back()
         raise RuntimeError(f"ffmpeg stopped writing {self.path}: {self._error()}")
+
+    def _hand_back(self) -> None:
+        """The buffers still lent to the pipe, back to their owners (ffmpeg has exited)."""
+        while self._lent:
+            self._lent.popleft()[1]()
 
     def _error(self) -> str:
         self._log.seek(0)
         return self._log.read().decode(errors="replace").strip()[-500:]
+
+
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+def _libc_vmsplice() -> Any:
+    """libc's vmsplice (Linux), or None."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).vmsplice
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.POINTER(_Iovec), ctypes.c_size_t, ctypes.c_uint]
+    fn.restype = ctypes.c_ssize_t
+    return fn
+
+
+_VMSPLICE = _libc_vmsplice()
+
+
+def _unread(fd: int) -> int:
+    """Bytes in the pipe `fd` not read yet (FIONREAD; -1 if it cannot say)."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return -1
+
+
+def _splice_all(fd: int, buf: memoryview) -> None:
+    """Lend all of `buf` (writable) to the pipe `fd` (vmsplice, blocking while it is full; the
+    GIL released meanwhile); OSError as a write would raise it."""
+    anchor = ctypes.c_char.from_buffer(buf)
+    try:
+        iov = _Iovec(ctypes.addressof(anchor), len(buf))
+        while iov.len:
+            n = _VMSPLICE(fd, ctypes.byref(iov), 1, 0)
+            if n < 0:
+                err = ctypes.get_errno()
+                if err == errno.EINTR:
+                    continue
+                raise OSError(err, os.strerror(err))
+            iov.base += n
+            iov.len -= n
+    finally:
+        del anchor  # the buffer's export: the shared memory can be closed later
 
 
 class FrameWriter:

@@ -125,6 +125,37 @@ def _wrap(a: float) -> float:
     return x % (2.0 * math.pi) - math.pi
 
 
+# glibc's hypot (>= 2.35; its x86-64 build has no FMA variant) scales inputs beyond these
+# bounds: 2^511, 2^-459, and returns ax + ay when ay <= ax 2^-54 (sysdeps/ieee754/dbl-64/e_hypot.c)
+_HYPOT_LARGE, _HYPOT_TINY, _HYPOT_EPS = 2.0**511, 2.0**-459, 2.0**-54
+
+
+@njit(**_STAGE)
+def _hypot(x: float, y: float) -> float:
+    """math.hypot(x, y), the same bits as glibc's (2.35 on, x86-64): its common case written
+    out (sqrt(ax^2 + ay^2) and Borges' correction, the same operations in the same order), the
+    library called for the rest (inf, NaN, scaled or negligible operands). Inlined, it saves
+    the call and the spill of every live register around it: three per agent and tick
+    (tests/uav/test_kernel_hypot.py holds it to math.hypot bit for bit)."""
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return math.hypot(x, y)
+    x, y = abs(x), abs(y)
+    ax = y if x < y else x
+    ay = x if x < y else y
+    if ax > _HYPOT_LARGE or ay < _HYPOT_TINY or ay <= ax * _HYPOT_EPS:
+        return math.hypot(x, y)
+    h = math.sqrt(ax * ax + ay * ay)
+    if h <= 2.0 * ay:
+        delta = h - ay
+        t1 = ax * (2.0 * delta - ax)
+        t2 = (delta - 2.0 * (ax - ay)) * delta
+    else:
+        delta = h - ax
+        t1 = 2.0 * delta * (ax - 2.0 * ay)
+        t2 = (4.0 * delta - ay) * ay + delta * delta
+    return h - (t1 + t2) / (2.0 * h)
+
+
 @njit(**_STAGE)
 def _pid(c: Record, loop: int, axis: int, integral: np.ndarray, error: float, rate: float) -> float:
     """One axis of one loop (uav/pid.py); updates `integral[axis]` in place."""
@@ -185,7 +216,7 @@ def _outer_loops(c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed
         o1 = _pid(c, OUTER, 1, mem.outer_i, sp.position[1] - m.y, m.vy)
         o0 = _min(_max(o0, c.outer_lo[0]), c.outer_hi[0])
         o1 = _min(_max(o1, c.outer_lo[1]), c.outer_hi[1])
-        scale = _min(1.0, c.max_speed / _max(math.hypot(o0, o1), 1e-12))
+        scale = _min(1.0, c.max_speed / _max(_hypot(o0, o1), 1e-12))
         vt0 = (m.cos * o0 + m.sin * o1) * scale
         vt1 = (m.cos * o1 - m.sin * o0) * scale
     else:
@@ -229,10 +260,10 @@ def _speed_pids(c: Record, mem: Record, m: Sensed, vt: Vec3) -> Vec3:
     a2 = _pid(c, SPEED, 2, mem.speed_i, vt2 - h2, (h2 - prev[2]) / c.dt)
     prev[0], prev[1], prev[2] = h0, h1, h2
     vert = _max(c.g + a2, 0.1 * c.g)  # the thrust vector keeps pointing up (low g)
-    tilt_scale = _min(1.0, vert * c.tan_tilt / _max(math.hypot(a0, a1), 1e-12))
+    tilt_scale = _min(1.0, vert * c.tan_tilt / _max(_hypot(a0, a1), 1e-12))
     ax, ay = a0 * tilt_scale, a1 * tilt_scale
     collective = c.mass * vert / _max(m.r[2][2], c.min_up)
-    return math.atan2(-ay, math.hypot(ax, vert)), math.atan2(ax, vert), collective
+    return math.atan2(-ay, _hypot(ax, vert)), math.atan2(ax, vert), collective
 
 
 @njit(**_STAGE)

@@ -148,3 +148,51 @@ def test_video_writer_errors_name_the_problem(tmp_path: Path) -> None:
         for _ in range(200):  # ffmpeg stops at once; the pipe breaks within a few frames
             bad.write(np.zeros((32, 64, 3), np.uint8))
         bad.close()
+
+
+@pytest.mark.parametrize("size", [(64, 32), (640, 480)])
+def test_buffers_lent_to_the_pipe_are_handed_back_only_once_ffmpeg_read_them(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """write_shared lends each buffer to ffmpeg's pipe (vmsplice: its pages, not a copy). The
+    caller overwrites a buffer as soon as it is handed back, as a render process refills its
+    slot of shared memory: every frame must still be encoded as it was when queued, for frames
+    smaller than the pipe (many in it at once) and larger (one frame spans several fills)."""
+    import threading
+    from multiprocessing.shared_memory import SharedMemory
+
+    import skyswarm.gui.video as video
+
+    assert video._VMSPLICE is not None  # Linux: the lending path is the one tested
+    w, h = size
+    nbytes, slots, frames = w * h * 4, 3, 24
+    shm = SharedMemory(create=True, size=slots * nbytes)
+    views = [shm.buf[k * nbytes : (k + 1) * nbytes] for k in range(slots)]
+    free = [threading.Semaphore(1) for _ in range(slots)]
+    grey = [40 + 8 * k for k in range(frames)]  # frame k: one grey level, its own
+
+    def hand_back(s: int) -> None:
+        views[s][:] = b"\xff" * nbytes  # scribbled at once: a later read of it shows white
+        free[s].release()
+
+    lossless = video.Encoder(crf=0, preset="ultrafast", x264_params="")
+    out = tmp_path / "lent.mp4"
+    writer = video.VideoWriter(out, size, 30.0, "rgba", lossless)
+    try:
+        for k in range(frames):
+            s = k % slots
+            free[s].acquire()
+            views[s][:] = bytes([grey[k], grey[k], grey[k], 255]) * (w * h)
+            writer.write_shared(views[s], lambda s=s: hand_back(s))
+        writer.close()
+        for s in range(slots):  # every buffer handed back by close()
+            assert free[s].acquire(timeout=5.0)
+    finally:
+        for v in views:
+            v.release()
+        shm.close()
+        shm.unlink()
+    luma = _decode_yuv420(out, size)[:, : w * h].astype(int)
+    assert len(luma) == frames
+    want = np.array([video.bt709_yuv(np.array([g, g, g]))[0] for g in grey])
+    assert np.all(np.abs(luma - want[:, None]) <= 1.0)  # no pixel of any frame scribbled
