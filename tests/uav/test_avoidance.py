@@ -5,6 +5,7 @@ on and off."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -280,15 +281,24 @@ class HeadOnSwap(Mission):
         self.swarm.command.position(None, target)
 
 
+def two_uavs(
+    tmp_path, mission: str, spacing_m: float, duration_s: float = 12.0, extra: str = ""
+) -> Path:
+    """A scenario file of two UAVs `spacing_m` apart on a row flying this module's `mission`
+    class (seed 1), with `extra` TOML appended."""
+    path = tmp_path / f"{mission}.toml"
+    path.write_text(
+        f"[simulation]\nduration_s = {duration_s}\nseed = 1\n[mission]\n"
+        f'type = "{__name__}:{mission}"\n'
+        f'[agents]\ncount = 2\nlayout = "line"\nspacing_m = {spacing_m}\n{extra}'
+    )
+    return path
+
+
 def swap(tmp_path, overrides: list[str]) -> tuple[Simulator, dict]:
     # two UAVs 10 m apart on a row, hovering at 3 m, swap places head-on at the position
     # loop's top speed (the plug-in names no [avoidance] and no sensor)
-    path = tmp_path / "swap.toml"
-    path.write_text(
-        "[simulation]\nduration_s = 12.0\nseed = 1\n[mission]\n"
-        f'type = "{__name__}:HeadOnSwap"\n'
-        '[agents]\ncount = 2\nlayout = "line"\nspacing_m = 10.0\n'
-    )
+    path = two_uavs(tmp_path, "HeadOnSwap", spacing_m=10.0)
     sim = Simulator.from_scenario(load_scenario(path, overrides))
     try:
         sim.run()
@@ -351,13 +361,10 @@ def test_the_guard_holds_a_pair_closing_at_the_flocks_worst_speed(tmp_path) -> N
     # for the barrier alone (a pair first seen 4.5 m apart it holds at 1.92 m, no guard), so
     # the guard must fly. Seen from 3.0 m they pass at 0.98 m: the track needs a few scans
     # to learn the closing speed (docs/safety.md).
-    path = tmp_path / "closing.toml"
-    path.write_text(
-        "[simulation]\nduration_s = 8.0\nseed = 1\n[mission]\n"
-        f'type = "{__name__}:Closing"\n'
-        '[agents]\ncount = 2\nlayout = "line"\nspacing_m = 14.0\n'
-        "[uav.sensors.proximity]\nrange_m = 3.5\n"
-    )
+    path = two_uavs(
+        tmp_path, "Closing", spacing_m=14.0, duration_s=8.0,
+        extra="[uav.sensors.proximity]\nrange_m = 3.5\n",
+    )  # fmt: skip
     sim = Simulator.from_scenario(load_scenario(path))
     try:
         swarm, state, closest = sim.mission.swarm, sim.world.state, math.inf
@@ -390,12 +397,7 @@ def stack(tmp_path, rise: float, overrides: list[str]) -> tuple[float, float, fl
     """Fly `Stacking` for 12 s: the least 3-D and horizontal distance of the pair (the truth,
     every tick) and their horizontal distance at the end."""
     Stacking.rise = rise
-    path = tmp_path / "stacking.toml"
-    path.write_text(
-        "[simulation]\nduration_s = 12.0\nseed = 1\n[mission]\n"
-        f'type = "{__name__}:Stacking"\n'
-        '[agents]\ncount = 2\nlayout = "line"\nspacing_m = 8.0\n'
-    )
+    path = two_uavs(tmp_path, "Stacking", spacing_m=8.0)
     sim = Simulator.from_scenario(load_scenario(path, overrides))
     try:
         swarm, state = sim.mission.swarm, sim.world.state
