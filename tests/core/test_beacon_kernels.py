@@ -8,8 +8,10 @@ from scipy.spatial import cKDTree
 
 from skyswarm.core.comms.beacon_kernels import (
     airborne,
+    by_delay,
     deliver_copies,
     entry_ages,
+    has_fresh,
     merge_fresh,
     ordered_pairs,
     row_starts,
@@ -193,3 +195,29 @@ def test_airborne_keeps_the_copies_not_lost_in_order_and_counts_the_lost_by_row(
     assert np.array_equal(r, receiver[~gone]) and np.array_equal(s_, sender[~gone])
     assert np.array_equal(tx, np.bincount(rows[sender[gone]], minlength=m))
     assert np.array_equal(rx, np.bincount(rows[receiver[gone]], minlength=m))
+
+
+@pytest.mark.parametrize("m", [1, 7, 300])
+def test_by_delay_is_flatnonzero_of_each_delay(m: int) -> None:
+    """A send's copies grouped by their sender's delay as beacons.py did with numpy: each
+    group numpy's flatnonzero(delay[sender] == t), for copies whose sender has a delay that is
+    one of `late`, none (a 0 delay: not a sender) or one left out of `late`."""
+    rng = np.random.default_rng(m)
+    delay = rng.integers(1, 5, m).astype(np.int64)
+    delay[rng.random(m) < 0.2] = 0  # members that sent nothing this round
+    sender = rng.integers(0, m, 5 * m).astype(np.int64)
+    for late in (np.unique(delay[delay > 0]), np.unique(delay[delay > 1]), np.zeros(0, np.int64)):
+        order, starts = by_delay(sender, delay, late)
+        assert len(starts) == len(late) + 1 and starts[0] == 0
+        for g, t in enumerate(late.tolist()):
+            want = np.flatnonzero(delay[sender] == t)
+            np.testing.assert_array_equal(order[starts[g] : starts[g + 1]], want)
+        assert starts[-1] == np.isin(delay[sender], late).sum()
+
+
+def test_has_fresh_is_delivered_and_not_merged_any() -> None:
+    rng = np.random.default_rng(3)
+    for k in (0, 1, 50, 1000):
+        for p in (0.0, 0.001, 0.5, 1.0):
+            delivered, merged = rng.random(k) < p, rng.random(k) < 0.9
+            assert has_fresh(delivered, merged) == bool((delivered & ~merged).any())
