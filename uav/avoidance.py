@@ -92,6 +92,7 @@ from skyswarm.uav.avoidance_kernel import (
     steer,
     steer_lent,
     track,
+    yaw_terms,
 )
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
 
@@ -556,7 +557,7 @@ class Avoidance:
         else:
             state = swarm.sim.world.state
             source, rows = state.position, self._rows
-            yaw = yaw_of(state.orientation[rows]) if self._need_yaw else self._no_yaw
+            yaw = self._yaws(state.orientation) if self._need_yaw else self._no_yaw
         records = swarm.setpoints.records
         source = np.ascontiguousarray(source)
         kernel, out = (steer_lent, self._saved) if lend else (steer, self._records)
@@ -569,7 +570,7 @@ class Avoidance:
             if n >= 0:
                 break
             self._need_yaw = True  # a heading-frame mode: the yaws, now and from now on
-            yaw = yaw_of(swarm.sim.world.state.orientation[rows])
+            yaw = self._yaws(swarm.sim.world.state.orientation)
         if not n:
             return swarm.setpoints
         self.engaged_ticks += n
@@ -578,6 +579,15 @@ class Avoidance:
             self._lent = True
             return swarm.setpoints
         return _Setpoints(self._records)
+
+    def _yaws(self, orientation: np.ndarray) -> np.ndarray:
+        """(N,) ENU yaws rad of the agents' rows of `orientation` (M, 4): yaw_of(orientation[
+        rows]) to the bit, its arithmetic compiled without the gather (`yaw_terms`), numpy's
+        arctan2 kept (on contiguous arrays, as yaw_of's own temporaries)."""
+        n = len(self._rows)
+        num, den = np.empty(n), np.empty(n)
+        yaw_terms(np.ascontiguousarray(orientation), self._rows, num, den)
+        return np.arctan2(num, den)
 
     def summary(self) -> dict[str, float | int | None]:
         """engaged_agent_s (s of agent flight with a correction), guard_agent_s (flown by the

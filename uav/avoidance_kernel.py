@@ -166,6 +166,19 @@ def give_back(records, changed, kind, saved):  # pragma: no cover - compiled
 
 
 @njit(nogil=True)
+def yaw_terms(orientation, rows, num, den):  # pragma: no cover - compiled
+    """The two arguments of core.geo.yaw_of's arctan2 for the quaternions (x, y, z, w) in rows
+    `rows` (N,) of `orientation` (M, 4), without gathering them: `num` = 2 (w z + x y) and
+    `den` = 1 - 2 (y^2 + z^2), (N,) each, the same operations in the same order, so numpy's
+    arctan2 of them is yaw_of's to the bit (tests/uav/test_avoidance_kernel.py)."""
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        x, y, z, w = orientation[r, 0], orientation[r, 1], orientation[r, 2], orientation[r, 3]
+        num[k] = 2.0 * (w * z + x * y)
+        den[k] = 1.0 - 2.0 * (y * y + z * z)
+
+
+@njit(nogil=True)
 def _steer_pass(
     active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
     slack, kp, max_speed, passes, pos, v_out, changed,
@@ -619,6 +632,7 @@ ahead(
      "f8[3]", "f8[2]", "f8[1]", "f8", "f8", "i8", "f8[2]", "f8[2]", "?[1]", "f8[2]"),
 )  # fmt: skip
 ahead(give_back, (_RECORDS, "?[1]", "i8[1]", "f8[2]"))
+ahead(yaw_terms, "f8[2] i8[1] f8[1] f8[1]")
 ahead(
     scan_tracks,
     ("i8[2]", "?[2]", "f8[2]", "f8[2]", "f8[2]", "f8[1]", "i8[2]", "f8[3]", "f8[3]", "?",

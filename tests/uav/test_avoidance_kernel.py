@@ -14,10 +14,11 @@ import pytest
 from conftest import ROOT
 
 from skyswarm.core.config import AvoidanceConfig, load_scenario
+from skyswarm.core.geo import yaw_of
 from skyswarm.core.simulator import Simulator
 from skyswarm.uav import control as ctl
 from skyswarm.uav.avoidance import _KINDS, PASSES, Avoidance
-from skyswarm.uav.avoidance_kernel import min_separation, mode_kinds, steer
+from skyswarm.uav.avoidance_kernel import min_separation, mode_kinds, steer, yaw_terms
 from skyswarm.uav.control import SETPOINT
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
 
@@ -338,3 +339,22 @@ def test_the_measured_separation_is_the_same_with_and_without_tracks() -> None:
     av.min_separation_m, av.target[:, 0] = math.inf, np.arange(1, 31) % 30
     av._measure()  # the grid
     assert av.min_separation_m == kd == kd_min(pos)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 17, 1000, 10_001])
+def test_yaw_terms_then_numpys_arctan2_is_yaw_of_to_the_bit(n: int) -> None:
+    """The per-tick yaws of `Avoidance._yaws` (the arithmetic compiled, no gather, numpy's
+    arctan2 kept) equal yaw_of(orientation[rows]), every bit, for random and level attitudes,
+    the yaw seam at +-pi and signed zeros, rows in any order, into an offset output too."""
+    rng = np.random.default_rng(n)
+    q = rng.normal(size=(n + 9, 4))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+    q[: (n + 9) // 3, :2] = 0.0  # level: yaw about z only
+    q[1::5] = [0.0, 0.0, 1.0, 0.0]  # yaw pi
+    q[2::7] = [-0.0, 0.0, -0.0, 1.0]  # zero yaw, signed zeros
+    q[3::11, 2] *= -1e-300  # near the seam from either side
+    rows = rng.permutation(n + 9)[:n].astype(np.int64)
+    want = yaw_of(q[rows])
+    num, den = np.empty(n + 1)[1:], np.empty(n + 1)[1:]  # (not 16-byte aligned)
+    yaw_terms(q, rows, num, den)
+    assert np.arctan2(num, den).tobytes() == want.tobytes()
