@@ -206,7 +206,8 @@ def test_by_delay_is_flatnonzero_of_each_delay(m: int) -> None:
     delay = rng.integers(1, 5, m).astype(np.int64)
     delay[rng.random(m) < 0.2] = 0  # members that sent nothing this round
     sender = rng.integers(0, m, 5 * m).astype(np.int64)
-    for late in (np.unique(delay[delay > 0]), np.unique(delay[delay > 1]), np.zeros(0, np.int64)):
+    groups = (np.unique(delay[delay > 0]), np.unique(delay[delay > 1]), np.array([2, 4]))
+    for late in (*groups, np.array([3]), np.zeros(0, np.int64)):  # 4, 3, 2 (its own pass), 1, 0
         order, starts = by_delay(sender, delay, late)
         assert len(starts) == len(late) + 1 and starts[0] == 0
         for g, t in enumerate(late.tolist()):
