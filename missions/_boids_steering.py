@@ -5,6 +5,8 @@ One call per behaviour tick steers every boid from its neighbour entries (CSR by
 each row the operations of the per-agent `steering` in the same order, so the two agree to
 rounding (tests/missions/test_boids_equivalence.py). At N = 1,000 with ~95 neighbours each this
 is ~95,000 neighbour entries a call; the loop avoids square roots it does not need (`_SURE`).
+The flock metrics' minimum separation is here too (`closest_pair`, a hashed grid that gives the
+KD-tree's number to the bit: tests/missions/test_boids_metrics.py).
 """
 
 from __future__ import annotations
