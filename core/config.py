@@ -197,6 +197,12 @@ class AvoidanceConfig:
     barrier_rate: float = param(
         1.0, "barrier: speed at which a pair closer than safe_distance_m draws apart, 1/s", gt=0
     )
+    overdrive: float = param(
+        1.0,
+        "barrier: a UAV faster than its cap towards a closing neighbour is told to fly "
+        "this many times the excess below the cap",
+        ge=0.0,
+    )
     barrier_neighbours: int = param(8, "barrier: nearest neighbours constrained per UAV", ge=1)
     guard_m: float = param(1.5, "last-resort guard: closer than this, fly straight away, m", ge=0)
     guard_speed_m_s: float = param(1.5, "guard: speed away from the UAVs within guard_m", gt=0)

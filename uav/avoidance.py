@@ -47,7 +47,12 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
    filter at the same scans, so both lag alike (the fresh own velocity, added to a relative
    one that lags, made a neighbour look as if it drew away from a UAV accelerating towards
    it, and let the pair close faster: a 0.95 m pass in a 50-UAV flock, docs/safety.md).
-   Inside the safe distance the cap is `barrier_rate` x / 2 < 0: they draw apart. The velocity
+   Inside the safe distance the cap is `barrier_rate` x / 2 < 0: they draw apart. The cap
+   bounds a command, and the velocity loop follows a falling command ~0.4 s late (the UAV
+   brakes harder after a step than when its command falls gradually), so a UAV already flying
+   towards a neighbour that does not draw away faster than its cap is told to fly
+   `overdrive` (1) times that excess below it: the loop brakes as hard as it can at once
+   instead of trailing the cap down (docs/safety.md, "The overdrive"). The velocity
    is projected onto each half-plane in turn, the nearest last (PASSES times). Sideways motion
    is free, and a flock moving together is slowed only as much as its spacing requires.
 6. The last-resort guard: closer than `guard_m` to another UAV, the agent drops the mission's
@@ -348,7 +353,7 @@ class Avoidance:
         total[size < MIN_PUSH_M_S] = 0.0  # tracking noise between still UAVs: no push
         return total
 
-    def _barrier(self) -> None:
+    def _barrier(self, vel: np.ndarray | None = None) -> None:
         """At a scan: the barrier's half-planes (normal, cap) of each agent's nearest
         neighbours from the tracks and the agent's own filtered velocity `_own_v` (N, 2) m/s,
         and the guard's escape (module doc, 5 and 6)."""
@@ -374,6 +379,12 @@ class Avoidance:
         self.cap[:] = np.inf
         self.normal[:, :k] = unit
         cap = speed_allowed(dk - cfg.safe_distance_m, away, cfg)  # m/s
+        if vel is not None and cfg.overdrive > 0.0:
+            # a UAV already faster towards a neighbour that does not draw away than the cap
+            # is told to fly slower than it by `overdrive` times the excess
+            over = np.einsum("ni,nki->nk", vel[:, :2], unit) - cap
+            hard = uav & (away == 0.0) & (over > 0.0)
+            cap = np.where(hard, cap - cfg.overdrive * over, cap)
         self.cap[:, :k] = np.where(seen, cap, np.inf)
         # the guard acts on UAVs (boxes: the barrier only)
         guard = uav & (dk < cfg.guard_m)
@@ -443,6 +454,7 @@ class Avoidance:
             min_push=MIN_PUSH_M_S, safe=cfg.safe_distance_m, brake=cfg.brake_m_s2,
             reaction=cfg.reaction_s, barrier_rate=cfg.barrier_rate, guard=cfg.guard_m,
             guard_speed=cfg.guard_speed_m_s, guard_release=cfg.guard_release_m,
+            overdrive=cfg.overdrive,
         )  # fmt: skip
 
     def _scan_buffers(self, n: int, k: int) -> dict[str, np.ndarray]:
@@ -516,7 +528,7 @@ class Avoidance:
         self._track(scan, yaw)
         self.push = self._correction(v_cmd, vel)
         self._own_track(pos[:, :2])
-        self._barrier()
+        self._barrier(vel)
         self._measure()
         self.slack = self.cap.min(axis=1, initial=np.inf)  # (NaN if a cap is)
         constrained = np.isfinite(self.cap).any(axis=1) | self.guarded

@@ -281,11 +281,11 @@ def write(records, changed, kind, pos, yaw, v, kp):  # pragma: no cover - compil
 PARAMS = (
     "kp", "max_speed", "vertical_clear", "alpha", "beta", "dt", "radius2", "gain", "horizon",
     "turn_cos", "turn_sin", "separation", "repulsion", "max_push", "min_push", "safe",
-    "brake", "reaction", "barrier_rate", "guard", "guard_speed", "guard_release",
+    "brake", "reaction", "barrier_rate", "guard", "guard_speed", "guard_release", "overdrive",
 )  # fmt: skip
 (
     KP, MAX_SPEED, VCLEAR, ALPHA, BETA, DT, R2, GAIN, HORIZON, TURN_COS, TURN_SIN, SEP, REP,
-    MAX_PUSH, MIN_PUSH, SAFE, BRAKE, REACTION, RATE, GUARD, GUARD_SPEED, RELEASE,
+    MAX_PUSH, MIN_PUSH, SAFE, BRAKE, REACTION, RATE, GUARD, GUARD_SPEED, RELEASE, OVERDRIVE,
 ) = range(len(PARAMS))  # fmt: skip
 
 
@@ -433,6 +433,7 @@ def scan_push(
     cr, sr, sep, rep = prm[TURN_COS], prm[TURN_SIN], prm[SEP], prm[REP]
     alpha, beta, dt = prm[ALPHA], prm[BETA], prm[DT]
     brake, reaction, rate, safe = prm[BRAKE], prm[REACTION], prm[RATE], prm[SAFE]
+    overdrive = prm[OVERDRIVE]
     order = np.empty(kb, dtype=np.int64)
     dist = np.empty(k)
     m = 0
@@ -531,6 +532,10 @@ def scan_push(
                     )
                 else:
                     cap[i, j] = 0.5 * rate * gap
+                if uav and away == 0.0 and overdrive > 0.0:
+                    over = (vel[i, 0] * u0 + vel[i, 1] * u1) - cap[i, j]
+                    if over > 0.0:
+                        cap[i, j] -= overdrive * over
                 constrained = constrained or math.isfinite(cap[i, j])
             else:
                 cap[i, j] = np.inf

@@ -30,9 +30,9 @@ STATE = (
 MODES = (ctl.POSITION, ctl.VELOCITY, ctl.GROUND_SPEED_AND_ALTITUDE, ctl.MANUAL)
 
 
-def layer(n: int) -> tuple[Simulator, Avoidance]:
+def layer(n: int, overrides: tuple[str, ...] = ()) -> tuple[Simulator, Avoidance]:
     """A hover run of `n` UAVs (not stepped) and its avoidance layer."""
-    sim = Simulator.from_scenario(load_scenario(HOVER, [f"agents.count={n}"]))
+    sim = Simulator.from_scenario(load_scenario(HOVER, [f"agents.count={n}", *overrides]))
     return sim, sim.mission.swarm.avoidance
 
 
@@ -106,12 +106,14 @@ def command(sim: Simulator, rng: np.random.Generator) -> None:
     sp.velocity[:] = rng.uniform(-6, 6, (n, 3))
 
 
-def test_real_scans_match_the_numpy_reference_bit_for_bit() -> None:
+@pytest.mark.parametrize("overdrive", [None, 0.0, 2.0])
+def test_real_scans_match_the_numpy_reference_bit_for_bit(overdrive: float | None) -> None:
     # 60 UAVs on a jittered 3 m grid (closer than the separation and guard distances here and
     # there), every steered mode, yaws out to +-180 deg, two of them dead, three scans as they
-    # move: tracks start, continue and drop out
+    # move: tracks start, continue and drop out; the barrier's overdrive as shipped, off and
+    # doubled
     n = 60
-    sim, av = layer(n)
+    sim, av = layer(n, () if overdrive is None else (f"avoidance.overdrive={overdrive}",))
     rng = np.random.default_rng(7)
     grid = np.stack(np.meshgrid(np.arange(10) * 3.0, np.arange(6) * 3.0), -1).reshape(-1, 2)
     pos = np.column_stack([grid, np.full(n, 10.0)]) + rng.normal(0, 0.6, (n, 3))
