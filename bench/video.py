@@ -17,7 +17,8 @@ machine shared with other work.
         # `mkdir -p DIR/skyswarm && git archive REV | tar -x -C DIR/skyswarm`)
     python bench/video.py --repeat 3 [--no-before]
         # three rounds one after the other, and the median ratio: the headless run alone moves
-        # by 10-20 % between minutes on a shared machine, so one round's ratio is a rough figure
+        # by 10-20 % between minutes on a shared machine, so one round's ratio is a rough figure;
+        # the comparison run goes first in every other round
 """
 
 from __future__ import annotations
@@ -74,11 +75,19 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def one_round(scenario: str, tree: str | None, with_before: bool) -> dict:
-    """Headless, then --video, then (with_before) the comparison run: walls, CPU, file sizes."""
+def one_round(scenario: str, tree: str | None, with_before: bool, flip: bool = False) -> dict:
+    """Headless, then --video and (with_before) the comparison run, in that order or (`flip`)
+    the other: walls, CPU, file sizes."""
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         headless, headless_cpu = timed_run(scenario, d / "plain", [])
+        old = d / "before.mp4"
+
+        def before_run() -> tuple[float, float]:
+            return timed_run(scenario, d / "before", ["--video", str(old)], True, tree)
+
+        if with_before and flip:
+            before, before_cpu = before_run()
         video = d / "run.mp4"
         with_video, video_cpu = timed_run(scenario, d / "video", ["--video", str(video)])
         r = {"headless_wall_s": headless, "headless_cpu_s": headless_cpu}
@@ -89,10 +98,8 @@ def one_round(scenario: str, tree: str | None, with_before: bool) -> dict:
         summary = json.loads((d / "video" / "summary.json").read_text(encoding="utf-8"))
         r["simulated_s"] = summary["ticks"] * summary["tick_s"]
         if with_before:
-            old = d / "before.mp4"
-            before, before_cpu = timed_run(
-                scenario, d / "before", ["--video", str(old)], True, tree
-            )
+            if not flip:
+                before, before_cpu = before_run()
             r |= {"before_wall_s": before, "before_cpu_s": before_cpu}
             r["before_MB"] = old.stat().st_size / 1e6
             r["before_same_trajectory"] = plain == (d / "before" / "trajectory.bin").read_bytes()
@@ -125,7 +132,8 @@ def main() -> None:
     args = [a for a in args if a != "--no-before"]
     scenario = args[0] if args else "flocking_coverage"
     label = f"before ({'tree ' + Path(tree).name if tree else 'superfast'})"
-    rounds = [one_round(scenario, tree, with_before) for _ in range(repeat)]
+    # the video and the comparison run in turn first: the load of a shared machine drifts
+    rounds = [one_round(scenario, tree, with_before, k % 2 == 1) for k in range(repeat)]
     print(
         f"{'round':<7}{'headless s':>11}{'video s':>9}{'x headless':>12}{'CPU ms/frame':>14}"
         f"{'MB':>7}"

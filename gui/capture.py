@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skyswarm.gui import yuv
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.director import CameraSpec
 from skyswarm.gui.framing import scene_extent, shown_points
@@ -33,7 +34,7 @@ from skyswarm.gui.offscreen import OffscreenCanvas
 from skyswarm.gui.proximity import ProximityLimits, proximity_lines
 from skyswarm.gui.scene import Frame, LiveSource, Scenery
 from skyswarm.gui.sensor_views import Sensed
-from skyswarm.gui.video import ENCODER, Encoder, FrameWriter, VideoWriter
+from skyswarm.gui.video import ENCODER, PIX_FMTS, Encoder, FrameWriter, VideoWriter
 
 if TYPE_CHECKING:
     from skyswarm.core.backends import World
@@ -47,8 +48,11 @@ WORKERS = 2
 # (~100 kB at 1,000 drones), not pixels.
 QUEUE_FRAMES = 240
 # Shared memory for finished frames: at most this many bytes, at least one slot per worker and
-# one for the writer (8 slots of a 720p RGBA frame: 29 MB).
+# one for the writer (8 slots of a 720p yuv420p frame: 11 MB).
 SLOTS_MAX, SLOT_BYTES = 8, 32 << 20
+# What a render process hands the video writer: yuv420p it converted itself (gui/yuv.py), 1.5
+# bytes a pixel, which ffmpeg encodes without converting (docs/gui.md: ~4 ms less CPU a frame).
+VIDEO_FMT = "yuv420p"
 WAIT_S = 0.2  # how often a waiting collector looks for a dead worker or the end
 ERROR_WAIT_S = 2.0  # how long a dead worker's error message may take to arrive
 
@@ -165,7 +169,7 @@ class Capture:
 
 class LocalRender:
     """Draws and encodes each submitted frame at once, in this process. The video gets the
-    framebuffer's RGBA bytes read straight into its writer's next buffer."""
+    framebuffer converted to yuv420p straight into its writer's next buffer."""
 
     def __init__(self, spec: RenderSpec) -> None:
         self.canvas = OffscreenCanvas(spec.scenery, spec.size, spec.center, spec.half_extent_m)
@@ -175,7 +179,7 @@ class LocalRender:
         self.groups = spec.groups
         self.video: VideoWriter | None = None
         if spec.video is not None:
-            self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, "rgba", spec.encoder)
+            self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, VIDEO_FMT, spec.encoder)
         self.frames = FrameWriter(Path(spec.frames)) if spec.frames is not None else None
 
     def draw(
@@ -207,7 +211,7 @@ class LocalRender:
     ) -> None:
         self.draw(frame, camera, second, sensed)
         if self.video is not None:
-            self.video.write_into(self.canvas.read_rgba_into)
+            self.video.write_into(self.canvas.read_yuv420p_into)
         if self.frames is not None:
             self.frames.write(self.canvas.read())
 
@@ -239,14 +243,15 @@ class RenderPool:
         self.video: VideoWriter | None = None
         slots = None
         if spec.video is not None:
-            self.frame_bytes = spec.size[0] * spec.size[1] * 4
+            yuv.prepare()  # the workers' kernel compiled (or loaded) once, here
+            self.frame_bytes = int(spec.size[0] * spec.size[1] * PIX_FMTS[VIDEO_FMT])
             self.n_slots = max(n + 1, min(SLOTS_MAX, SLOT_BYTES // self.frame_bytes))
             self.shm = SharedMemory(create=True, size=self.n_slots * self.frame_bytes)
             self.free = [ctx.Semaphore(1) for _ in range(self.n_slots)]
             self.ready = [ctx.Semaphore(0) for _ in range(self.n_slots)]
             self.views = [self._slot(k) for k in range(self.n_slots)]
             slots = (self.shm.name, self.n_slots, self.frame_bytes, self.free, self.ready)
-            self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, "rgba", spec.encoder)
+            self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, VIDEO_FMT, spec.encoder)
         drawn = replace(spec, video=None)  # the workers draw; only this process encodes
         self.queues = [ctx.Queue(maxsize=max(1, QUEUE_FRAMES // n)) for _ in range(n)]
         self.procs = [
@@ -418,7 +423,7 @@ def _render_loop(spec: RenderSpec, frames: Any, errors: Any, slots: Any, worker:
             if views:
                 s = k % len(views)
                 free[s].acquire()
-                local.canvas.read_rgba_into(views[s])  # type: ignore[arg-type]
+                local.canvas.read_yuv420p_into(views[s])
                 ready[s].release()
             if local.frames is not None:
                 local.frames.write(local.canvas.read(), index=k)

@@ -54,6 +54,7 @@ class OffscreenCanvas:
         )
         self.renderer = Renderer(self.ctx, scenery, center, half_extent_m, agent_scale)
         self._pixels = bytearray(size[0] * size[1] * 3)  # reused by every read()
+        self._rgba: np.ndarray | None = None  # (H, W) uint32, made by the first yuv read
 
     def render(
         self,
@@ -123,6 +124,18 @@ class OffscreenCanvas:
         pixel, and flipping the rows would be a second copy), for VideoWriter(pix_fmt="rgba"),
         whose write_into hands over its next free buffer."""
         self.fbo.read_into(buffer, components=4, alignment=1)
+
+    def read_yuv420p_into(self, buffer: bytearray | memoryview) -> None:
+        """The framebuffer as planar yuv420p, BT.709 limited range, top row first, into
+        `buffer` (width * height * 3 / 2 bytes), for VideoWriter(pix_fmt="yuv420p"): the
+        RGBA bytes read as they are stored, converted by gui/yuv.py."""
+        from skyswarm.gui.yuv import rgba_to_yuv420p, yuv420p_planes
+
+        w, h = self.size
+        if self._rgba is None:
+            self._rgba = np.empty((h, w), dtype=np.uint32)
+        self.fbo.read_into(self._rgba, components=4, alignment=1)
+        rgba_to_yuv420p(self._rgba, *yuv420p_planes(buffer, self.size))
 
     def read(self) -> np.ndarray:
         """The framebuffer as (height, width, 3) uint8, top row first: a view of a buffer the

@@ -1,11 +1,11 @@
 """The video path of offscreen rendering: H.264 through ffmpeg, PNG frames, and the
 time/metric overlay every video carries.
 
-The framebuffer goes to ffmpeg as the RGBA bytes OpenGL reads, bottom row first: reading RGB
-makes Mesa repack every pixel, and flipping rows in numpy is a copy, while ffmpeg flips for
-free as it converts to yuv420p (BT.709, limited range, tagged so, as players assume for HD).
-The conversion stays in ffmpeg on purpose: on a machine whose GPU is the CPU (llvmpipe) a
-shader pass packing planar yuv420p measured 7-11 ms per 720p frame, ffmpeg's SIMD code ~3 ms.
+A video frame reaches ffmpeg as planar yuv420p (BT.709, limited range, tagged so, as players
+assume for HD), converted from the framebuffer's RGBA by the render process that drew it
+(gui/yuv.py, ~1.5 ms a 720p frame): 1.5 bytes a pixel through the pipe instead of 4, and
+ffmpeg passes it to x264 without a conversion of its own (its RGBA -> yuv420p cost ~3.8 ms).
+RGBA (bottom row first: ffmpeg flips the rows as it converts) and RGB are taken too.
 Frames drawn into shared memory by render processes reach the pipe without a copy (vmsplice
 lends their pages; `VideoWriter._feed`).
 """
@@ -51,6 +51,7 @@ class Encoder:
 # the one before). The views are mostly static between frames, which B-frames exploit.
 ENCODER = Encoder()
 KR, KB = 0.2126, 0.0722  # BT.709 luma weights of red and blue (green: 1 - KR - KB)
+PIX_FMTS = {"rgb24": 3.0, "rgba": 4.0, "yuv420p": 1.5}  # input formats: bytes a pixel
 PIPE_BYTES = 1 << 20  # pipe buffer to ffmpeg (Linux default 64 kB): writes wait less often
 F_SETPIPE_SZ = 1031  # fcntl command (Linux); not in Python's fcntl module before 3.10
 LENT_POLL_S = 0.002  # how often the feeder looks whether ffmpeg has read a lent buffer
@@ -74,10 +75,12 @@ class VideoWriter:
     """MP4 (H.264, yuv420p BT.709, x264 with `encoder`) through the ffmpeg binary that
     imageio-ffmpeg ships.
 
-    Frames are (H, W, 3) uint8 RGB images, top row first; or with `pix_fmt="rgba"` the RGBA
-    bytes of a framebuffer as OpenGL reads them, bottom row first: no conversion on the way
-    (ffmpeg flips the rows as it converts the colours, at no extra cost), and with write_into
-    no copy either. A feeder thread writes the frames to ffmpeg from FEED_FRAMES buffers.
+    Frames are (H, W, 3) uint8 RGB images, top row first; with `pix_fmt="rgba"` the RGBA
+    bytes of a framebuffer as OpenGL reads them, bottom row first (ffmpeg flips the rows as it
+    converts the colours, at no extra cost); with `pix_fmt="yuv420p"` planar BT.709
+    limited-range frames, top row first (gui/yuv.py makes them), which ffmpeg encodes as they
+    are. With write_into no copy on the way. A feeder thread writes the frames to ffmpeg from
+    FEED_FRAMES buffers.
     """
 
     def __init__(
@@ -92,19 +95,23 @@ class VideoWriter:
 
         if size[0] % 2 or size[1] % 2:
             raise ValueError(f"video size must be even in both axes for yuv420p, got {size}")
-        if pix_fmt not in ("rgb24", "rgba"):
-            raise ValueError(f"pix_fmt must be rgb24 or rgba, got {pix_fmt!r}")
+        if pix_fmt not in PIX_FMTS:
+            raise ValueError(f"pix_fmt must be one of {', '.join(PIX_FMTS)}, got {pix_fmt!r}")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path, self.size, self.pix_fmt = path, size, pix_fmt
-        self.frame_bytes = size[0] * size[1] * (3 if pix_fmt == "rgb24" else 4)
-        flip = "vflip," if pix_fmt == "rgba" else ""
+        self.frame_bytes = int(size[0] * size[1] * PIX_FMTS[pix_fmt])
+        tags = "setparams=range=tv:colorspace=bt709:color_primaries=bt709:color_trc=bt709"
+        if pix_fmt == "yuv420p":  # converted already: only say what it is
+            vf = tags
+        else:
+            flip = "vflip," if pix_fmt == "rgba" else ""
+            vf = f"{flip}scale=out_color_matrix=bt709:out_range=tv,{tags}"
         x264 = ["-x264-params", encoder.x264_params] if encoder.x264_params else []
         cmd = [
             imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y",
             "-f", "rawvideo", "-pix_fmt", pix_fmt, "-s", f"{size[0]}x{size[1]}",
             "-framerate", f"{fps:g}", "-i", "pipe:0", "-an",
-            "-vf", f"{flip}scale=out_color_matrix=bt709:out_range=tv,setparams=range=tv"
-            ":colorspace=bt709:color_primaries=bt709:color_trc=bt709",  # and say so
+            "-vf", vf,
             "-c:v", "libx264", "-preset", encoder.preset, "-crf", str(encoder.crf), *x264,
             "-pix_fmt", "yuv420p", str(path),
         ]  # fmt: skip
