@@ -106,14 +106,13 @@ def command(sim: Simulator, rng: np.random.Generator) -> None:
     sp.velocity[:] = rng.uniform(-6, 6, (n, 3))
 
 
-@pytest.mark.parametrize("overdrive", [None, 0.0, 2.0])
-def test_real_scans_match_the_numpy_reference_bit_for_bit(overdrive: float | None) -> None:
-    # 60 UAVs on a jittered 3 m grid (closer than the separation and guard distances here and
-    # there), every steered mode, yaws out to +-180 deg, two of them dead, three scans as they
-    # move: tracks start, continue and drop out; the barrier's overdrive as shipped, off and
-    # doubled
+def real_scans(overrides: tuple[str, ...]) -> dict:
+    """60 UAVs on a jittered 3 m grid (closer than the separation and guard distances here and
+    there), every steered mode, yaws out to +-180 deg, two of them dead, three scans as they
+    move (tracks start, continue and drop out), through both passes (`both_ways`): the state
+    after the last."""
     n = 60
-    sim, av = layer(n, () if overdrive is None else (f"avoidance.overdrive={overdrive}",))
+    sim, av = layer(n, overrides)
     rng = np.random.default_rng(7)
     grid = np.stack(np.meshgrid(np.arange(10) * 3.0, np.arange(6) * 3.0), -1).reshape(-1, 2)
     pos = np.column_stack([grid, np.full(n, 10.0)]) + rng.normal(0, 0.6, (n, 3))
@@ -131,11 +130,21 @@ def test_real_scans_match_the_numpy_reference_bit_for_bit(overdrive: float | Non
         scans.append(scan(pos, yaw, alive, boxes, cfg, rng))
         pos = pos + 0.1 * vel
     moves = [pos - 0.1 * vel * (3 - i) for i in range(3)]
-    states = both_ways(av, scans, lambda i: place(sim, moves[i], yaw, vel))
-    last = states[-1]
+    return both_ways(av, scans, lambda i: place(sim, moves[i], yaw, vel))[-1]
+
+
+@pytest.mark.parametrize("overdrive", [None, 0.0, 2.0])
+def test_real_scans_match_the_numpy_reference_bit_for_bit(overdrive: float | None) -> None:
+    # the barrier's overdrive as shipped (1), off and doubled
+    last = real_scans(() if overdrive is None else (f"avoidance.overdrive={overdrive}",))
     assert last["target"].max() >= 0 and np.isfinite(last["cap"]).any()  # tracks and caps
     assert last["min_ttc_s"] < math.inf and (last["push"] != 0).any()  # the terms acted
     assert not last["active"][[5, 17]].any()  # the dead are left alone
+    if overdrive != 0.0:  # it acted: some caps lower than with it off, none higher
+        off = real_scans(("avoidance.overdrive=0",))["cap"]
+        finite = np.isfinite(off)
+        assert (last["cap"][finite] < off[finite]).any()
+        assert (last["cap"][finite] <= off[finite]).all()
 
 
 def hand_scan(rows: list[list[tuple[int, float, float]]], k: int = 4) -> Scan:
