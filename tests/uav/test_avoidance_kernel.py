@@ -183,7 +183,10 @@ def test_exactly_at_the_guard_distance(gap_m: float, guarded: bool) -> None:
     sc = hand_scan([[(1, gap_m, 0.0)], [(0, gap_m, 0.0)]])
     s = both_ways(av, [sc, sc])[-1]
     assert s["guarded"].tolist() == [guarded, guarded]
-    assert s["cap"][0, 0] == pytest.approx(0.5 * (gap_m - 2.0))  # barrier_rate 1: draw apart
+    # barrier_rate 1: draw apart at (2.0 - gap) / 2; a UAV at rest does not, so it is that much
+    # over its cap and the overdrive (1) asks for as much again
+    draw_apart = 0.5 * (gap_m - 2.0)
+    assert s["cap"][0, 0] == pytest.approx(draw_apart - 1.0 * (0.0 - draw_apart))
     assert s["active"].all()
 
 
