@@ -140,10 +140,18 @@ def by_delay(sender, delay, late):
     member's group is found once (M searches), then two passes over the copies without a
     data-dependent branch (a beacon round of 10,000 UAVs, 30 m radio: ~1 M copies)."""
     n_late = late.shape[0]
-    group = np.searchsorted(late, delay)  # a member's group, if its delay is one of `late`
-    for r in range(group.shape[0]):
-        if group[r] >= n_late or late[group[r]] != delay[r]:
-            group[r] = n_late  # none (numpy's `==` matches no t)
+    # a member's group: the t whose late[t] is its delay, else n_late (numpy's `==` matches
+    # no t). A scan of the few delays, not np.searchsorted: loading a cached kernel that calls
+    # it imports numba's array-math registry, and with it the linear algebra the project keeps
+    # out of a run's set-up (core/kernel_loads.py, tests/core/test_kernel_loads.py)
+    group = np.empty(delay.shape[0], dtype=np.int64)
+    for r in range(delay.shape[0]):
+        g = n_late
+        for t in range(n_late):
+            if late[t] == delay[r]:
+                g = t
+                break
+        group[r] = g
     starts = np.zeros(n_late + 2, dtype=np.int64)
     if n_late == 2:  # (a jitter of one tick, the shipped radio's) counters kept in registers
         return _two_delays(sender, group, starts)
