@@ -86,16 +86,10 @@ def children_cpu() -> float:
 
 def psnr(video: Path, rgba: Path, count: int) -> dict[str, float]:
     """PSNR (dB) and largest error of the decoded `video` against the rendered frames."""
-    import imageio_ffmpeg
+    from skyswarm.gui.video import decode_rgb
 
     w, h = SIZE
-    decoded = subprocess.run(
-        [imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-i", str(video),
-         "-vf", "scale=in_color_matrix=bt709:in_range=tv", "-f", "rawvideo", "-pix_fmt", "rgb24",
-         "-"],
-        capture_output=True, check=True,
-    ).stdout  # fmt: skip
-    got = np.frombuffer(decoded, np.uint8).reshape(-1, h, w, 3)
+    got = decode_rgb(video, SIZE)
     shown = np.memmap(rgba, np.uint8, "r").reshape(-1, h, w, 4)[:, ::-1, :, :3]
     sq, worst = 0.0, 0
     for k in range(count):

@@ -4,11 +4,11 @@ picture, beside ffmpeg's own conversion of the same frames; the same video twice
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
 
+from skyswarm.gui.video import decode_rgb
 from tests.gui.conftest import ROOT
 
 FLOCK = ROOT / "configs" / "flocking_coverage.toml"
@@ -50,21 +50,6 @@ def test_each_pixel_is_bt709_limited_range_and_each_block_its_mean() -> None:
     assert np.array_equal(y[:8, :16] == 16, np.arange(16)[None, :].repeat(8, 0) < 8)
 
 
-def _decode_rgb(path: Path, size: tuple[int, int]) -> np.ndarray:
-    """(frames, H, W, 3) uint8: the video decoded with the matrix and range it is tagged with
-    (BT.709, limited), said explicitly."""
-    import imageio_ffmpeg
-
-    w, h = size
-    raw = subprocess.run(
-        [imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-i", str(path),
-         "-vf", "scale=in_color_matrix=bt709:in_range=tv", "-f", "rawvideo", "-pix_fmt", "rgb24",
-         "-"],
-        capture_output=True, check=True,
-    ).stdout  # fmt: skip
-    return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
-
-
 def _psnr(a: np.ndarray, b: np.ndarray) -> float:
     mse = np.mean((a.astype(np.float64) - b) ** 2)
     return float(10 * np.log10(255.0**2 / mse))
@@ -96,7 +81,7 @@ def test_video_shows_the_rendered_picture_as_well_as_ffmpeg_conversion_did(
     for img in shown:  # as a render process handed them over before: RGBA, bottom row first
         old.write(np.dstack([img, np.full(img.shape[:2], 255, np.uint8)])[::-1])
     old.close()
-    ours, theirs = _decode_rgb(video, size), _decode_rgb(tmp_path / "rgba.mp4", size)
+    ours, theirs = decode_rgb(video, size), decode_rgb(tmp_path / "rgba.mp4", size)
     assert len(ours) == len(theirs) == 30
     ours_db, theirs_db = _psnr(ours, shown), _psnr(theirs, shown)
     # docs/gui.md: 34.8 against 34.7 dB over 300 frames of the reference run at 1280x720
