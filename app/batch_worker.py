@@ -130,8 +130,11 @@ def init_worker(coordinator: int, numba_threads: int = 1) -> None:
 
     import numba
 
+    from skyswarm.core.backends import set_thread_budget
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
+    set_thread_budget(numba_threads)  # threads = "auto" chooses within this share
 
     def watch() -> None:
         while _alive(coordinator):

@@ -192,6 +192,10 @@ def _print_summary(summary: dict, out: Path) -> None:
     shown = f", real-time factor {rtf:.1f}x" if rtf else ""
     if summary.get("compile_s"):  # set-up: kernels compiled or loaded, not in the wall time
         shown += f"; compile {summary['compile_s']:.2f} s before the clock"
+    tuned = (summary.get("threads") or {}).get("ticks")
+    if tuned:  # threads = "auto" measured: how much of the run each count flew
+        flown = sum(tuned.values()) or 1
+        shown += "; threads " + ", ".join(f"{c}: {n / flown:.0%}" for c, n in tuned.items())
     print(f"outcome: {summary.get('outcome')}")
     print(
         f"stopped: {summary['stop_reason']} at t = {summary['sim_time_s']:.2f} s "

@@ -3,7 +3,8 @@
 Row columns, in order: run, point, replicate, seed, the varied key paths, status, attempts,
 error, then the run's summary.json flattened with dots (`metrics.<name>`, `alive`,
 `deaths_by_cause.<cause>`, `comms.<...>`, ...), then wall-clock columns under `timing.`
-(`timing.wall_time_s`, `timing.compile_s`, `timing.real_time_factor`, `timing.tasks.*`).
+(`timing.wall_time_s`, `timing.compile_s`, `timing.real_time_factor`, `timing.tasks.*`,
+`timing.threads.*`).
 Everything before `timing.` is a function of the config and the seed only, so it is identical
 whatever the executor or worker count; the `timing.` columns are not.
 """
@@ -19,7 +20,7 @@ from typing import IO, Any
 
 from skyswarm.app.sweep import flatten
 
-WALL_CLOCK_KEYS = ("wall_time_s", "compile_s", "real_time_factor", "tasks")
+WALL_CLOCK_KEYS = ("wall_time_s", "compile_s", "real_time_factor", "tasks", "threads")
 TIMING = "timing."
 NOT_IN_TABLE = ("seed", "versions")  # the seed has its own column; versions are per install
 AGGREGATED_PREFIXES = ("metrics.", "deaths_by_cause.", "comms.")

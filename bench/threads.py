@@ -8,6 +8,17 @@ lowered for the measurement; the variants are bit-identical, so only time change
 Prints, per N, the median time per tick on one and on two threads and the ratio one / two per
 round (median, min, max: above 1 the threads pay), and writes bench/results/threads.json. The
 machine is shared: read the ratios and their spread, not the absolute times.
+
+`--auto` measures the default instead, `[simulation] threads = "auto"` (core/thread_tuner.py),
+against one thread, as a user's run flies them (`Simulator.run`, the tuner's probes included):
+per case (`--cases hover:10000 boids:10000`, fast engine, 5 m grid, boids with a 30 m radio)
+two Simulators in one process, run in alternated chunks of `--seconds` (default 5) simulated
+seconds, `--rounds` each; the ratio is one thread's wall time over auto's per round (above 1
+auto is faster). Each case is measured quiet and then beside one other CPU-bound process
+(`--busy quiet one`: a Python loop this bench starts and stops), the issue's two conditions.
+Writes bench/results/threads_auto.json.
+
+    python bench/threads.py --auto [--cases hover:10000 boids:10000] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -15,6 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +41,8 @@ from skyswarm.core.simulator import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "threads.json"
+OUT_AUTO = ROOT / "bench" / "results" / "threads_auto.json"
+BUSY = "import time\nwhile True: time.perf_counter()"  # one CPU-bound process
 
 
 def chunk(sim: Simulator, ticks: int, threads: int) -> float:
@@ -38,14 +53,98 @@ def chunk(sim: Simulator, ticks: int, threads: int) -> float:
     return (time.perf_counter() - t0) / ticks
 
 
+def build(kind: str, n: int, threads: str, tmp: Path) -> Simulator:
+    over = [
+        f"agents.count={n}",
+        "agents.spacing_m=5.0",
+        'simulation.physics="fast"',
+        "simulation.duration_s=3600.0",
+        f"simulation.threads={threads}",
+    ]
+    if kind == "boids":
+        over.append("comms.channels.radio.range_m=30.0")
+    sc = load_scenario(ROOT / "configs" / f"{kind}.toml", over)
+    return Simulator.from_scenario(sc, results_dir=tmp / f"{kind}-{n}-{threads.strip(chr(34))}")
+
+
+def auto_case(kind: str, n: int, rounds: int, seconds: float, tmp: Path) -> dict:
+    """One thread against "auto" by `run()` in alternated chunks (module docstring)."""
+    sims = {"one": build(kind, n, "1", tmp), "auto": build(kind, n, '"auto"', tmp)}
+    walls: dict[str, list[float]] = {"one": [], "auto": []}
+    for r in range(rounds + 1):  # round 0 warms both up (first ticks, the tuner's first probe)
+        for key, sim in sims.items():
+            before = sim.wall_s
+            sim.run(until_s=sim.time_s + seconds)
+            if r:
+                walls[key].append(sim.wall_s - before)
+    threads = sims["auto"].threads_summary()
+    for sim in sims.values():
+        sim.close()
+    ratio = [a / b for a, b in zip(walls["one"], walls["auto"], strict=True)]
+    return {
+        "kind": kind,
+        "n": n,
+        "rtf_one": [seconds / w for w in walls["one"]],
+        "rtf_auto": [seconds / w for w in walls["auto"]],
+        "one_over_auto": [float(np.median(ratio)), min(ratio), max(ratio)],
+        "auto_threads": threads,
+    }
+
+
+def main_auto(args: argparse.Namespace) -> None:
+    load0 = os.getloadavg()
+    rows = []
+    print(
+        f"{'case':>14} {'condition':>9} {'RTF 1 thread':>13} {'RTF auto':>9} "
+        f"{'1/auto median':>14} {'min':>6} {'max':>6}  auto's ticks on 1 / 2 threads"
+    )
+    with tempfile.TemporaryDirectory() as d:
+        for cond in args.busy:
+            busy = None
+            if cond == "one":
+                busy = subprocess.Popen([sys.executable, "-c", BUSY])
+            try:
+                for case in args.cases:
+                    kind, n = case.split(":")
+                    row = auto_case(kind, int(n), args.rounds, args.seconds, Path(d))
+                    row["condition"] = cond
+                    rows.append(row)
+                    ticks = row["auto_threads"].get("ticks", {})
+                    print(
+                        f"{case:>14} {cond:>9} {np.median(row['rtf_one']):>13.3f} "
+                        f"{np.median(row['rtf_auto']):>9.3f} {row['one_over_auto'][0]:>14.2f} "
+                        f"{row['one_over_auto'][1]:>6.2f} {row['one_over_auto'][2]:>6.2f}  "
+                        + " / ".join(str(v) for v in ticks.values())
+                    )
+            finally:
+                if busy is not None:
+                    busy.kill()
+                    busy.wait()
+    load1 = os.getloadavg()
+    print(f"load average: start {load0[0]:.2f}, end {load1[0]:.2f}")
+    OUT_AUTO.parent.mkdir(parents=True, exist_ok=True)
+    OUT_AUTO.write_text(json.dumps({"load": [load0, load1], "rows": rows, **vars(args)}, indent=2))
+    print(f"wrote {OUT_AUTO}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2048, 4096, 10000])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--seconds", type=float, default=0.1, help="simulated seconds per chunk")
+    ap.add_argument("--rounds", type=int, default=None, help="default 5 (--auto: 3)")
+    ap.add_argument("--seconds", type=float, default=None, help="simulated s per chunk")
+    ap.add_argument("--auto", action="store_true", help='the default "auto" against 1 thread')
+    ap.add_argument("--cases", nargs="+", default=["hover:10000", "boids:10000"])
+    ap.add_argument("--busy", nargs="+", choices=["quiet", "one"], default=["quiet", "one"])
     args = ap.parse_args()
     if numba.config.NUMBA_NUM_THREADS < 2:
         raise SystemExit("needs 2 numba threads (NUMBA_NUM_THREADS)")
+    if args.auto:
+        args.rounds = 3 if args.rounds is None else args.rounds
+        args.seconds = 5.0 if args.seconds is None else args.seconds
+        main_auto(args)
+        return
+    args.rounds = 5 if args.rounds is None else args.rounds
+    args.seconds = 0.1 if args.seconds is None else args.seconds
     backends.PARALLEL_MIN = 0  # every pass threaded when more than one thread is set
     load0 = os.getloadavg()
     rows = []

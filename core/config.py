@@ -47,10 +47,12 @@ class SimulationConfig:
         gt=0.0,
         le=1e7,
     )
-    threads: int = param(
-        1,
-        "numba threads of the compiled passes (fast engine, flight kernel) from 2,048 bodies; "
-        "1 measured never slower on a shared 2-core machine (bench/threads.py); 0: every core",
+    threads: int | Literal["auto"] = param(
+        "auto",
+        "numba threads of the compiled passes (fast engine, flight kernel) from 2,048 live UAVs; "
+        "'auto': run() times one thread against every core in short probes and keeps the "
+        "faster (core/thread_tuner.py; bench/threads.py --auto); a number: that many; 0: every "
+        "core. Results never depend on it",
         ge=0,
     )
 

@@ -12,7 +12,7 @@ import numpy as np
 import skyswarm.core.jit as jit  # compile_ahead only: this module compiles nothing itself
 from skyswarm.core import faults
 from skyswarm.core.agent import Agent, AgentId, PhysicalAgent
-from skyswarm.core.backends import make_world, set_threads
+from skyswarm.core.backends import PARALLEL_MIN, make_world, set_threads, thread_budget
 from skyswarm.core.collisions import CollisionMonitor
 from skyswarm.core.comms.dispatcher import comms_from_scenario
 from skyswarm.core.config import ScenarioConfig, SimulationConfig, WorldConfig
@@ -25,6 +25,7 @@ from skyswarm.core.hooks import (
     TickListener,
 )
 from skyswarm.core.tasks import Task, TaskScheduler
+from skyswarm.core.thread_tuner import ThreadTuner
 
 if TYPE_CHECKING:
     from skyswarm.core.comms.dispatcher import MessageDispatcher
@@ -110,7 +111,9 @@ class Simulator:
     ) -> None:
         self.settings = settings or SimulationConfig()
         self.world = make_world(self.settings.physics, self.settings.tick_s, self.settings.gravity)
-        set_threads(self.settings.threads)  # numba's, for this process (core/backends)
+        threads = self.settings.threads  # numba's, for this process (core/backends)
+        set_threads(1 if threads == "auto" else threads)  # "auto": run() tunes it
+        self._tuner: ThreadTuner | None = None  # threads = "auto" (`_thread_tuner`)
         self.rng = RandomStreams(self.settings.seed)
         self.tasks = TaskScheduler(self.world.ticks_for)
         self.tasks.on_error = self._task_failed
@@ -335,15 +338,23 @@ class Simulator:
         mission_done = self.mission.is_done if self.mission is not None else None
         self.compile_kernels()  # before the clock: kernels of anything added since set-up
         clock = time.perf_counter
+        tuner = self._thread_tuner()
+        if tuner is None:  # this run's own count (another Simulator may have set another)
+            threads = self.settings.threads
+            set_threads(1 if threads == "auto" else threads)
         start = clock()
         next_report = start + progress_every_s
         reason = "duration"
+        if tuner is not None:
+            tuner.resume(self.world.tick, start)
         try:
             while self.world.tick < end_tick:
                 if self._stop_requested:
                     reason = "stopped"
                     break
                 self.step()
+                if tuner is not None and self.world.tick >= tuner.next_tick:
+                    tuner.advance(self.world.tick, clock())
                 if mission_done is not None and mission_done():
                     reason = "mission done"
                     break
@@ -354,9 +365,31 @@ class Simulator:
                     progress(self)
         finally:  # also when interrupted: the summary's wall time and real-time factor hold
             self.wall_s += clock() - start
+            if tuner is not None:
+                tuner.finish(self.world.tick)
         self._stop_requested = False
         self.stop_reason = reason
         return reason
+
+    def _thread_tuner(self) -> ThreadTuner | None:
+        """`threads = "auto"`'s tuner, made by the first run() that has a swarm for the
+        threaded passes (PARALLEL_MIN live UAVs) and two threads to choose from; None else."""
+        if self.settings.threads != "auto":
+            return None
+        if self._tuner is None:
+            budget = thread_budget()
+            live = sum(a.alive for a in self.physical_agents)
+            if budget < 2 or live < PARALLEL_MIN:
+                return None
+            self._tuner = ThreadTuner(budget, set_threads)
+        return self._tuner
+
+    def threads_summary(self) -> dict[str, Any]:
+        """The summary's `threads`: the setting, and with "auto" the ticks flown on each count
+        and the probes (core/thread_tuner.py); wall-clock, like `wall_time_s`."""
+        if self._tuner is not None:
+            return self._tuner.summary()
+        return {"setting": self.settings.threads}
 
     def request_stop(self, outcome: str | None = None) -> None:
         """Stop `run()` before its next tick. `outcome` is the run's verdict when the mission has
@@ -416,6 +449,7 @@ class Simulator:
             "sim_time_s": sim_s,
             "wall_time_s": self.wall_s,
             "compile_s": self.compile_s,  # set-up, not in wall_time_s (core/jit.py)
+            "threads": self.threads_summary(),  # wall-clock too when "auto" tuned it
             "real_time_factor": sim_s / self.wall_s if self.wall_s > 0 else None,
             "stop_reason": self.stop_reason,
             "outcome": self.outcome(),

@@ -372,6 +372,23 @@ def set_threads(count: int) -> int:
     return count
 
 
+_budget: int | None = None  # set_thread_budget's
+
+
+def set_thread_budget(count: int | None) -> None:
+    """The threads this process may use at most (a batch worker's share of the cores,
+    app/batch_worker.py); None: every thread numba started. `[simulation] threads = "auto"`
+    chooses between one and this (core/thread_tuner.py)."""
+    global _budget
+    _budget = None if count is None else max(1, int(count))
+
+
+def thread_budget() -> int:
+    """NUMBA_NUM_THREADS, or less after `set_thread_budget`."""
+    top = numba.config.NUMBA_NUM_THREADS
+    return top if _budget is None else min(_budget, top)
+
+
 def threaded(n: int) -> bool:
     """Whether a compiled pass over `n` bodies should use numba's threads (more than one
     configured, see `numba.set_num_threads` and NUMBA_NUM_THREADS, and n >= PARALLEL_MIN)."""
