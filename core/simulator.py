@@ -331,7 +331,9 @@ class Simulator:
     ) -> str:
         """Step until `until_s` (default: the configured duration) or the mission is done.
 
-        Returns why it stopped: "duration", "mission done" or "stopped".
+        Returns why it stopped: "duration", "mission done" or "stopped". With `[simulation]
+        threads = "auto"` and PARALLEL_MIN live UAVs it also chooses numba's thread count as
+        it goes (core/thread_tuner.py; results never depend on it).
         """
         end_s = self.settings.duration_s if until_s is None else until_s
         end_tick = self.world.ticks_for_until(end_s)
