@@ -49,7 +49,7 @@ class SimulationConfig:
     )
     threads: int | Literal["auto"] = param(
         "auto",
-        "numba threads of the compiled passes (fast engine, flight kernel) from 2,048 live UAVs; "
+        "numba threads of the compiled passes (fast engine, flight kernel) from 1,000 live UAVs; "
         "'auto': run() times one thread against every core in short probes and keeps the "
         "faster (core/thread_tuner.py; bench/threads.py --auto); a number: that many; 0: every "
         "core. Results never depend on it",

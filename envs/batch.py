@@ -66,8 +66,9 @@ class FlightSettings:
     # numbers of docs/rl.md and the PPO smoke budget were measured on; "quad_x" trains on the
     # full model (the PPO smoke run gained +2.9 on it against +15.9 in the same 98,304 steps).
     airframe: str = "quad_x_simple"
-    # numba threads of the compiled passes ([simulation] threads: 1, the house default; 0 every
-    # core; the vector env's default is 0 from PARALLEL_MIN slots, envs/vector.py). Results
+    # numba threads of the compiled passes (1 here: envs step by hand, with no Simulator.run to
+    # measure as [simulation] threads = "auto" does; 0 every core; the vector env's default is
+    # 0 from 2,048 slots, envs/vector.py). Results
     # never depend on it (bench/rl_envs.py --threads 1 2 measures the speed).
     threads: int = 1
 

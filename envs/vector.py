@@ -14,9 +14,10 @@ are restarted together, by teleport).
     obs, infos = envs.reset(seed=0)
     obs, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
 
-Threads: from PARALLEL_MIN (2,048) sub-environments the compiled passes run threaded, and the
-vector env then takes every core unless told `threads=` (FlightSettings; results never depend
-on it): on 2 quiet cores 4,096 slots step 1.7x faster on two threads than on one, and about
+Threads: from VECTOR_THREADS_FROM (2,048) sub-environments the vector env takes every core
+unless told `threads=` (FlightSettings; results never depend on it), and its compiled passes
+run threaded (from core.backends.PARALLEL_MIN slots when more than one thread is set): on 2
+quiet cores 4,096 slots step 1.7x faster on two threads than on one, and about
 as fast as one when other jobs load both cores (docs/rl.md).
 """
 
@@ -29,11 +30,15 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from skyswarm.core.backends import PARALLEL_MIN
 from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
 from skyswarm.envs.single import EpisodeEndedError, make_task, spaces
 from skyswarm.envs.tasks import Task
+
+# Sub-environments from which the vector env's default is every core (threads = 0): the
+# compiled passes' threshold when this default was measured (docs/rl.md, 4,096 slots 1.7x on
+# two quiet threads); a vector env runs no `Simulator.run` that could measure it per run.
+VECTOR_THREADS_FROM = 2048
 
 
 class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
@@ -55,8 +60,8 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
     ) -> None:
         self.task = make_task(task, task_overrides)
         self.num_envs = int(num_envs)
-        if "threads" not in settings:  # the compiled passes on every core once they thread
-            settings["threads"] = 0 if self.num_envs >= PARALLEL_MIN else 1
+        if "threads" not in settings:  # every core where two threads pay on a quiet machine
+            settings["threads"] = 0 if self.num_envs >= VECTOR_THREADS_FROM else 1
         self.settings = FlightSettings(**settings)
         self.render_mode = render_mode
         self.name = f"skyswarm/{self.task.name} vector env"

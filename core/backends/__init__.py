@@ -358,8 +358,14 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 # Below this many bodies (or agents) a compiled pass runs on one thread: starting numba's
 # threads costs more than the work. Above it the parallel variant runs, bit-identical to the
-# serial one (each body's arithmetic is its own), so the choice never changes a result.
-PARALLEL_MIN = 2048
+# serial one (each body's arithmetic is its own), so the choice never changes a result. Where
+# two threads pay, on a quiet 2-core machine (`python bench/threads.py --sizes 256 512 1000
+# 1500 2048`, every pass threaded, 1 / 2 threads): 0.75 at 256, 0.93 at 512, 1.21 at 1,000
+# (1.15-1.32 per round), 1.41 at 2,048. 1,000 is the first size that paid in every round; with
+# another CPU-bound job no size pays, which `[simulation] threads = "auto"` measures per run.
+# (It was 2,048 while one thread was the default, the vector env's threshold still,
+# envs/vector.py.)
+PARALLEL_MIN = 1000
 
 
 def set_threads(count: int) -> int:

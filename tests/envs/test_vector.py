@@ -160,15 +160,16 @@ def test_the_bullet_backend_gives_the_same_observation_layout_and_holds_a_hover(
 
 
 def test_large_vector_envs_take_every_core_by_default_with_the_same_numbers() -> None:
-    """From PARALLEL_MIN slots the default is every core (threads=0); an explicit setting is
+    """From VECTOR_THREADS_FROM slots the default is every core (threads=0); an explicit setting is
     kept, smaller envs stay on one; the threaded passes give one thread's numbers bit for bit
     (autoresets included: random actions crash slots within the 40 steps)."""
     import numba
 
-    from skyswarm.core.backends import PARALLEL_MIN
+    from skyswarm.envs.vector import VECTOR_THREADS_FROM
 
     assert FlightVectorEnv(8).settings.threads == 1
-    n = PARALLEL_MIN
+    assert FlightVectorEnv(VECTOR_THREADS_FROM - 1).settings.threads == 1
+    n = VECTOR_THREADS_FROM
     rng = np.random.default_rng(4)
     actions = rng.uniform(-0.5, 0.5, (40, n, 4)).astype(np.float32)
     runs = []
