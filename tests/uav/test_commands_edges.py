@@ -12,6 +12,7 @@ lag, k_f 4.8645e-6 N s^2) and its [control] (max_body_rate_deg_s 360, max_yaw_ra
 from __future__ import annotations
 
 import collections
+import gc
 import math
 import sys
 
@@ -187,18 +188,24 @@ def test_subsets_fly_different_levels_at_their_own_rates_and_the_rest_hold(physi
 
 # -- no per-agent Python -------------------------------------------------------------------
 def _python_calls(fn) -> collections.Counter:
-    """Python function calls and C calls made while `fn()` runs (sys.setprofile)."""
+    """Python function calls and C calls made while `fn()` runs (sys.setprofile). Garbage is
+    collected first and the collector held off meanwhile: a collection inside `fn` runs the
+    finalizers of earlier tests' objects (a few calls, at allocation-dependent moments),
+    which are not `fn`'s calls."""
     seen: collections.Counter = collections.Counter()
 
     def profile(frame, event, arg) -> None:
         if event in ("call", "c_call"):
             seen[event] += 1
 
+    gc.collect()
+    gc.disable()
     sys.setprofile(profile)
     try:
         fn()
     finally:
         sys.setprofile(None)
+        gc.enable()
     return seen
 
 
