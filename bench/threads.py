@@ -53,6 +53,15 @@ def chunk(sim: Simulator, ticks: int, threads: int) -> float:
     return (time.perf_counter() - t0) / ticks
 
 
+def write_results(out: Path, load0: tuple, rows: list, args: argparse.Namespace) -> None:
+    """The load average at the start and now, then `rows` and the arguments as JSON in `out`."""
+    load1 = os.getloadavg()
+    print(f"load average: start {load0[0]:.2f}, end {load1[0]:.2f}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"load": [load0, load1], "rows": rows, **vars(args)}, indent=2))
+    print(f"wrote {out}")
+
+
 def build(kind: str, n: int, threads: str, tmp: Path) -> Simulator:
     over = [
         f"agents.count={n}",
@@ -120,11 +129,7 @@ def main_auto(args: argparse.Namespace) -> None:
                 if busy is not None:
                     busy.kill()
                     busy.wait()
-    load1 = os.getloadavg()
-    print(f"load average: start {load0[0]:.2f}, end {load1[0]:.2f}")
-    OUT_AUTO.parent.mkdir(parents=True, exist_ok=True)
-    OUT_AUTO.write_text(json.dumps({"load": [load0, load1], "rows": rows, **vars(args)}, indent=2))
-    print(f"wrote {OUT_AUTO}")
+    write_results(OUT_AUTO, load0, rows, args)
 
 
 def main() -> None:
@@ -173,11 +178,7 @@ def main() -> None:
                 f"{n:>6} {row['one_s'] * 1e3:>12.3f} {row['two_s'] * 1e3:>13.3f} "
                 f"{row['one_over_two'][0]:>11.2f} {min(ratio):>6.2f} {max(ratio):>6.2f}"
             )
-    load1 = os.getloadavg()
-    print(f"load average: start {load0[0]:.2f}, end {load1[0]:.2f}")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"load": [load0, load1], "rows": rows, **vars(args)}, indent=2))
-    print(f"wrote {OUT}")
+    write_results(OUT, load0, rows, args)
 
 
 if __name__ == "__main__":
