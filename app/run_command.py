@@ -195,7 +195,8 @@ def _print_summary(summary: dict, out: Path) -> None:
     tuned = (summary.get("threads") or {}).get("ticks")
     if tuned:  # threads = "auto" measured: how much of the run each count flew
         flown = sum(tuned.values()) or 1
-        shown += "; threads " + ", ".join(f"{c}: {n / flown:.0%}" for c, n in tuned.items())
+        shares = ", ".join(f"{c} on {n / flown:.0%}" for c, n in tuned.items())
+        shown += f"; threads auto: {shares} of the ticks"
     print(f"outcome: {summary.get('outcome')}")
     print(
         f"stopped: {summary['stop_reason']} at t = {summary['sim_time_s']:.2f} s "

@@ -228,3 +228,28 @@ def test_a_batch_worker_tunes_within_its_share() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.stdout.split() == ["1"], done.stderr
     assert backends.thread_budget() >= 1
+
+
+def test_skyswarm_run_prints_the_share_of_each_count(capsys, tmp_path) -> None:
+    """The run's closing lines say how much of it each thread count flew under "auto", and say
+    nothing of threads for a fixed setting."""
+    from skyswarm.app.run_command import _print_summary
+
+    summary = {
+        "outcome": "time limit",
+        "stop_reason": "duration",
+        "sim_time_s": 20.0,
+        "ticks": 8000,
+        "wall_time_s": 3.1,
+        "real_time_factor": 6.45,
+        "compile_s": 0.3,
+        "threads": {"setting": "auto", "ticks": {"1": 480, "2": 7520}, "probes": 3},
+        "alive": 1000,
+        "agents": 1000,
+        "deaths_by_cause": {},
+        "metrics": {},
+    }
+    _print_summary(summary, tmp_path)
+    assert "; threads auto: 1 on 6%, 2 on 94% of the ticks)" in capsys.readouterr().out
+    _print_summary({**summary, "threads": {"setting": 1}}, tmp_path)
+    assert "threads" not in capsys.readouterr().out
