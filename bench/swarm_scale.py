@@ -61,10 +61,16 @@ OUT = ROOT / "bench" / "results" / "swarm_scale.json"
 
 
 def build(
-    kind: str, n: int, physics: str, tmp: Path, radio: tuple[float, int] | None = None
+    kind: str,
+    n: int,
+    physics: str,
+    tmp: Path,
+    radio: tuple[float, int] | None = None,
+    extra: tuple[str, ...] = (),
 ) -> Simulator:
     """A scenario run of configs/KIND.toml with n agents; `radio` = (range m, neighbour_table K)
-    for boids (default: 30 m from 1,000 agents, else the shipped 100 m; K = 0, exact)."""
+    for boids (default: 30 m from 1,000 agents, else the shipped 100 m; K = 0, exact); `extra`:
+    more overrides (bench/threads.py: `simulation.threads`)."""
     over = [
         f"agents.count={n}",
         "agents.spacing_m=5.0",
@@ -77,7 +83,8 @@ def build(
             f"comms.channels.radio.range_m={range_m}",
             f"comms.channels.radio.neighbour_table={k}",
         ]
-    tag = f"{kind}-{physics}-{n}-{radio}".replace(" ", "")
+    over += extra
+    tag = f"{kind}-{physics}-{n}-{radio}-{'-'.join(extra)}".replace(" ", "").replace('"', "")
     sc = load_scenario(ROOT / "configs" / f"{kind}.toml", over)
     return Simulator.from_scenario(sc, results_dir=tmp / tag)
 

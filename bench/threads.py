@@ -11,7 +11,8 @@ machine is shared: read the ratios and their spread, not the absolute times.
 
 `--auto` measures the default instead, `[simulation] threads = "auto"` (core/thread_tuner.py),
 against one thread, as a user's run flies them (`Simulator.run`, the tuner's probes included):
-per case (`--cases hover:10000 boids:10000`, fast engine, 5 m grid, boids with a 30 m radio)
+per case (`--cases hover:10000 boids:10000`, fast engine, the scenario as bench/swarm_scale.py
+builds it: 5 m grid, boids with a 30 m radio from 1,000 UAVs)
 two Simulators in one process, run in alternated chunks of `--seconds` (default 5) simulated
 seconds, `--rounds` each; the ratio is one thread's wall time over auto's per round (above 1
 auto is faster). Each case is measured quiet and then beside one other CPU-bound process
@@ -34,6 +35,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from swarm_scale import build  # the scenario as bench/swarm_scale.py builds it (bench/: path)
 
 import skyswarm.core.backends as backends
 from skyswarm.core.config import load_scenario
@@ -62,23 +64,12 @@ def write_results(out: Path, load0: tuple, rows: list, args: argparse.Namespace)
     print(f"wrote {out}")
 
 
-def build(kind: str, n: int, threads: str, tmp: Path) -> Simulator:
-    over = [
-        f"agents.count={n}",
-        "agents.spacing_m=5.0",
-        'simulation.physics="fast"',
-        "simulation.duration_s=3600.0",
-        f"simulation.threads={threads}",
-    ]
-    if kind == "boids":
-        over.append("comms.channels.radio.range_m=30.0")
-    sc = load_scenario(ROOT / "configs" / f"{kind}.toml", over)
-    return Simulator.from_scenario(sc, results_dir=tmp / f"{kind}-{n}-{threads.strip(chr(34))}")
-
-
 def auto_case(kind: str, n: int, rounds: int, seconds: float, tmp: Path) -> dict:
     """One thread against "auto" by `run()` in alternated chunks (module docstring)."""
-    sims = {"one": build(kind, n, "1", tmp), "auto": build(kind, n, '"auto"', tmp)}
+    sims = {
+        key: build(kind, n, "fast", tmp, extra=(f"simulation.threads={value}",))
+        for key, value in (("one", "1"), ("auto", '"auto"'))
+    }
     walls: dict[str, list[float]] = {"one": [], "auto": []}
     for r in range(rounds + 1):  # round 0 warms both up (first ticks, the tuner's first probe)
         for key, sim in sims.items():

@@ -111,8 +111,7 @@ class Simulator:
     ) -> None:
         self.settings = settings or SimulationConfig()
         self.world = make_world(self.settings.physics, self.settings.tick_s, self.settings.gravity)
-        threads = self.settings.threads  # numba's, for this process (core/backends)
-        set_threads(1 if threads == "auto" else threads)  # "auto": run() tunes it
+        self._own_threads()  # numba's, for this process (core/backends)
         self._tuner: ThreadTuner | None = None  # threads = "auto" (`_thread_tuner`)
         self.rng = RandomStreams(self.settings.seed)
         self.tasks = TaskScheduler(self.world.ticks_for)
@@ -342,8 +341,7 @@ class Simulator:
         clock = time.perf_counter
         tuner = self._thread_tuner()
         if tuner is None:  # this run's own count (another Simulator may have set another)
-            threads = self.settings.threads
-            set_threads(1 if threads == "auto" else threads)
+            self._own_threads()
         start = clock()
         next_report = start + progress_every_s
         reason = "duration"
@@ -372,6 +370,12 @@ class Simulator:
         self._stop_requested = False
         self.stop_reason = reason
         return reason
+
+    def _own_threads(self) -> None:
+        """numba's thread count as `[simulation] threads` sets it; "auto" is one thread until a
+        run() tunes it (`_thread_tuner`)."""
+        threads = self.settings.threads
+        set_threads(1 if threads == "auto" else threads)
 
     def _thread_tuner(self) -> ThreadTuner | None:
         """`threads = "auto"`'s tuner, made by the first run() that has a swarm for the
