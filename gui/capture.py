@@ -34,7 +34,7 @@ from skyswarm.gui.offscreen import OffscreenCanvas
 from skyswarm.gui.proximity import ProximityLimits, proximity_lines
 from skyswarm.gui.scene import Frame, LiveSource, Scenery
 from skyswarm.gui.sensor_views import Sensed
-from skyswarm.gui.video import ENCODER, PIX_FMTS, Encoder, FrameWriter, VideoWriter
+from skyswarm.gui.video import ENCODER, PIX_FMTS, VIDEO_FMT, Encoder, FrameWriter, VideoWriter
 
 if TYPE_CHECKING:
     from skyswarm.core.backends import World
@@ -50,9 +50,6 @@ QUEUE_FRAMES = 240
 # Shared memory for finished frames: at most this many bytes, at least one slot per worker and
 # one for the writer (8 slots of a 720p yuv420p frame: 11 MB).
 SLOTS_MAX, SLOT_BYTES = 8, 32 << 20
-# What a render process hands the video writer: yuv420p it converted itself (gui/yuv.py), 1.5
-# bytes a pixel, which ffmpeg encodes without converting (docs/gui.md: ~4 ms less CPU a frame).
-VIDEO_FMT = "yuv420p"
 WAIT_S = 0.2  # how often a waiting collector looks for a dead worker or the end
 ERROR_WAIT_S = 2.0  # how long a dead worker's error message may take to arrive
 

@@ -217,25 +217,34 @@ def export_video(
 
     Frame k (k = 1, 2, ...) shows time k / fps, like a `run --video` of the same run, with the
     same camera, HUD, inset map, `layout`, `proximity` rings and `groups` lines (the cameras are
-    functions of the frame: gui/director.py).
+    functions of the frame: gui/director.py). The video is fed as `run --video` feeds it:
+    planar yuv420p converted from the framebuffer here (gui/yuv.py, `VIDEO_FMT`), straight
+    into the writer's next buffer, so ffmpeg encodes the same samples, tagged the same.
     """
+    from skyswarm.gui import yuv
     from skyswarm.gui.offscreen import FrameWriter, VideoWriter
+    from skyswarm.gui.video import VIDEO_FMT
 
     source = ReplaySource(results_dir)
     view = ReplayStill(source, size, camera, hud, inset, markers, layout, proximity, groups)
-    sinks: list[Any] = []
-    if video is not None:
-        sinks.append(VideoWriter(Path(video), size, fps))
-    if frames is not None:
-        sinks.append(FrameWriter(Path(frames)))
-    n = int(np.floor(source.duration_s * fps + 1e-6))
-    for k in range(1, n + 1):
-        image = view.render(k / fps)
-        for sink in sinks:
-            sink.write(image)
-    for sink in sinks:
-        sink.close()
-    view.release()
+    writer = png = None
+    try:
+        if video is not None:
+            yuv.prepare()
+            writer = VideoWriter(Path(video), size, fps, VIDEO_FMT)
+        png = FrameWriter(Path(frames)) if frames is not None else None
+        n = int(np.floor(source.duration_s * fps + 1e-6))
+        for k in range(1, n + 1):
+            view.draw(k / fps)
+            if writer is not None:
+                writer.write_into(view.canvas.read_yuv420p_into)
+            if png is not None:
+                png.write(view.canvas.read())
+        for sink in (writer, png):
+            if sink is not None:
+                sink.close()
+    finally:
+        view.release()
     return n
 
 
@@ -277,6 +286,12 @@ class ReplayStill:
 
     def render(self, time_s: float, selected: int | None = None) -> np.ndarray:
         """(H, W, 3) uint8 picture at `time_s` (valid until the next render)."""
+        self.draw(time_s, selected)
+        return self.canvas.read()
+
+    def draw(self, time_s: float, selected: int | None = None) -> None:
+        """The picture at `time_s` into the canvas's framebuffer (read it with the canvas's
+        read() or read_yuv420p_into())."""
         frame = self.source.frame_at(time_s)
         cam, second = self.views.update(frame)
         extra = group_lines(frame) if self.groups else []
@@ -284,7 +299,6 @@ class ReplayStill:
         self.canvas.compose(
             frame, cam, self.hud, self.inset, selected, second, self.layout.name, extra
         )
-        return self.canvas.read()
 
     def release(self) -> None:
         self.canvas.release()

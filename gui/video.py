@@ -52,6 +52,10 @@ class Encoder:
 ENCODER = Encoder()
 KR, KB = 0.2126, 0.0722  # BT.709 luma weights of red and blue (green: 1 - KR - KB)
 PIX_FMTS = {"rgb24": 3.0, "rgba": 4.0, "yuv420p": 1.5}  # input formats: bytes a pixel
+# What a video's frames reach ffmpeg as, from `run --video`'s render processes and from
+# `replay --video`: yuv420p converted by the process that drew them (gui/yuv.py), 1.5 bytes a
+# pixel, which ffmpeg encodes without converting (docs/gui.md: ~4 ms less CPU a frame).
+VIDEO_FMT = "yuv420p"
 PIPE_BYTES = 1 << 20  # pipe buffer to ffmpeg (Linux default 64 kB): writes wait less often
 F_SETPIPE_SZ = 1031  # fcntl command (Linux); not in Python's fcntl module before 3.10
 LENT_POLL_S = 0.002  # how often the feeder looks whether ffmpeg has read a lent buffer

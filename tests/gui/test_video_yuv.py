@@ -5,6 +5,7 @@ picture, beside ffmpeg's own conversion of the same frames; the same video twice
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -105,3 +106,75 @@ def test_the_same_run_makes_the_same_video_byte_for_byte(tmp_path: Path) -> None
         sim.close()
         made.append(video.read_bytes())
     assert len(made[0]) > 10_000 and made[0] == made[1]
+
+
+def _stream_line(path: Path) -> str:
+    """The video stream's line of `ffmpeg -i` (codec, pixel format, range, matrix/primaries/
+    transfer, size), without its bit rate (the one thing two encodes of a picture differ in)."""
+    import re
+    import subprocess
+
+    import imageio_ffmpeg
+
+    info = subprocess.run(
+        [imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-i", str(path)],
+        capture_output=True, text=True,
+    ).stderr  # fmt: skip
+    line = next(s for s in info.splitlines() if "Video:" in s)
+    return re.sub(r"\d+ kb/s", "", line.split("Video:", 1)[1]).strip()
+
+
+def test_replay_video_is_fed_yuv420p_and_shows_the_run_video_picture(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """`replay --video` hands ffmpeg what `run --video` hands it: planar yuv420p made by
+    gui/yuv.py from the framebuffer (each frame the kernel's conversion of the picture, byte
+    for byte), so the file is tagged the same and decodes to the run video's picture."""
+    from PIL import Image
+
+    import skyswarm.gui.offscreen as offscreen
+    from skyswarm.app.cli import main
+    from skyswarm.gui.replay import export_video
+
+    size, fps = (320, 180), 10.0
+    run, run_mp4, rep_mp4 = tmp_path / "run", tmp_path / "run.mp4", tmp_path / "replay.mp4"
+    code = main(
+        ["run", str(FLOCK), "--duration", "3", "--out", str(run), "--video", str(run_mp4),
+         "--size", "320x180", "--fps", "10", "--quiet"]
+    )  # fmt: skip
+    assert code == 5  # the time limit
+    fed: list[tuple[str, bytes]] = []
+
+    class Spy(offscreen.VideoWriter):
+        def write_into(self, fill: Any) -> None:
+            def filled(buf: bytearray) -> None:
+                fill(buf)
+                fed.append((self.pix_fmt, bytes(buf)))
+
+            super().write_into(filled)
+
+    monkeypatch.setattr(offscreen, "VideoWriter", Spy)
+    assert export_video(run, rep_mp4, tmp_path / "png", fps, size) == 30
+    pngs = sorted((tmp_path / "png").glob("frame_*.png"))
+    assert len(fed) == len(pngs) == 30
+    for (pix_fmt, sent), png in zip(fed, pngs):
+        rgb = np.asarray(Image.open(png))
+        rgba = np.dstack([rgb, np.full(rgb.shape[:2], 255, np.uint8)])
+        assert pix_fmt == "yuv420p"
+        assert sent == b"".join(p.tobytes() for p in _convert(rgba))
+    line = _stream_line(rep_mp4)
+    assert "yuv420p(tv, bt709" in line and "320x180" in line, line
+    assert line == _stream_line(run_mp4)
+    ours, live = decode_rgb(rep_mp4, size), decode_rgb(run_mp4, size)
+    assert ours.shape == live.shape == (30, 180, 320, 3)
+    shown = np.stack([np.asarray(Image.open(p)) for p in pngs])
+    assert _psnr(ours, shown) > 30.0  # the picture drawn, as test_video_shows_... asks
+    # From 1.5 s on the replay draws what the run drew, but for the recorded poses, and each
+    # file has its own x264 noise (measured 33-35 dB, 0.2-0.9 % of pixels > 24 off). Before,
+    # they differ: the timeline's first sample is at 0.5 s, so the replay's first frames have
+    # no mission HUD lines, leader or overlays, and its camera, which frames the overlays too,
+    # eases from there (15.6 dB over frames 0-3, a quarter of the pixels).
+    late = slice(15, None)
+    diff = np.abs(ours[late].astype(int) - live[late]).max(axis=-1)
+    assert _psnr(ours[late], live[late]) > 32.0, _psnr(ours[late], live[late])
+    assert (diff > 24).mean() < 0.015, (diff > 24).mean()
