@@ -18,10 +18,6 @@ Drones fly in a grid at 10 m with random attitudes; the mesh is the uav role's
         # 20): the clear, the sky, the ground (GROUND_VARIANTS) and the read-back, CPU ms a
         # frame, alternated in chunks of 10 frames; the grid as a mipmapped texture or as GL
         # lines costs more on llvmpipe than the procedural grid (docs/gui.md)
-    python bench/gui_offscreen.py --inset RUN [FIRST COUNT]
-        # COUNT consecutive frames (default 0 1200) drawn with the inset map's ground kept
-        # (gui/ground_cache.py) and whole, alternated in chunks of 30: CPU ms a frame
-        # (the yuv420p read included) and how far apart the pictures are
 """
 
 from __future__ import annotations
@@ -444,82 +440,8 @@ def main_ground(run: Path, step: int) -> None:
     print(f"wrote {path}")
 
 
-def inset_costs(run: Path, first: int, count: int, chunk: int = 30) -> dict[str, dict[str, float]]:
-    """CPU ms a frame of the video's picture (and its yuv420p read) of `count` consecutive
-    frames of the recorded `run` from frame `first`, drawn with the inset map's ground kept
-    (gui/ground_cache.py, the snapped inset camera: as the video draws it) and drawn whole
-    every frame (the unsnapped camera, as before), each twice, alternated every `chunk`
-    frames in a rotating order on one canvas (two canvases on one context differed by up to
-    2 ms a frame drawing the same way); and the largest share of pixels of a frame more than
-    8 and 24 levels apart between the two."""
-    import skyswarm.gui.offscreen as offscreen
-    from skyswarm.gui.director import inset_camera
-
-    src, center, half, items = video_cameras(run, 1)
-    items = items[first : first + count]
-    canvas = OffscreenCanvas(src.scenery, SIZE, center, half)
-    buf = bytearray(SIZE[0] * SIZE[1] * 3 // 2)
-    variants = ("kept", "whole", "kept again", "whole again")
-    spent = {v: 0.0 for v in variants}
-    apart = np.zeros(2)
-    for start in range(0, len(items), chunk):
-        r = (start // chunk) % len(variants)
-        pictures = {}
-        for v in variants[r:] + variants[:r]:
-            canvas.keep_inset_ground = v.startswith("kept")
-            offscreen.inset_camera = inset_camera if canvas.keep_inset_ground else _whole_inset
-            t0 = time.process_time()
-            for frame, cam in items[start : start + chunk]:
-                canvas.compose(frame, cam)
-                canvas.read_yuv420p_into(buf)
-            spent[v] += time.process_time() - t0
-            pictures[v[:4]] = canvas.read().astype(np.int16)  # the chunk's last frame
-        d = np.abs(pictures["kept"] - pictures["whol"]).max(axis=-1)
-        apart = np.maximum(apart, [(d > 8).mean(), (d > 24).mean()])
-    offscreen.inset_camera = inset_camera
-    fills = canvas.renderer._ground_cache.fills  # type: ignore[union-attr]
-    canvas.release()
-    out = {v: {"cpu_ms": 1000 * s / len(items), "frames": len(items)} for v, s in spent.items()}
-    out["kept"] |= {"fills": fills, "apart_8": float(apart[0]), "apart_24": float(apart[1])}
-    return out
-
-
-def _whole_inset(frame: Frame) -> Any:
-    """The inset camera as it was before it was snapped to steps."""
-    from skyswarm.gui.framing import shown_points
-
-    cam = default_camera("top", shown_points(frame))
-    cam.aspect = 1.0
-    return cam
-
-
-def main_inset(run: Path, first: int, count: int) -> None:
-    import os
-
-    load = os.getloadavg()[0]
-    rows = inset_costs(run, first, count)
-    k, w = rows["kept"], rows["whole"]
-    k2, w2 = rows["kept again"], rows["whole again"]
-    print(
-        f"video picture of {run}, frames {first}-{first + count - 1}; load average {load:.1f} ->"
-        f" {os.getloadavg()[0]:.1f}\ninset ground kept: {k['cpu_ms']:.2f} / {k2['cpu_ms']:.2f}"
-        f" CPU ms a frame ({k['fills']} fills); drawn whole: {w['cpu_ms']:.2f} /"
-        f" {w2['cpu_ms']:.2f}; pixels > 8 / 24 levels apart: {100 * k['apart_8']:.4f} /"
-        f" {100 * k['apart_24']:.4f} % at most"
-    )
-    path = Path(__file__).resolve().parent / "results" / "gui_offscreen_inset.json"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps({"run": str(run), "first": first, "rows": rows}, indent=1))
-
-
 def main() -> None:
     import sys
-
-    if "--inset" in sys.argv[1:]:
-        args = sys.argv[sys.argv.index("--inset") + 1 :]
-        first, count = (int(a) for a in args[1:3]) if len(args) > 2 else (0, 1200)
-        main_inset(Path(args[0]), first, count)
-        return
 
     if "--ground" in sys.argv[1:]:
         args = sys.argv[sys.argv.index("--ground") + 1 :]

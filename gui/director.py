@@ -19,7 +19,6 @@ view drew at T.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,21 +142,10 @@ class Director:
         return self.camera
 
 
-# The inset map's camera in steps: its half-height in steps of 2**(1/INSET_STEPS) and its centre
-# in steps of half-height / INSET_STEPS, so it holds still while the swarm moves within the
-# framed box (which the UAVs' heights enter too) and the inset's ground is kept
-# (gui/ground_cache.py). On a 216 px inset (720p) a point is at most 0.013 px from where the
-# unsnapped camera puts it.
-INSET_STEPS = 4096
-
-
 def inset_camera(frame: Frame) -> TopCamera:
     """The inset map's camera: top view of everything in `frame` (agents, base stations, the
-    mission's areas and coverage), square, snapped to INSET_STEPS."""
+    mission's areas and coverage), square."""
     cam = default_camera("top", shown_points(frame))
+    cam.aspect = 1.0
     assert isinstance(cam, TopCamera)
-    half = 2.0 ** (round(math.log2(cam.half_height) * INSET_STEPS) / INSET_STEPS)
-    step = half / INSET_STEPS
-    snapped = TopCamera(tuple(np.round(cam.center / step) * step), half_height=half)
-    snapped.aspect = 1.0
-    return snapped
+    return cam

@@ -55,8 +55,6 @@ class OffscreenCanvas:
         self.renderer = Renderer(self.ctx, scenery, center, half_extent_m, agent_scale)
         self._pixels = bytearray(size[0] * size[1] * 3)  # reused by every read()
         self._rgba: np.ndarray | None = None  # (H, W) uint32, made by the first yuv read
-        # the inset map's sky, ground and ground overlays kept between frames (GroundCache)
-        self.keep_inset_ground = True
 
     def render(
         self,
@@ -115,9 +113,7 @@ class OffscreenCanvas:
                 self.renderer.render_view(frame, second, rect, self.size, extra=extra)
                 self.renderer.draw_image(divider(self.size[1]), mw, 0, self.size)
         if view.inset is not None:
-            cam = inset_camera(frame)  # snapped to steps: its ground is kept (GroundCache)
-            still = self.keep_inset_ground
-            self.renderer.render_inset(frame, cam, view.inset, self.size, still=still)
+            self.renderer.render_inset(frame, inset_camera(frame), view.inset, self.size)
         if hud:
             draw_hud(self.renderer, self.size, frame)
         return view

@@ -16,7 +16,6 @@ import numpy as np
 
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.drones import DronePass, colored, projected_scale
-from skyswarm.gui.ground_cache import GroundCache
 from skyswarm.gui.instancing import FlatBatches, InstancedMesh, model_matrices
 from skyswarm.gui.meshes import box_mesh, load_obj
 from skyswarm.gui.overlays import Lines, Quads, ground_cross
@@ -114,8 +113,7 @@ class Renderer:
         self.leader = True  # the mission's leader(s) in the LEADER colour (Frame.shown)
         self.occluders: list[tuple[int, int, int, int]] = []  # 2D images drawn since render()
         uv = np.array([0, 0, 1, 0, 0, 1, 1, 1], dtype=np.float32)
-        uv_buf = self._uv_buf = ctx.buffer(uv)
-        self._ground_cache: GroundCache | None = None  # the inset map's (render(still=True))
+        uv_buf = ctx.buffer(uv)
         self._quad_vao = ctx.vertex_array(self.image_prog, [(uv_buf, "2f", "in_uv")])
         self._sky_vao = ctx.vertex_array(self.sky_prog, [(uv_buf, "2f", "in_uv")])
         # Two textures per image size, written in turn: writing the texture the last draw of
@@ -183,7 +181,6 @@ class Renderer:
         extra: Sequence[np.ndarray] = (),
         clear_all: bool = False,
         covered: Sequence[Rect] = (),
-        still: bool = False,
     ) -> None:
         """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it;
         far drones as markers `marker_px` across (with `self.markers`); `trails` (a TrailRing,
@@ -199,27 +196,39 @@ class Renderer:
         `covered`: rects (x, y, w, h, GL pixels) that the caller covers afterwards with opaque
         pixels (the inset map: `render_inset` clears its rect first); the ground and the
         overlays lying on it, the frame's largest fills, are not drawn there (scissored around
-        them: the pixels elsewhere are those of the unscissored draw).
-
-        `still`: the camera holds still from frame to frame (the inset map's): the sky, the
-        ground and the overlays lying on it are copied from a `GroundCache`, drawn again when
-        the camera, the viewport's size or the overlay list changes; the shadows then go over
-        the ground overlays instead of under them (on a top view they are under the markers:
-        the same pixels)."""
+        them: the pixels elsewhere are those of the unscissored draw)."""
         frame = frame.shown(self.dead, self.leader)
         ctx = self.ctx
         self.occluders = []
         camera = self._begin(camera, viewport, HORIZON, clear_all)
+        vp = _gl(camera.matrix)
         ctx.disable(moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.BLEND)  # sky and ground are opaque: blending would read each pixel
         perspective = float(np.asarray(camera.projection)[3, 3]) == 0.0
-        if still and self._static_flat is not None:
-            self._kept_ground(frame, camera, viewport, perspective)
-            self.drones.draw_shadows(frame)  # under the markers, on a top view
-        else:
-            shown = uncovered(viewport, covered) if covered else [None]
-            self._draw_ground(camera, perspective, shown)
-            self.drones.draw_shadows(frame)
-            self._draw_ground_overlays(frame, shown)
+        y0 = horizon_ndc(camera) if perspective else None
+        if y0 is not None and y0 < 1.0:  # the gradient above the horizon only (fill-rate)
+            self.sky_prog["u_y0"].value = max(-1.0, y0 - 0.02)
+            self._sky_vao.render(moderngl.TRIANGLE_STRIP)
+        shown = uncovered(viewport, covered) if covered else [None]
+        if self._static_flat is not None:
+            # Ground first, without depth: everything else is above it, and overlays lying on
+            # the ground plane would z-fight with it at grazing angles.
+            self.ground_prog["u_vp"].write(vp)
+            self.ground_prog["u_fog_m"].value = FOG_M if perspective else 1e9  # top: no horizon
+            for rect in shown:
+                ctx.scissor = rect
+                self._static_flat.render(moderngl.TRIANGLES)
+            ctx.scissor = None
+        ctx.enable(moderngl.BLEND)
+        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        self.drones.draw_shadows(frame)
+        # Overlays lying on the ground, in a scene with no obstacles or terrain, need no depth
+        # test: whatever is in front of a ground point is above the ground and drawn later
+        # (a depth test over the coverage cells costs a video frame ~0.8 ms on llvmpipe).
+        for rect in shown:
+            ctx.scissor = rect
+            self._draw_overlays(frame.overlays, ground=True)
+        ctx.scissor = None
         ctx.enable(moderngl.DEPTH_TEST)
         for inst in self._obstacles:
             inst.draw()
@@ -250,55 +259,6 @@ class Renderer:
             prog["u_vp"].write(vp)
         return fixed
 
-    def _draw_ground(self, camera: Camera, perspective: bool, shown: Sequence[Rect | None]) -> None:
-        """The sky above the horizon and the ground in the `shown` scissor rects (None: the
-        viewport), opaque; then blending on for what lies over them."""
-        ctx = self.ctx
-        ctx.disable(moderngl.BLEND)  # sky and ground are opaque: blending would read each pixel
-        y0 = horizon_ndc(camera) if perspective else None
-        if y0 is not None and y0 < 1.0:  # the gradient above the horizon only (fill-rate)
-            self.sky_prog["u_y0"].value = max(-1.0, y0 - 0.02)
-            self._sky_vao.render(moderngl.TRIANGLE_STRIP)
-        if self._static_flat is not None:
-            # Ground first, without depth: everything else is above it, and overlays lying on
-            # the ground plane would z-fight with it at grazing angles.
-            self.ground_prog["u_vp"].write(_gl(camera.matrix))
-            self.ground_prog["u_fog_m"].value = FOG_M if perspective else 1e9  # top: no horizon
-            for rect in shown:
-                ctx.scissor = rect
-                self._static_flat.render(moderngl.TRIANGLES)
-            ctx.scissor = None
-        ctx.enable(moderngl.BLEND)
-        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
-
-    def _draw_ground_overlays(self, frame: Frame, shown: Sequence[Rect | None]) -> None:
-        """The mission overlays lying on the ground, blended, in the `shown` scissor rects.
-
-        In a scene with no obstacles or terrain they need no depth test: whatever is in front
-        of a ground point is above the ground and drawn later (a depth test over the coverage
-        cells costs a video frame ~0.8 ms on llvmpipe)."""
-        for rect in shown:
-            self.ctx.scissor = rect
-            self._draw_overlays(frame.overlays, ground=True)
-        self.ctx.scissor = None
-
-    def _kept_ground(self, frame: Frame, camera: Camera, viewport: Rect, perspective: bool) -> None:
-        """Sky, ground and the overlays lying on it copied from `GroundCache`, drawn again only
-        when the camera's matrix, the viewport's size or the overlay list changed. Blend on
-        after it, as after `_draw_ground`."""
-        if self._ground_cache is None:
-            self._ground_cache = GroundCache(self.ctx, self._uv_buf)
-
-        def layer() -> None:
-            self.ctx.clear(*HORIZON, 1.0)
-            self._draw_ground(camera, perspective, [None])
-            self._draw_ground_overlays(frame, [None])
-
-        key = (np.asarray(camera.matrix, dtype=float).tobytes(), viewport[2:], frame.overlays)
-        self._ground_cache.copy(key, viewport, layer)
-        self.ctx.enable(moderngl.BLEND)
-        self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
-
     def render_ids(self, frame: Frame, camera: Camera, viewport: tuple[int, int, int, int]) -> None:
         """The ID buffer of what `render` draws with the same arguments: each agent's pixels in
         its `drones.id_colors` colour, exactly the geometry drawn (mesh, box or marker, depth
@@ -323,7 +283,6 @@ class Renderer:
         target: tuple[int, int],
         marker_px: float | None = None,
         extra: Sequence[np.ndarray] = (),
-        still: bool = False,
     ) -> None:
         """A second view (the inset map: gui/layout.py; a picture-in-picture: gui/multiview.py)
         in `rect` (x, y, w, h from the top-left of the `target` (width, height) framebuffer),
@@ -333,7 +292,7 @@ class Renderer:
         The frame is drawn as its four sides: an image of the whole rect, transparent inside,
         blended every pixel of the view again (~47,000 at 720p) to leave it as it was."""
         x, y, w, h = rect
-        self.render_view(frame, camera, rect, target, marker_px or INSET_MARKER_PX, extra, still)
+        self.render_view(frame, camera, rect, target, marker_px or INSET_MARKER_PX, extra)
         kept = len(self.occluders)
         for image, dx, dy in _border_sides(w, h):
             self.draw_image(image, x + dx, y + dy, target)
@@ -347,15 +306,14 @@ class Renderer:
         target: tuple[int, int],
         marker_px: float = MARKER_DIAM_PX,
         extra: Sequence[np.ndarray] = (),
-        still: bool = False,
     ) -> None:
         """The scene through `camera` in `rect` (x, y, w, h from the top-left of `target`),
         with `extra` lines, without touching `occluders` (the side-by-side view of
-        gui/multiview.py); `still` as `render` takes it."""
+        gui/multiview.py)."""
         x, y, w, h = rect
         kept = self.occluders
         viewport = (x, target[1] - y - h, w, h)
-        self.render(frame, camera, viewport, marker_px=marker_px, extra=extra, still=still)
+        self.render(frame, camera, viewport, marker_px=marker_px, extra=extra)
         self.occluders = kept
 
     def _draw_lines(
