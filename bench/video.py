@@ -19,6 +19,11 @@ machine shared with other work.
         # three rounds one after the other, and the median ratio: the headless run alone moves
         # by 10-20 % between minutes on a shared machine, so one round's ratio is a rough figure;
         # the comparison run goes first in every other round
+    python bench/video.py --replay RUN [--before-tree DIR] [--repeat N]
+        # `replay RUN --video` (RUN: a results directory) with this tree and DIR's, alternated
+
+Every round also prints the `--video` run's CPU by process, read from /proc (render
+processes, ffmpeg, and the simulation's own process beyond the headless run's CPU).
 """
 
 from __future__ import annotations
@@ -52,11 +57,18 @@ sys.exit(main(sys.argv[1:]))
 
 
 def timed_run(
-    scenario: str, out: Path, extra: list[str], before: bool = False, tree: str | None = None
+    scenario: str,
+    out: Path,
+    extra: list[str],
+    before: bool = False,
+    tree: str | None = None,
+    procs: dict[str, float] | None = None,
 ) -> tuple[float, float]:
     """(wall s, CPU s) of one run; the CPU time includes the render process and ffmpeg
     (waited-for descendants). `before`: the encoder settings used before (superfast), or with
-    `tree` the plain CLI of the source tree in that directory."""
+    `tree` the plain CLI of the source tree in that directory. `procs`, if given, gets the
+    CPU s of the run's own process ("simulation"), its render processes ("render") and ffmpeg
+    ("ffmpeg"), read from /proc every SAMPLE_S (Linux; the last reading before each exits)."""
     env = dict(os.environ)
     head = [sys.executable, "-m", "skyswarm.app.cli"]
     if tree is not None:
@@ -64,10 +76,32 @@ def timed_run(
     elif before:
         head = [sys.executable, "-c", BEFORE]
     cmd = [*head, "run", scenario, "--out", str(out), "--quiet"]
+    return _timed([*cmd, *extra], env, procs)  # exit 5: run cut short
+
+
+SAMPLE_S = 0.2  # how often a run's processes' CPU times are read from /proc
+
+
+def _timed(
+    cmd: list[str], env: dict[str, str], procs: dict[str, float] | None = None
+) -> tuple[float, float]:
+    """(wall s, CPU s of it and its descendants) of `cmd`; `procs` as `timed_run` fills it."""
     cpu0 = _children_cpu()
     start = time.perf_counter()
-    subprocess.run([*cmd, *extra], capture_output=True, env=env)  # exit 5: run cut short
-    return time.perf_counter() - start, _children_cpu() - cpu0
+    child = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    last: dict[int, tuple[str, float]] = {}
+    while procs is not None and child.poll() is None:
+        for pid in [child.pid, *_descendants(child.pid)]:
+            cpu = _proc_cpu(pid)
+            if cpu is not None:
+                last[pid] = (last[pid][0] if pid in last else _kind(pid, child.pid), cpu[0])
+        time.sleep(SAMPLE_S)
+    child.wait()
+    wall = time.perf_counter() - start
+    if procs is not None:
+        for kind, cpu in last.values():
+            procs[kind] = procs.get(kind, 0.0) + cpu
+    return wall, _children_cpu() - cpu0
 
 
 def _children_cpu() -> float:
@@ -75,9 +109,46 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _proc_cpu(pid: int) -> tuple[float, int] | None:
+    """(user + system CPU s, parent pid) of a process from /proc, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), int(fields[1])
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (cpu := _proc_cpu(int(name))) is not None:
+            children.setdefault(cpu[1], []).append(int(name))
+    out, stack = [], [root]
+    while stack:
+        for pid in children.get(stack.pop(), []):
+            out.append(pid)
+            stack.append(pid)
+    return out
+
+
+def _kind(pid: int, root: int) -> str:
+    if pid == root:
+        return "simulation"
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "other"
+    if "ffmpeg" in cmd:
+        return "ffmpeg"
+    return "render" if "multiprocessing" in cmd and "resource_tracker" not in cmd else "other"
+
+
 def one_round(scenario: str, tree: str | None, with_before: bool, flip: bool = False) -> dict:
     """Headless, then --video and (with_before) the comparison run, in that order or (`flip`)
     the other: walls, CPU, file sizes."""
+    load_start = list(os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         headless, headless_cpu = timed_run(scenario, d / "plain", [])
@@ -89,9 +160,12 @@ def one_round(scenario: str, tree: str | None, with_before: bool, flip: bool = F
         if with_before and flip:
             before, before_cpu = before_run()
         video = d / "run.mp4"
-        with_video, video_cpu = timed_run(scenario, d / "video", ["--video", str(video)])
+        procs: dict[str, float] = {}
+        with_video, video_cpu = timed_run(
+            scenario, d / "video", ["--video", str(video)], procs=procs
+        )
         r = {"headless_wall_s": headless, "headless_cpu_s": headless_cpu}
-        r |= {"video_wall_s": with_video, "video_cpu_s": video_cpu}
+        r |= {"video_wall_s": with_video, "video_cpu_s": video_cpu, "video_processes_cpu_s": procs}
         plain = (d / "plain" / "trajectory.bin").read_bytes()
         r["same_trajectory"] = plain == (d / "video" / "trajectory.bin").read_bytes()
         r["video_MB"] = video.stat().st_size / 1e6
@@ -107,13 +181,51 @@ def one_round(scenario: str, tree: str | None, with_before: bool, flip: bool = F
     r["frames"] = frames
     r["ratio"] = r["video_wall_s"] / headless
     r["render_encode_cpu_ms_per_frame"] = 1000 * (video_cpu - headless_cpu) / frames
+    r["render_processes_cpu_ms_per_frame"] = 1000 * procs.get("render", 0.0) / frames
+    r["ffmpeg_cpu_ms_per_frame"] = 1000 * procs.get("ffmpeg", 0.0) / frames
+    r["simulation_extra_cpu_ms_per_frame"] = (
+        1000 * (procs.get("simulation", 0.0) - headless_cpu) / frames
+    )
     if with_before:
         r["before_ratio"] = r["before_wall_s"] / headless
         r["before_render_encode_cpu_ms_per_frame"] = (
             1000 * (r["before_cpu_s"] - headless_cpu) / frames
         )
-    r["load_average"] = list(os.getloadavg())
+    r["load_average_start"], r["load_average"] = load_start, list(os.getloadavg())
     return r
+
+
+def replay_rounds(run: Path, tree: str | None, repeat: int) -> list[dict]:
+    """`replay RUN --video` with this source tree and (with `tree`) the one in that directory,
+    alternated (the other first in every other round): wall s, CPU ms a frame (all processes:
+    replay draws in its own process, ffmpeg encodes), MB."""
+    from skyswarm.gui.replay import ReplaySource
+
+    frames = int(ReplaySource(run).duration_s * 30 + 1e-6)
+    variants = {"now": None, **({"before": tree} if tree else {})}
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(repeat):
+            order = list(variants) if k % 2 == 0 else list(variants)[::-1]
+            for name in order:
+                env = dict(os.environ)
+                if variants[name] is not None:
+                    env["PYTHONPATH"] = variants[name]  # type: ignore[assignment]
+                out = Path(tmp) / f"{name}.mp4"
+                load = os.getloadavg()[0]
+                cmd = [sys.executable, "-m", "skyswarm.app.cli", "replay", str(run), "--video"]
+                wall, cpu = _timed([*cmd, str(out)], env)
+                rows.append(
+                    {"round": k + 1, "tree": name, "wall_s": wall, "frames": frames,
+                     "cpu_ms_per_frame": 1000 * cpu / frames, "MB": out.stat().st_size / 1e6,
+                     "load_average": [load, os.getloadavg()[0]]}
+                )  # fmt: skip
+                r = rows[-1]
+                print(
+                    f"round {k + 1} {name:<7} {wall:7.1f} s wall {r['cpu_ms_per_frame']:6.2f} CPU"
+                    f" ms a frame {r['MB']:6.2f} MB  load {load:.1f} -> {os.getloadavg()[0]:.1f}"
+                )
+    return rows
 
 
 def main() -> None:
@@ -128,6 +240,12 @@ def main() -> None:
         k = args.index("--repeat")
         repeat = int(args[k + 1])
         del args[k : k + 2]
+    if "--replay" in args:
+        rows = replay_rounds(Path(args[args.index("--replay") + 1]), tree, repeat)
+        out = Path(__file__).parent / "results" / "video_replay.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        return
     with_before = "--no-before" not in args
     args = [a for a in args if a != "--no-before"]
     scenario = args[0] if args else "flocking_coverage"
@@ -150,6 +268,13 @@ def main() -> None:
                 f"{r['before_render_encode_cpu_ms_per_frame']:>14.1f}"
             )
         print(line)
+        print(
+            f"{'':<7}--video CPU ms a frame: render processes"
+            f" {r['render_processes_cpu_ms_per_frame']:.1f},"
+            f" ffmpeg {r['ffmpeg_cpu_ms_per_frame']:.1f},"
+            f" simulation beyond headless {r['simulation_extra_cpu_ms_per_frame']:.1f}; load"
+            f" {r['load_average_start'][0]:.1f} -> {r['load_average'][0]:.1f}"
+        )
     median = statistics.median(r["ratio"] for r in rounds)
     last = rounds[-1]
     print(
