@@ -409,8 +409,8 @@ def _crossing(since: float) -> tuple[Leader, np.ndarray]:
     return lead, lead._lane_point(1, plan.lanes[1], plan.lanes[1].v0)
 
 
-def _step(lead: Leader, here: np.ndarray, now: float) -> str:
-    members = set(range(1, 11))
+def _step(lead: Leader, here: np.ndarray, now: float, members: set[int] | None = None) -> str:
+    members = set(range(1, 11)) if members is None else members
     peers = {i: here + np.array([0.0, 3.0 * i]) for i in members - {1}}
     lead.step(1, here, members, peers, [AREA.grid()], now, 6.0)
     return lead.plan.stage
@@ -420,28 +420,33 @@ def test_a_crossing_held_off_its_lane_start_goes_on_after_the_form_timeout() -> 
     """The 10-UAV reference with a 20 m radio and 40 % loss (seed 5759614053034636637 of the
     robustness matrix) hovered 290 s at 1.5 m from its lane start: member 7, which joined
     mid-lane and had no slot yet, sat on that spot, and the leader's avoidance kept its
-    distance. The crossing now goes on to `wait` (which gives 7 a slot) once the leader has
-    come no nearer by 0.5 m for `form_timeout_s` (15 s): exactly at 15 s still crossing."""
+    distance. A member that joins on the way now gets a slot at once (leader.py), and the
+    crossing goes on to `wait` once the leader has come no nearer by 0.5 m for
+    `form_timeout_s` (15 s), whatever holds it off: exactly at 15 s still crossing."""
     lead, goal = _crossing(100.0)
     held = goal + np.array([0.9, 1.2])  # 1.5 m off
+    assert _step(lead, held, 100.0) == "cross"
+    assert {i for i, _ in lead.plan.offsets} == set(range(1, 11))  # 6 and 7 joined: slots
+    goal = lead._lane_point(1, lead.plan.lanes[1], lead.plan.lanes[1].v0)
+    held = goal + np.array([0.9, 1.2])  # 1.5 m off the start of its slot in the wider flock
     assert _step(lead, held, 100.0) == "cross"
     assert _step(lead, held, 110.0) == "cross"
     assert _step(lead, held, 115.0) == "cross"  # not more than the timeout yet
     assert _step(lead, held, 115.1) == "wait"
     assert lead.plan.stage_since_s == 115.1
-    _step(lead, held, 115.2)  # the wait closes ranks: the members without a slot get one
-    assert {i for i, _ in lead.plan.offsets} == set(range(1, 11))
 
 
 def test_a_crossing_that_still_gains_ground_is_not_cut_short() -> None:
     """Progress restarts the clock: 0.6 m nearer at 110 s, then held; a gain under 0.5 m does
-    not count. A leader that gets within 0.7 m is at its lane start whenever it does."""
+    not count. A leader that gets within 0.7 m is at its lane start whenever it does. (The
+    members are those with a slot: a joiner would widen the flock and move the start.)"""
     lead, goal = _crossing(100.0)
+    slotted = {i for i, _ in lead.plan.offsets}
     u = np.array([0.6, 0.8])  # unit vector from the start towards the leader
-    assert _step(lead, goal + 3.0 * u, 100.0) == "cross"
-    assert _step(lead, goal + 2.4 * u, 110.0) == "cross"  # 0.6 m nearer: the clock restarts
-    assert _step(lead, goal + 2.0 * u, 120.0) == "cross"  # 0.4 m: not a gain
-    assert _step(lead, goal + 2.0 * u, 125.0) == "cross"  # 15 s since 110 s
-    assert _step(lead, goal + 2.0 * u, 125.1) == "wait"
+    assert _step(lead, goal + 3.0 * u, 100.0, slotted) == "cross"
+    assert _step(lead, goal + 2.4 * u, 110.0, slotted) == "cross"  # 0.6 m nearer: clock restarts
+    assert _step(lead, goal + 2.0 * u, 120.0, slotted) == "cross"  # 0.4 m: not a gain
+    assert _step(lead, goal + 2.0 * u, 125.0, slotted) == "cross"  # 15 s since 110 s
+    assert _step(lead, goal + 2.0 * u, 125.1, slotted) == "wait"
     lead, goal = _crossing(100.0)
-    assert _step(lead, goal + 0.69 * u, 100.0) == "wait"  # arrived
+    assert _step(lead, goal + 0.69 * u, 100.0, slotted) == "wait"  # arrived
