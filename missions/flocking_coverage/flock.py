@@ -349,8 +349,10 @@ class FlockUav(AutonomousUavAgent):
         led more recently than that beacon resumes its own plan (its part's lanes or interval,
         not the plan of a leader it left long ago). With shared lanes it took that old plan
         until 2026-11: in the 50-UAV ideal cell of the robustness matrix (20 m radio, 20 %
-        loss) a part of one, UAV 45, went back every ~49 s to a 50-member plan from 98 s,
-        crossed to its first lane, met the main part's edge and started again, for 1,400 s."""
+        loss) a part of one, UAV 45, went back every ~49 s from ~580 s to the end to a
+        50-member plan crossing since 98 s (the newest beacon it had heard), re-planned it at
+        its lane start, met the edge of the main part (a member of it, not its leader) and,
+        leading again a few seconds later, took that old plan once more."""
         beacons = [b for b in self.heard.values() if isinstance(b, Beacon)]
         own = self._own_plan
         if beacons:

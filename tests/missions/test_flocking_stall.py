@@ -4,8 +4,10 @@ The 50-UAV ideal cell of the robustness matrix (20 m radio, 20 % loss, seed 5674
 stalled at 42.3 % coverage from ~530 s to its 2,000 s limit: leader 1's part swept lane 1 with
 6 slots while 43 members of other parts joined it; they flew by the stale slots of the plans they
 had followed (up to 6 members on one slot), and the crowd held the leader 17 m short of the lane
-end, in `sweep`, where slots never change. UAV 45, a part of one, meanwhile took over a 50-member
-plan of 98 s each time it led again (every ~49 s). These tests pin the two rules that end that.
+end, in `sweep`, where slots never changed. UAV 45, a part of one, meanwhile took over a
+50-member plan crossing since 98 s each time it led again (every ~49 s). These tests pin the
+rules that end that: joiners get a slot at once, a held sweep waits where it is, and a member
+that leads again keeps its own newer plan.
 """
 
 from __future__ import annotations
