@@ -1,12 +1,16 @@
 """The view timeline: what the 3D views showed during a recorded run, for a faithful replay.
 
-A post-tick listener (registered after the mission's) samples, every `PERIOD_S` of simulated
-time, what the mission shows (`core.hooks.ViewSource`, implemented by `Mission`): its HUD lines,
-the ids holding its `highlight_role`, its overlays (plain data, `core.hooks.Overlay`), plus each
-agent's `Agent.mode_name()` and, for the agents whose `Agent.estimate_row()` names a group with
-an estimate (`core.hooks.EstimateSource`, e.g. a UAV swarm with sensors on), their state
-estimate, and appends them to the results directory as the run goes (nothing is lost if the
-run is interrupted):
+A post-tick listener (registered after the mission's) samples what the mission shows
+(`core.hooks.ViewSource`, implemented by `Mission`): its HUD lines, the ids holding its
+`highlight_role`, its overlays (plain data, `core.hooks.Overlay`), plus each agent's
+`Agent.mode_name()` and, for the agents whose `Agent.estimate_row()` names a group with an
+estimate (`core.hooks.EstimateSource`, e.g. a UAV swarm with sensors on), their state estimate.
+The first sample is taken when the timeline is made (tick 0 of a run: the state the run starts
+from, which the live view's first frame shows), the next after the first tick (the missions'
+first decisions), then one every `PERIOD_S` of simulated time (older timelines, written
+before the first two were added, start at `PERIOD_S`: their replay shows no mission data
+before it). Samples are appended to the results directory as the run goes (nothing is lost
+if the run is interrupted):
 
 - `timeline.jsonl`: one JSON object per sample: `tick`, `hud` (list of str), `modes` ({id: name}),
   `leaders` (sorted ids holding the highlighted role), `highlight` (that role's name, or null),
@@ -68,10 +72,20 @@ class Timeline:
         self._key: tuple[int, int] = (-1, -1)
         self._sensed: list[tuple[EstimateSource, np.ndarray, np.ndarray]] = []  # group, slots, rows
         self._ids = np.zeros(0, dtype=np.int32)
+        # The state recording starts from (tick 0: the mission set up, nothing flown), so a
+        # replay has from its first frame the HUD, leaders and overlays the live view had, and
+        # the state after the first tick, whose tasks (every task of phase 0) make a mission's
+        # first decisions (flocking coverage elects its leader): without it the replay would
+        # show the undecided start for a whole period. Reads only: the run is unchanged.
+        self._after_first = sim.world.tick + 1
+        self._sample(sim.world)
 
     def post_tick(self, world: World) -> None:
-        if world.tick % self.every:
-            return
+        if world.tick % self.every == 0 or world.tick == self._after_first:
+            self._sample(world)
+
+    def _sample(self, world: World) -> None:
+        """Append one sample of what the views show at `world.tick`."""
         mission: ViewSource | None = self.sim.mission
         hud = mission.hud() if mission is not None else ()
         row: dict[str, Any] = {

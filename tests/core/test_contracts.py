@@ -158,15 +158,15 @@ def test_timeline_reads_only_the_declared_contracts(tmp_path: Path) -> None:
     WatchedAgent(sim, 2, slots[1], "POSITION", (group, 0))
     WatchedAgent(sim, 3, slots[2], "-", None)  # flies on the truth: no estimate
     sim.mission = WatchedMission()  # type: ignore[assignment]  # a ViewSource, no more
-    timeline = Timeline(tmp_path, sim)
     with watching() as reads:
-        for _ in range(200):  # 0.5 s: one sample, at tick 200
+        timeline = Timeline(tmp_path, sim)  # samples the start: tick 0
+        for _ in range(200):  # 0.5 s: samples at tick 1 (after the first) and 200
             sim.step()
-            if sim.world.tick % timeline.every == 0:
-                timeline.post_tick(sim.world)
+            timeline.post_tick(sim.world)
     assert reads == []
-    (sample,) = read_timeline(tmp_path)
-    assert sample["tick"] == 200
+    samples = read_timeline(tmp_path)
+    assert [s["tick"] for s in samples] == [0, 1, 200]
+    sample = samples[-1]
     assert sample["hud"] == ["found 3"]
     assert sample["modes"] == {"1": "HOVER", "2": "POSITION", "3": "-"}
     assert sample["leaders"] == [1, 3]  # role_members("scout"), sorted
@@ -179,6 +179,14 @@ def test_timeline_reads_only_the_declared_contracts(tmp_path: Path) -> None:
     # agent 1 is the group's row 1: offset (0, -0.25, 1), GPS error (0, 0, -2); exact in float32
     assert est["estimate_offset"].tolist() == [[0.0, -0.25, 1.0], [0.5, 0.0, 0.0]]
     assert est["gps_error"].tolist() == [[0.0, 0.0, -2.0], [0.125, 0.0, 0.0]]
+    # The start samples hold the same fields, read the same way (the watched objects do not
+    # change: equal values).
+    for early in samples[:2]:
+        assert {k: v for k, v in early.items() if k not in ("tick", "overlays", "estimates")} == {
+            k: v for k, v in sample.items() if k not in ("tick", "overlays", "estimates")
+        }
+        assert early["overlays"][0]["data"].tolist() == ov["data"].tolist()
+        assert early["estimates"]["estimate_offset"].tolist() == est["estimate_offset"].tolist()
 
 
 def test_a_group_without_an_estimate_records_none_and_no_highlight_role_records_no_ids(
@@ -190,13 +198,15 @@ def test_a_group_without_an_estimate_records_none_and_no_highlight_role_records_
     mission = WatchedMission()
     object.__setattr__(mission, "highlight_role", None)
     sim.mission = mission  # type: ignore[assignment]
-    timeline = Timeline(tmp_path, sim, period_s=0.0025)
     with watching() as reads:
+        timeline = Timeline(tmp_path, sim, period_s=0.0025)
         sim.step()
         timeline.post_tick(sim.world)
     assert reads == []
-    (sample,) = read_timeline(tmp_path)
-    assert sample["leaders"] == [] and "estimates" not in sample  # role_members never asked
+    samples = read_timeline(tmp_path)
+    assert [s["tick"] for s in samples] == [0, 1]
+    for sample in samples:
+        assert sample["leaders"] == [] and "estimates" not in sample  # role_members never asked
 
 
 class LookalikeOverlay:
@@ -223,10 +233,11 @@ class OverlayMission(WatchedMission):
 def _one_sample(tmp_path: Path, items: list[Any]) -> dict[str, Any]:
     sim = Simulator(SimulationConfig(physics="fast"))
     sim.mission = OverlayMission(items)  # type: ignore[assignment]
-    timeline = Timeline(tmp_path, sim, period_s=0.0025)
+    timeline = Timeline(tmp_path, sim, period_s=0.0025)  # samples tick 0
     sim.step()
     timeline.post_tick(sim.world)
-    (sample,) = read_timeline(tmp_path)
+    start, sample = read_timeline(tmp_path)
+    assert start["overlays"] is sample["overlays"]  # the same items: written once, held
     return sample
 
 

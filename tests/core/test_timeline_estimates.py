@@ -20,17 +20,19 @@ def test_sensor_run_records_the_live_estimate_and_gps_error_at_each_sample(tmp_p
     sim = Simulator.from_scenario(load_scenario(ROOT / "configs/hover_qrsim.toml"), tmp_path)
     swarm = next(a.swarm for a in sim.agents.values() if getattr(a, "swarm", None) is not None)
     live: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for _ in range(600):  # 1.5 s: samples at ticks 200, 400, 600
+    live[0] = (swarm.sensors.position.copy(), swarm.sensors.gps_error.copy())
+    for _ in range(600):  # 1.5 s: samples at ticks 0, 1, 200, 400, 600
         sim.step()
-        if sim.world.tick % 200 == 0:
+        if sim.world.tick % 200 == 0 or sim.world.tick == 1:
             live[sim.world.tick] = (swarm.sensors.position.copy(), swarm.sensors.gps_error.copy())
     ids = [a.id for a in sim.agents.values()]
     sim.finish()
     sim.close()
     samples = read_timeline(tmp_path)
-    assert [s["tick"] for s in samples] == [200, 400, 600]
+    assert [s["tick"] for s in samples] == [0, 1, 200, 400, 600]
     rec = read_trajectory(tmp_path)
-    for s in samples:
+    np.testing.assert_allclose(samples[1]["estimates"]["gps_error"], live[1][1], rtol=0, atol=1e-6)
+    for s in (s for s in samples if s["tick"] % 200 == 0):  # ticks in the 20 Hz trajectory
         block = s["estimates"]
         assert block["ids"].tolist() == ids  # the swarm's agents, in its index order
         truth = np.array([rec[(rec["tick"] == s["tick"]) & (rec["agent_id"] == i)]["position"][0]
@@ -51,5 +53,5 @@ def test_no_sensors_records_no_estimates(tmp_path: Path) -> None:
     sim.finish()
     sim.close()
     rows = [json.loads(line) for line in (tmp_path / "timeline.jsonl").read_text().splitlines()]
-    assert len(rows) == 2 and all("estimates" not in r for r in rows)  # ideal: estimate = truth
+    assert len(rows) == 4 and all("estimates" not in r for r in rows)  # ideal: estimate = truth
     assert all("estimates" not in s for s in read_timeline(tmp_path))
