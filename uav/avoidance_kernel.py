@@ -413,7 +413,7 @@ def scan_tracks(
 def scan_push(
     p, v, target, v_cmd, vel, pos, closing_exp, any_closing, any_near, own_fresh, own_p,
     own_v, n_uav, prm, commanded, alive, push, normal, cap, slack, escape, guarded, active,
-    track_dist,
+    track_dist, meas,
 ):  # pragma: no cover - compiled  # fmt: skip
     """The second half of a scan (steps 3-6), every agent, from the updated tracks `p`, `v`
     (N, K, 2) and `target` (N, K) (-1: none) and `scan_tracks`' `v_cmd`: the correction
@@ -425,7 +425,9 @@ def scan_push(
     nearest tracks (targets >= `n_uav` are boxes) and `slack` (N,), the smallest of each
     agent's caps (NaN if one is; `steer` skips the projections below it); the guard's
     `escape` (N, 2) and `guarded` (N,); `active` (N,) = `commanded` & `alive` &
-    (constrained or pushed). `track_dist`: `scan_tracks`' distances of the tracks."""
+    (constrained or pushed). `track_dist`: `scan_tracks`' distances of the tracks; `meas`
+    (N, K, 2) m: its measurements, which the barrier and the guard take for a neighbour's
+    position where they are nearer than the track (the track lags a pair that turns)."""
     n, k = target.shape
     nb = normal.shape[1]
     kb = min(nb, k)
@@ -436,6 +438,7 @@ def scan_push(
     overdrive = prm[OVERDRIVE]
     order = np.empty(kb, dtype=np.int64)
     dist = np.empty(k)
+    by_meas = np.empty(k, dtype=np.bool_)  # the slot's measurement is nearer than its track
     m = 0
     for i in range(n):
         # step 3 and 4: the correction, summed over the slots in order as numpy's sum does
@@ -450,7 +453,10 @@ def scan_push(
             else:  # no track: only its position's sign shows (below, times 0)
                 d, x0, x1 = np.inf, -p[i, s, 0], -p[i, s, 1]
                 v0, v1, a, b, c, disc = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-            dist[s] = d if valid else np.inf  # (for step 5)
+            # (for step 5: the nearer of the track and the measurement)
+            dm = math.hypot(meas[i, s, 0], meas[i, s, 1])
+            by_meas[s] = dm < d
+            dist[s] = (dm if by_meas[s] else d) if valid else np.inf
             q0, q1 = 0.0, 0.0
             if any_closing:
                 if valid and b < 0.0 and disc > 0.0 and c > 0.0 and a > 1e-9:
@@ -517,8 +523,9 @@ def scan_push(
             seen = math.isfinite(dk)
             u0, u1 = 0.0, 0.0
             if seen:
-                u0 = p[i, s, 0] / _maximum(dk, 1e-9)
-                u1 = p[i, s, 1] / _maximum(dk, 1e-9)
+                b0, b1 = (meas[i, s, 0], meas[i, s, 1]) if by_meas[s] else (p[i, s, 0], p[i, s, 1])
+                u0 = b0 / _maximum(dk, 1e-9)
+                u1 = b1 / _maximum(dk, 1e-9)
             theirs = (own_v[i, 0] * u0 + own_v[i, 1] * u1) + (v[i, s, 0] * u0 + v[i, s, 1] * u1)
             uav = seen and target[i, s] < n_uav
             away = _maximum(theirs, 0.0) if uav else 0.0
@@ -647,6 +654,6 @@ ahead(
 ahead(
     scan_push,
     "f8[3] f8[3] i8[2] f8[2] f8[2] f8[2] f8[1] ? ? ? f8[2] f8[2] i8 f8[1] ?[1] ?[1] f8[2] "
-    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1] f8[2]",
+    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1] f8[2] f8[3]",
 )
 ahead(min_separation, "f8[2] ?[1] i8[2] i8[1] i8[1]")

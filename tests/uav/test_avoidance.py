@@ -37,6 +37,7 @@ def layer(tracks: np.ndarray, velocities: np.ndarray, **cfg) -> Avoidance:
     av = Avoidance.__new__(Avoidance)
     av.cfg = AvoidanceConfig(enabled=True, **cfg)
     av._p, av._v = tracks, velocities
+    av._meas = tracks  # this scan's measurements: where the tracks are (no lag)
     av._valid = np.ones(tracks.shape[:2], dtype=bool)
     n, m = tracks.shape[:2]  # slot j holds UAV j + 1 (the agent is UAV 0)
     av.target = np.tile(np.arange(1, m + 1), (n, 1))
@@ -148,11 +149,11 @@ def test_guard_drops_the_command_below_guard_m_and_holds_to_the_release() -> Non
     v, changed = barrier_flies(av, (5.0, 3.0))
     assert changed and v == pytest.approx([-1.5, 0.0])
     # 2.0 m: beyond guard_m, inside guard_release_m: still guarded, same escape
-    av._p = np.array([[[2.0, 0.0]]])
+    av._p = av._meas = np.array([[[2.0, 0.0]]])
     av._barrier()
     assert av.guarded[0] and av.escape[0] == pytest.approx([-1.5, 0.0])
     # 2.6 m: released; the barrier alone (0.6 m beyond the 2 m safe distance) caps the approach
-    av._p = np.array([[[2.6, 0.0]]])
+    av._p = av._meas = np.array([[[2.6, 0.0]]])
     av._barrier()
     assert not av.guarded[0]
     v, _ = barrier_flies(av, (5.0, 3.0))
