@@ -38,7 +38,9 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
 4. Separation: closer than `separation_m` a plain repulsion `repulsion` (separation - d) pushes
    straight away (it also covers the overlapping pairs where tau = 0).
 5. The barrier (the part that holds whatever the terms above add up to): for each of the
-   `barrier_neighbours` nearest neighbours at distance d in direction n (unit, towards it), the
+   `barrier_neighbours` nearest neighbours at distance d in direction n (unit, towards it;
+   where this scan measures the neighbour nearer than its track, the measurement: a track
+   lags a pair that turns or brakes, by 0.3-0.4 m in a 50-UAV crowd, docs/safety.md), the
    agent's velocity along n is capped at the speed from which it can stop within half the gap
    x = d - `safe_distance_m`, reacting after `reaction_s` and braking at `brake_m_s2`, even if
    the neighbour brakes as hard from its speed away along n (0 if it comes closer, or for a
@@ -55,9 +57,10 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
    instead of trailing the cap down (docs/safety.md, "The overdrive"). The velocity
    is projected onto each half-plane in turn, the nearest last (PASSES times). Sideways motion
    is free, and a flock moving together is slowed only as much as its spacing requires.
-6. The last-resort guard: closer than `guard_m` to another UAV, the agent drops the mission's
-   command and the terms above and flies straight away from every UAV within `guard_m`, at
-   `guard_speed_m_s` (through the barrier too), until every UAV is beyond `guard_release_m`.
+6. The last-resort guard: closer than `guard_m` to another UAV (the distance of step 5), the
+   agent drops the mission's command and the terms above and flies straight away from every
+   UAV within `guard_m`, at `guard_speed_m_s` (through the barrier too), until every UAV is
+   beyond `guard_release_m`.
    It does not climb or descend (a first version that sent one UAV of a pair up and the other
    down made UAVs that had already moved vertically pass through each other, docs/safety.md).
 7. The sum of 3 and 4 is dropped below MIN_PUSH_M_S (1 cm/s: tracking noise between UAVs

@@ -179,6 +179,25 @@ def test_the_guard_at_its_trigger_distance() -> None:
             assert barrier_flies(av, (5.0, 3.0))[0] == pytest.approx([-1.5, 0.0])
 
 
+def test_the_barrier_takes_the_nearer_of_the_track_and_the_measurement() -> None:
+    # a track lags a pair whose relative velocity changes (0.3-0.4 m in the 50-UAV 0.78 m
+    # pass, docs/safety.md): where this scan measures the neighbour nearer, the barrier and
+    # the guard take the measurement (its distance and direction); where the track is
+    # nearer, the track
+    cfg = AvoidanceConfig()
+    av = guard_layer(3.0)  # tracked 3.0 m east...
+    av._meas = np.array([[[0.0, 1.4]]])  # ...measured 1.4 m north, inside guard_m
+    av._barrier()
+    assert av.guarded[0] and av.escape[0] == pytest.approx([0.0, -1.5])
+    assert av.normal[0, 0] == pytest.approx([0.0, 1.0])
+    assert av.cap[0, 0] == pytest.approx(0.5 * cfg.barrier_rate * (1.4 - 2.0))
+    av = guard_layer(1.4)  # tracked 1.4 m east, measured 3.0 m: the track
+    av._meas = np.array([[[3.0, 0.0]]])
+    av._barrier()
+    assert av.guarded[0] and av.normal[0, 0] == pytest.approx([1.0, 0.0])
+    assert av.cap[0, 0] == pytest.approx(0.5 * cfg.barrier_rate * (1.4 - 2.0))
+
+
 def test_no_credit_for_a_neighbour_that_only_seems_to_draw_away() -> None:
     # The 50-UAV variant's 0.95 m pass (docs/safety.md): a UAV accelerating towards a
     # neighbour that did not move saw it "draw away": its fresh own velocity (2 m/s here) plus
@@ -478,3 +497,28 @@ def test_layers_beyond_the_clearance_still_pass_over_each_other(tmp_path, rise: 
     assert least_flat < 0.3
     if rise == 2.0:
         assert end < 0.3
+
+
+def test_the_closest_pass_is_reported_with_its_time(tmp_path) -> None:
+    # metrics.avoidance's min_separation_m is the truth at the scans (10 Hz) and
+    # min_separation_at_s the scan's time: stepped by hand, the truth at every tick puts the
+    # head-on swap's closest pass within one scan of it, and no nearer than it by more than
+    # the pair closes in one scan
+    path = two_uavs(tmp_path, "HeadOnSwap", spacing_m=10.0)
+    sim = Simulator.from_scenario(load_scenario(path, []))
+    try:
+        swarm, state = sim.mission.swarm, sim.world.state
+        least, when = math.inf, None
+        for _ in range(round(12.0 / swarm.dt)):  # the scenario's 12 s
+            sim.step()
+            gap = float(np.linalg.norm(np.diff(state.position[swarm.rows], axis=0)[0]))
+            if gap < least:
+                least, when = gap, sim.time_s
+        report = swarm.avoidance.summary()
+    finally:
+        sim.close()
+    assert report["min_separation_m"] >= least and report["min_separation_m"] < least + 0.05
+    assert abs(report["min_separation_at_s"] - when) <= 0.1 + 1e-9
+    # on a scan: a whole number of the sensor's 0.1 s periods (40 ticks) into the run
+    scans = report["min_separation_at_s"] / 0.1
+    assert scans == pytest.approx(round(scans))
