@@ -17,35 +17,17 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from test_flocking_split_lanes import AREA, STARTS, settings
 
-from skyswarm.missions.coverage import Area, footprint_half_m
 from skyswarm.missions.flocking_coverage.flock import FlockUav
 from skyswarm.missions.flocking_coverage.leader import (
     Leader,
-    LeaderSettings,
     initial_plan,
     slot_offsets,
-    slot_order,
 )
 from skyswarm.missions.flocking_coverage.messages import Beacon
 
-AREA = Area(1, (50.0, 50.0), (80.0, 100.0), 60.0, 1.0)  # the reference area
-STARTS = {k: np.array([2.0 * (k - 1), 2.0 * (k - 1)]) for k in range(1, 11)}  # diagonal, 2 m
-SETTINGS = LeaderSettings(
-    slot_m=3.2757,
-    half_m=footprint_half_m(6.0, 40.0),
-    speed_m_s=3.0,
-    transit_speed_m_s=4.0,
-    gain=1.0,
-    form_tolerance_m=1.5,
-    form_timeout_s=15.0,
-    settle_s=2.5,
-    rescout=True,
-    max_rescout_rounds=3,
-    rescout_min_cells=4,
-    altitude_m=6.0,
-    order=slot_order(AREA, STARTS),
-)
+SETTINGS = settings(partition=False)  # the reference area's, shared lanes
 MEMBERS = set(range(1, 11))
 
 
