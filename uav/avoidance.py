@@ -214,7 +214,7 @@ class Avoidance:
         self._p: np.ndarray | None = None  # (N, K, 2) tracked relative positions, m
         self._v: np.ndarray | None = None  # (N, K, 2) tracked relative velocities, m/s
         self._valid: np.ndarray | None = None  # (N, K) bool
-        self._meas: np.ndarray | None = None  # (N, K, 2) the last scan's relative positions, m
+        self._meas: np.ndarray | None = None  # (N, K, 2) m, the last scan (the numpy reference)
         self.target: np.ndarray | None = None  # (N, K) int64 target index (-1: no track)
         n, k = swarm.n, cfg.barrier_neighbours
         self.push = np.zeros((n, 2))  # m/s, the correction held until the next scan
