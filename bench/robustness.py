@@ -324,7 +324,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.from_json or args.from_sweep:
         for f in [*(args.from_json or ()), *(args.from_sweep or ())]:
             if not f.exists():
-                print(f"robustness: {f}: no such file or folder (a results path expected)", file=sys.stderr)
+                print(
+                    f"robustness: {f}: no such file or folder (a results path expected)",
+                    file=sys.stderr,
+                )
                 return 2
         table = [row for f in args.from_json or () for row in json.loads(f.read_text())]
         table += [row for d in args.from_sweep or () for row in from_sweep(d)]
