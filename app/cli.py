@@ -86,6 +86,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except OSError as exc:  # full disk, permissions, vanished directory: one line, exit 1
         error(os_message(exc))
         return EXIT_IO_ERROR
+    except Exception:
+        if Interrupt.pending:  # Ctrl-C landed where C code turned it into another error: in
+            # an extension module's import (numba, imported by the config's checks: "ImportError:
+            # numba._devicearray failed to import") the KeyboardInterrupt never comes out
+            error("interrupted", prefix="skyswarm: ")
+            return EXIT_INTERRUPTED
+        raise
 
 
 class UsageError(Exception):

@@ -540,3 +540,25 @@ def test_batch_resume_on_a_full_disk_loses_no_row(tmp_path, patch):
     assert proc.stderr.splitlines() == ["skyswarm: error: No space left on device"], proc.stderr
     assert {n: (out / n).read_bytes() for n in before} == before
     assert not list(out.glob("*.tmp"))
+
+
+@pytest.mark.parametrize("raised", [ImportError, SystemError, ValueError])
+def test_an_error_after_ctrl_c_is_the_interrupt(monkeypatch, capsys, raised):
+    """Ctrl-C inside an extension module's import comes out as that import's error (seen: a
+    SIGINT 0.1 s into `run` landed in `import numba`, which the config's checks import, and
+    surfaced as "ImportError: numba._devicearray failed to import", a traceback and exit 1):
+    once the handler has seen Ctrl-C, any error is the interrupt, one line and 130; without
+    it, the error is still raised as it is."""
+    from skyswarm.app import cli
+    from skyswarm.app.interrupts import Interrupt
+
+    def fails(args):
+        raise raised("numba._devicearray failed to import")
+
+    monkeypatch.setattr(cli, "cmd_run", fails)
+    monkeypatch.setattr(Interrupt, "pending", True)
+    assert cli._main(["run", "hover"]) == 130
+    assert capsys.readouterr().err.splitlines() == ["skyswarm: interrupted"]
+    monkeypatch.setattr(Interrupt, "pending", False)
+    with pytest.raises(raised):
+        cli._main(["run", "hover"])
