@@ -394,20 +394,28 @@ def test_parts_sweep_disjoint_cells_and_finish_sooner(partition_run, flocking_sp
 
 
 # -- a crossing held off its lane start ----------------------------------------------------------
-def _crossing(since: float) -> tuple[Leader, np.ndarray]:
-    """A leader of the unsplit flock (members 1-10, 6 and 7 without a slot) crossing to the
-    start of lane 1 since `since` s, and that start (m)."""
+def leader_at(stage: str, since: float, slots: tuple[int, ...], **plan) -> Leader:
+    """Leader 1 of the unsplit flock (members 1-10, shared lanes) in `stage` of lane 1 since
+    `since` s, with slots for `slots` in that order across the sweep (and any other plan
+    fields in `plan`); tests/missions/test_flocking_stall.py too."""
     s = settings(False)
-    plan = initial_plan([AREA], STARTS, s, 0.0)
-    plan = replace(
-        plan,
-        stage="cross",
+    p = replace(
+        initial_plan([AREA], STARTS, s, 0.0),
+        stage=stage,
         lane=1,
         stage_since_s=since,
-        offsets=slot_offsets((5, 4, 3, 2, 10, 1, 9, 8), s.slot_m),
+        offsets=slot_offsets(slots, s.slot_m),
+        **plan,
     )
-    lead = Leader(plan, [AREA], s)
-    return lead, lead._lane_point(1, plan.lanes[1], plan.lanes[1].v0)
+    return Leader(p, [AREA], s)
+
+
+def _crossing(since: float) -> tuple[Leader, np.ndarray]:
+    """A leader of the unsplit flock (6 and 7 without a slot) crossing to the start of lane 1
+    since `since` s, and that start (m)."""
+    lead = leader_at("cross", since, (5, 4, 3, 2, 10, 1, 9, 8))
+    lane = lead.plan.lanes[1]
+    return lead, lead._lane_point(1, lane, lane.v0)
 
 
 def _step(lead: Leader, here: np.ndarray, now: float, members: set[int] | None = None) -> str:

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from test_flocking_split_lanes import AREA, STARTS, settings
+from test_flocking_split_lanes import AREA, STARTS, leader_at, settings
 
 from skyswarm.missions.flocking_coverage.flock import FlockUav
 from skyswarm.missions.flocking_coverage.leader import (
@@ -34,16 +34,7 @@ MEMBERS = set(range(1, 11))
 def _sweeping(since: float) -> Leader:
     """Leader 1 of members 1-10 sweeping lane 1 (u 0 m, v 48.9 to -48.9 m) since `since` s with
     slots for members 1-5 only."""
-    plan = initial_plan([AREA], STARTS, SETTINGS, 0.0)
-    plan = replace(
-        plan,
-        stage="sweep",
-        lane=1,
-        stage_since_s=since,
-        offsets=slot_offsets((5, 4, 3, 2, 1), SETTINGS.slot_m),
-        swath_m=5 * SETTINGS.slot_m,
-    )
-    return Leader(plan, [AREA], SETTINGS)
+    return leader_at("sweep", since, (5, 4, 3, 2, 1), swath_m=5 * SETTINGS.slot_m)
 
 
 def _at(lead: Leader, v: float) -> np.ndarray:
