@@ -302,13 +302,16 @@ class Avoidance:
         meas = np.stack([rng * np.cos(ang), rng * np.sin(ang)], axis=2)  # (N, K, 2) m
         target = np.where(seen, scan.target, -1)
         self._meas = meas  # this scan's own positions of the neighbours (the barrier's, 5)
+        # a new track starts at rest in the world: relative velocity minus the agent's own
+        # filtered one (0 said the neighbour flew as the agent did, docs/safety.md)
+        rest = np.broadcast_to(-self._own_v[:, None, :], meas.shape)
         if self._p is None or self._p.shape != meas.shape:
-            self._p, self._v = meas.copy(), np.zeros_like(meas)
+            self._p, self._v = meas.copy(), rest.copy()
             self._valid, self.target = seen.copy(), target
             return
         a, b = self._gains()
         p, v = np.empty_like(meas), np.empty_like(meas)
-        track(target, meas, self.target, self._p, self._v, a, b, self.period_s, p, v)
+        track(target, meas, self.target, self._p, self._v, a, b, self.period_s, self._own_v, p, v)
         self._p, self._v = p, v
         self._valid, self.target = seen.copy(), target
 
@@ -511,7 +514,7 @@ class Avoidance:
         c = np.ascontiguousarray
         closing, min_tau, near = scan_tracks(
             c(scan.target), c(scan.detected), c(scan.range_m), c(scan.bearing_rad),
-            c(scan.elevation_rad), yaw, prev_target, prev_p, prev_v, fresh, _KINDS,
+            c(scan.elevation_rad), yaw, prev_target, prev_p, prev_v, fresh, self._own_v, _KINDS,
             swarm.setpoints.records, pos, vel, self._prm, buf["meas"], target, p, v,
             buf["v_cmd"], buf["commanded"], buf["earg"], buf["dist"],
         )  # fmt: skip

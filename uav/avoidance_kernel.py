@@ -229,12 +229,15 @@ def _steer_pass(
 
 
 @njit(nogil=True)
-def track(target, meas, prev_target, p, v, a, b, dt, p_out, v_out):  # pragma: no cover
+def track(target, meas, prev_target, p, v, a, b, dt, own_v, p_out, v_out):  # pragma: no cover
     """Step 1's alpha-beta update of the (N, K) tracks: slot s of agent i holds `target[i, s]`
     (-1: nothing seen) measured at `meas[i, s]` (2,) m; the slot that target held at the last
     scan (`prev_target`, tracks `p` m and `v` m/s) predicts it, dt s later, and the residual
     corrects it with gains a and b / dt; a target without a track starts one at its
-    measurement, at rest. Out: `p_out`, `v_out` (N, K, 2)."""
+    measurement, at rest in the world: relative velocity minus the agent's own filtered
+    velocity `own_v` (N, 2) m/s (not 0, which says it flies as the agent does: a neighbour
+    just seen ahead looked as if it drew away at the agent's own speed, docs/safety.md).
+    Out: `p_out`, `v_out` (N, K, 2)."""
     n, k = target.shape
     for i in range(n):
         for s in range(k):
@@ -247,7 +250,7 @@ def track(target, meas, prev_target, p, v, a, b, dt, p_out, v_out):  # pragma: n
             for c in range(2):
                 if q < 0:
                     p_out[i, s, c] = meas[i, s, c]
-                    v_out[i, s, c] = 0.0
+                    v_out[i, s, c] = -own_v[i, c]
                 else:
                     pred = p[i, q, c] + dt * v[i, q, c]
                     res = meas[i, s, c] - pred
@@ -336,14 +339,15 @@ def _pair_at(dist, p, tv, vc0, vc1, vo0, vo1, r2):  # pragma: no cover - compile
 
 @njit(nogil=True)
 def scan_tracks(
-    target, detected, range_m, bearing, elevation, yaw, prev_target, p, v, fresh, kind,
+    target, detected, range_m, bearing, elevation, yaw, prev_target, p, v, fresh, own_v, kind,
     records, pos, vel, prm, meas, new_target, p_out, v_out, v_cmd, commanded, earg, track_dist,
 ):  # pragma: no cover - compiled  # fmt: skip
     """The first half of a scan (steps 1-3 of uav/avoidance.py's module doc), every agent:
     the (N, K) scan slots (`target`, `detected`, `range_m`, `bearing`, `elevation`) seen from
     own `yaw` (N,) rad become horizontal measurements `meas` (N, K, 2) m and `new_target`
     (-1: not seen, or `vertical_clear` above or below); the tracks (`prev_target`, `p`, `v`;
-    `fresh`: there are none yet) are updated into `p_out`, `v_out` (`track`); each agent's
+    `fresh`: there are none yet) are updated into `p_out`, `v_out` (`track`, new ones at rest
+    in the world by the agents' filtered velocities `own_v` (N, 2) m/s); each agent's
     commanded velocity `v_cmd` (N, 2) m/s and `commanded` (N,) bool from `records`, own `pos`
     (N, 3) m and `yaw` (`commanded_velocity`); for every closing pair, in (agent, slot) order,
     the exponent -t / tau0 of the power law into `earg` (the caller takes np.exp of it, so
@@ -380,9 +384,12 @@ def scan_tracks(
             for s in range(k):
                 for c in range(2):
                     p_out[i, s, c] = meas[i, s, c]
-                    v_out[i, s, c] = 0.0
+                    v_out[i, s, c] = -own_v[i, c]
     else:
-        track(new_target, meas, prev_target, p, v, prm[ALPHA], prm[BETA], prm[DT], p_out, v_out)
+        track(
+            new_target, meas, prev_target, p, v, prm[ALPHA], prm[BETA], prm[DT], own_v, p_out,
+            v_out,
+        )  # fmt: skip
     kp, max_speed, r2, sep, horizon = prm[KP], prm[MAX_SPEED], prm[R2], prm[SEP], prm[HORIZON]
     m, min_tau, near = 0, np.inf, False
     for i in range(n):
@@ -648,7 +655,7 @@ ahead(yaw_terms, "f8[2] i8[1] f8[1] f8[1]")
 ahead(
     scan_tracks,
     ("i8[2]", "?[2]", "f8[2]", "f8[2]", "f8[2]", "f8[1]", "i8[2]", "f8[3]", "f8[3]", "?",
-     "i8[1]", _RECORDS, "f8[2]", "f8[2]", "f8[1]", "f8[3]", "i8[2]", "f8[3]", "f8[3]", "f8[2]",
+     "f8[2]", "i8[1]", _RECORDS, "f8[2]", "f8[2]", "f8[1]", "f8[3]", "i8[2]", "f8[3]", "f8[3]", "f8[2]",
      "?[1]", "f8[1]", "f8[2]"),
 )  # fmt: skip
 ahead(
