@@ -217,7 +217,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- avoidance -----------------------------------------------------------------------------
     Mutant(
-        "uav/avoidance.py",
+        "uav/avoidance_reference.py",
         "        closing = valid & (b < 0.0) & (disc > 0.0) & (c > 0.0) & (a > 1e-9)",
         "        closing = valid & (disc > 0.0) & (c > 0.0) & (a > 1e-9)",
         "receding neighbours are avoided too (equivalent: their tau = c / max(-b + sq, 1e-12) "
@@ -225,21 +225,21 @@ MUTANTS: tuple[Mutant, ...] = (
         (T_AVOID, "-k", "receding or head_on"),
     ),
     Mutant(
-        "uav/avoidance.py",
+        "uav/avoidance_reference.py",
         "        near = valid & (dist < cfg.separation_m) & (dist > 1e-6)",
         "        near = valid & (dist < 0.5 * cfg.separation_m) & (dist > 1e-6)",
         "separation push only inside half the separation distance",
         (T_AVOID, "-k", "separation"),
     ),
     Mutant(
-        "uav/avoidance.py",
+        "uav/avoidance_reference.py",
         "            cr, sr = math.cos(RIGHT_TURN), math.sin(RIGHT_TURN)",
         "            cr, sr = math.cos(-RIGHT_TURN), math.sin(-RIGHT_TURN)",
         "head-on pairs turn left",
         (T_AVOID, "-k", "head_on"),
     ),
     Mutant(
-        "uav/avoidance.py",
+        "uav/avoidance_reference.py",
         "        total *= np.minimum(1.0, cfg.max_push_m_s / np.maximum(size, 1e-12))[:, None]",
         "        total *= 1.0",
         "avoidance push not capped at max_push_m_s",

@@ -18,14 +18,9 @@ from skyswarm.core.schema import ConfigError
 from skyswarm.core.simulator import Simulator
 from skyswarm.extend import Mission, Swarm, UavSection
 from skyswarm.uav import control as ctl
-from skyswarm.uav.avoidance import (
-    PASSES,
-    RIGHT_TURN,
-    Avoidance,
-    _OwnScan,
-    speed_allowed,
-)
+from skyswarm.uav.avoidance import PASSES, Avoidance, _OwnScan
 from skyswarm.uav.avoidance_kernel import mode_kinds, steer
+from skyswarm.uav.avoidance_reference import RIGHT_TURN, speed_allowed
 from skyswarm.uav.control import SETPOINT
 from skyswarm.uav.sensors.proximity import Scan
 

@@ -1,9 +1,9 @@
 """The avoidance layer's compiled passes (uav/avoidance_kernel.py) against the numpy reference
-(uav/avoidance.py `_on_scan_numpy`, `_track`, `_correction`, `_own_track`, `_barrier`): the
-same state, bit for bit, after each scan, at the edges (no neighbours, a UAV exactly at the guard
-distance, dead agents with NaN state, yaws of +-180 deg, boxes, every steered mode), and the
-per-tick `steer` (its skip below the smallest cap, the yaws read only for heading-frame
-modes)."""
+(uav/avoidance_reference.py `_on_scan_numpy`, `_track`, `_correction`, `_own_track`,
+`_barrier`): the same state, bit for bit, after each scan, at the edges (no neighbours, a UAV
+exactly at the guard distance, dead agents with NaN state, yaws of +-180 deg, boxes, every
+steered mode), and the per-tick `steer` (its skip below the smallest cap, the yaws read only
+for heading-frame modes)."""
 
 from __future__ import annotations
 
