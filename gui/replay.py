@@ -6,9 +6,12 @@ The replay shows, at time t, the last trajectory sample at or before t. An agent
 due after some time are dead: they stay drawn (dark) where they were last recorded. Base
 stations are not in the trajectory (it holds physical agents only): they are read from the run's
 config.toml `[[comms.base_stations]]` and drawn at their fixed positions, after the recorded agents.
-With sensors on, the timeline's estimate offsets (estimate minus truth, GPS error) of the sample
-at or before t are added to the replayed truth: the estimate ghost and the inspector's estimate
-lines show what the live view showed at each timeline sample, and follow the UAV in between.
+What the mission showed (HUD lines, leaders, groups, modes, overlays) is the timeline's
+(core/timeline.py), which holds it at every trajectory sample tick: a frame shows with its
+recorded poses the view state the live view had at that tick. With sensors on, the timeline's
+estimate offsets (estimate minus truth, GPS error) of its last estimate sample (every 0.5 s) at
+or before t are added to the replayed truth: the estimate ghost and the inspector's estimate
+lines show what the live view showed at each estimate sample, and follow the UAV in between.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ class ReplaySource:
         self._timeline_times = np.array(
             [row["tick"] * float(header["tick_s"]) for row in self._timeline], dtype=float
         )
-        self._overlay_cache: dict[int, list[Overlay]] = {}
+        self._overlay_cache: tuple[list[Any] | None, list[Overlay]] = (None, [])
 
     def _config(self) -> tuple[Scenery, tuple[Any, ...]]:
         """Scenery and base-station specs from the run's config.toml (none if it is missing)."""
@@ -116,10 +119,10 @@ class ReplaySource:
         if k is None:
             return [], [], {}
         row = self._timeline[k]
-        if k not in self._overlay_cache:
+        if self._overlay_cache[0] is not row["overlays"]:  # samples share an unchanged list
             plain = [{ov["kind"]: ov["data"], "color": ov["color"]} for ov in row["overlays"]]
-            self._overlay_cache = {k: as_overlays(plain)}
-        return self._overlay_cache[k], list(row["hud"]), dict(row["modes"])
+            self._overlay_cache = (row["overlays"], as_overlays(plain))
+        return self._overlay_cache[1], list(row["hud"]), dict(row["modes"])
 
     def frame_at(self, time_s: float) -> Frame:
         k = self.index_at(time_s)

@@ -11,6 +11,7 @@ estimate), the dispatcher's public methods (events) and `core.comms.fates.FateSi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -159,13 +160,13 @@ def test_timeline_reads_only_the_declared_contracts(tmp_path: Path) -> None:
     WatchedAgent(sim, 3, slots[2], "-", None)  # flies on the truth: no estimate
     sim.mission = WatchedMission()  # type: ignore[assignment]  # a ViewSource, no more
     with watching() as reads:
-        timeline = Timeline(tmp_path, sim)  # samples the start: tick 0
-        for _ in range(200):  # 0.5 s: samples at tick 1 (after the first) and 200
+        timeline = Timeline(tmp_path, sim)  # samples the start: tick 0; no recorder: looks
+        for _ in range(200):  # every tick; nothing changes: one more sample, the estimates' at 200
             sim.step()
             timeline.post_tick(sim.world)
     assert reads == []
     samples = read_timeline(tmp_path)
-    assert [s["tick"] for s in samples] == [0, 1, 200]
+    assert [s["tick"] for s in samples] == [0, 200]
     sample = samples[-1]
     assert sample["hud"] == ["found 3"]
     assert sample["modes"] == {"1": "HOVER", "2": "POSITION", "3": "-"}
@@ -179,14 +180,16 @@ def test_timeline_reads_only_the_declared_contracts(tmp_path: Path) -> None:
     # agent 1 is the group's row 1: offset (0, -0.25, 1), GPS error (0, 0, -2); exact in float32
     assert est["estimate_offset"].tolist() == [[0.0, -0.25, 1.0], [0.5, 0.0, 0.0]]
     assert est["gps_error"].tolist() == [[0.0, 0.0, -2.0], [0.125, 0.0, 0.0]]
-    # The start samples hold the same fields, read the same way (the watched objects do not
-    # change: equal values).
-    for early in samples[:2]:
-        assert {k: v for k, v in early.items() if k not in ("tick", "overlays", "estimates")} == {
-            k: v for k, v in sample.items() if k not in ("tick", "overlays", "estimates")
-        }
-        assert early["overlays"][0]["data"].tolist() == ov["data"].tolist()
-        assert early["estimates"]["estimate_offset"].tolist() == est["estimate_offset"].tolist()
+    # The start sample holds the same fields, read the same way (the watched objects do not
+    # change: equal values); the estimate sample at 200 wrote nothing else again.
+    start = samples[0]
+    assert {k: v for k, v in start.items() if k not in ("tick", "overlays", "estimates")} == {
+        k: v for k, v in sample.items() if k not in ("tick", "overlays", "estimates")
+    }
+    assert start["overlays"] is sample["overlays"]
+    assert start["estimates"]["estimate_offset"].tolist() == est["estimate_offset"].tolist()
+    rows = [json.loads(line) for line in (tmp_path / "timeline.jsonl").read_text().splitlines()]
+    assert sorted(rows[1]) == ["estimates", "tick"]
 
 
 def test_a_group_without_an_estimate_records_none_and_no_highlight_role_records_no_ids(
@@ -204,7 +207,7 @@ def test_a_group_without_an_estimate_records_none_and_no_highlight_role_records_
         timeline.post_tick(sim.world)
     assert reads == []
     samples = read_timeline(tmp_path)
-    assert [s["tick"] for s in samples] == [0, 1]
+    assert [s["tick"] for s in samples] == [0]  # no estimate, no change: no sample at tick 1
     for sample in samples:
         assert sample["leaders"] == [] and "estimates" not in sample  # role_members never asked
 
@@ -236,8 +239,7 @@ def _one_sample(tmp_path: Path, items: list[Any]) -> dict[str, Any]:
     timeline = Timeline(tmp_path, sim, period_s=0.0025)  # samples tick 0
     sim.step()
     timeline.post_tick(sim.world)
-    start, sample = read_timeline(tmp_path)
-    assert start["overlays"] is sample["overlays"]  # the same items: written once, held
+    (sample,) = read_timeline(tmp_path)  # the same items at tick 1: no second sample
     return sample
 
 

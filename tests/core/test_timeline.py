@@ -1,116 +1,160 @@
-"""core/timeline.py: the view samples a recorded run writes for replay (HUD, modes, overlays)."""
+"""core/timeline.py: the view samples a recorded run writes for replay (HUD, modes, leaders,
+groups, overlays), one at each trajectory tick where they changed."""
 
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from skyswarm.core.config import load_scenario
+from skyswarm.core.overlays import Lines, as_overlay
 from skyswarm.core.simulator import Simulator
-from skyswarm.core.timeline import Timeline, read_timeline
+from skyswarm.core.timeline import (
+    MAPS,
+    Timeline,
+    apply_changes,
+    group_leaders,
+    highlighted,
+    map_changes,
+    read_timeline,
+)
+from tests.core.old_timeline import rewrite_as_old
 
 ROOT = Path(__file__).resolve().parents[2]
+FLOCK = ROOT / "configs/flocking_coverage.toml"
+TRAJ_EVERY = 40  # flocking_coverage: 10 Hz trajectory at 2.5 ms ticks
 
 
-def test_samples_at_the_start_and_every_half_second_with_hud_modes_and_changed_overlays(
+def _live(sim: Simulator) -> dict[str, Any]:
+    """What the live view shows now, in the timeline's terms (overlay data as float32 bytes)."""
+    m = sim.mission
+    overlays = [o for o in map(as_overlay, m.overlays()) if o is not None]
+    return {
+        "hud": [str(line) for line in m.hud()],
+        "leaders": highlighted(m),
+        "highlight": m.highlight_role,
+        "modes": {str(a.id): a.mode_name() for a in sim.agents.values()},
+        "groups": {str(k): v for k, v in group_leaders(m).items()},
+        "overlays": [
+            (o.segments if isinstance(o, Lines) else o.corners).tobytes() + str(o.color).encode()
+            for o in overlays
+        ],
+    }
+
+
+def _read(sample: dict[str, Any]) -> dict[str, Any]:
+    """A read sample in `_live`'s terms."""
+    out = {k: sample[k] for k in ("hud", "leaders", "highlight", "modes", "groups")}
+    out["overlays"] = [
+        ov["data"].tobytes() + str(ov["color"]).encode() for ov in sample["overlays"]
+    ]
+    return out
+
+
+def test_a_sample_at_each_trajectory_tick_where_the_view_changed_holds_what_live_showed(
     tmp_path: Path,
 ) -> None:
-    sim = Simulator.from_scenario(load_scenario(ROOT / "configs/flocking_coverage.toml"), tmp_path)
-    start_hud, start_overlays = sim.mission.hud(), sim.mission.overlays()
+    sim = Simulator.from_scenario(load_scenario(FLOCK), tmp_path)
+    assert sim.recorder is not None and sim.recorder.traj_every == TRAJ_EVERY
+    live = {0: _live(sim)}
     for _ in range(2000):  # 5 s
         sim.step()
-    live_hud, live_overlays = sim.mission.hud(), sim.mission.overlays()
+        if sim.world.tick % TRAJ_EVERY == 0:
+            live[sim.world.tick] = _live(sim)
     sim.finish()
     sim.close()
     samples = read_timeline(tmp_path)
-    # Tick 0 (the state the run starts from, the live view's first frame), tick 1 (after the
-    # first tick's tasks), then 200, 400, ..., 2000: every 0.5 s at 2.5 ms; the last is the
-    # final state.
-    assert [s["tick"] for s in samples] == [0, 1, *range(200, 2001, 200)]
-    first, after_first = samples[0], samples[1]
-    assert first["hud"] == start_hud and first["hud"][1].startswith("leader none")
-    assert first["leaders"] == [] and first["highlight"] == "leader"
-    assert set(first["modes"]) == {str(a.id) for a in sim.agents.values()}
-    assert len(first["overlays"]) == len(start_overlays) == 2  # the area outline from the start
-    # The flock elects its leader (UAV 1, the lowest id) in its first tick: the live view shows
-    # it from 2.5 ms on, and so does the replay, from the second sample.
-    assert after_first["leaders"] == [1] and after_first["hud"][1].startswith("leader 1 ")
-    last = samples[-1]
-    assert last["hud"] == live_hud and last["hud"][0].startswith("coverage")
-    assert set(last["modes"]) == {str(a.id) for a in sim.agents.values()}
-    # The flock's acting leader, as the live view colours it (one leader, a UAV of the flock).
-    assert last["leaders"] == sim.mission.role_members("leader") and len(last["leaders"]) == 1
-    assert len(last["overlays"]) == len(live_overlays) == 2  # area outline, covered cells
-    for got, want in zip(last["overlays"], live_overlays):
-        key = "segments" if "segments" in want else "corners"
-        assert got["kind"] == key
-        assert np.array_equal(got["data"], np.asarray(want[key], np.float32))
-        assert got["color"] == pytest.approx(want["color"])
-    # An overlay list equal to the previous sample's is not stored again (null in the index).
+    ticks = [s["tick"] for s in samples]
+    assert ticks[0] == 0 and all(t % TRAJ_EVERY == 0 for t in ticks)
+    # At every trajectory tick (the replay's poses) the sample at or before it is what the
+    # live view showed at that tick: HUD, leaders, modes, groups, overlays.
+    for tick, want in live.items():
+        assert _read(samples[bisect_right(ticks, tick) - 1]) == want, tick
+    # The flock elects UAV 1 in its first tick: shown from the first trajectory tick on (0.1 s).
+    assert ticks[1] == TRAJ_EVERY and samples[1]["leaders"] == [1]
+    assert samples[0]["hud"][1].startswith("leader none")
+    # The first coverage reported (the HUD's line and the cells) at its own trajectory tick, not
+    # at the next multiple of 0.5 s as before (measured: 1.2 s, tick 480; shown from 1.5 s then).
+    first = next(s for s in samples if not s["hud"][0].startswith("coverage   0.0 %"))
+    assert first["tick"] % 200 != 0 and len(first["overlays"][1]["data"]) > 0
+    # Written only when something changed: 6 samples for the 51 trajectory ticks.
+    assert len(samples) < len(live) / 5
+    # Each row writes exactly the fields that changed since the previous one.
     rows = [json.loads(line) for line in (tmp_path / "timeline.jsonl").read_text().splitlines()]
-    assert rows[0]["overlays"] is not None
-    unchanged = [r["overlays"] is None for r in rows[1:]]
-    assert any(unchanged)  # the outline and the cells seen do not change every 0.5 s
-    stored = sum(len(r["overlays"]) for r in rows if r["overlays"] is not None)
-    assert stored < 2 * len(rows)
+    names = {v: k for k, v in MAPS.items()}  # mode_changes: modes
+    for row, before, after in zip(rows[1:], samples, samples[1:]):
+        written = {names.get(k, k) for k in row if k != "tick"}
+        changed = {k for k, v in _read(after).items() if _read(before)[k] != v}
+        assert written == changed, row["tick"]
 
 
-def test_no_results_dir_no_timeline_and_a_period_must_be_whole_ticks(tmp_path: Path) -> None:
+def test_a_map_is_written_as_its_changes_when_fewer_changed_than_it_holds() -> None:
+    old = {"1": "HOVER", "2": "POSITION", "3": "-"}
+    new = {"1": "HOVER", "2": "VELOCITY", "4": "-"}  # 2 changed, 3 gone, 4 new
+    changes = map_changes(old, new)
+    assert changes == {"2": "VELOCITY", "4": "-", "3": None}
+    assert apply_changes(old, changes) == new and old["2"] == "POSITION"  # a new map
+    assert map_changes(new, new) == {}
+
+
+def test_no_results_dir_no_timeline_and_the_periods_must_be_whole_ticks(tmp_path: Path) -> None:
     assert read_timeline(tmp_path) == []
     sim = Simulator.from_scenario(load_scenario(ROOT / "configs/hover.toml"))
     try:
         with pytest.raises(ValueError, match="whole number of ticks"):
             Timeline(tmp_path, sim, period_s=0.001)  # 0.4 tick
+        with pytest.raises(ValueError, match="every_ticks 0"):
+            Timeline(tmp_path, sim, every_ticks=0)
     finally:
         sim.close()
 
 
 def test_a_truncated_last_line_keeps_the_whole_samples(tmp_path: Path) -> None:
-    sim = Simulator.from_scenario(load_scenario(ROOT / "configs/hover.toml"), tmp_path)
-    for _ in range(400):
-        sim.step()
-    sim.close()
-    with (tmp_path / "timeline.jsonl").open("a") as f:
-        f.write('{"tick": 600, "hud"')  # a run killed mid-write
-    samples = read_timeline(tmp_path)
-    assert [s["tick"] for s in samples] == [0, 1, 200, 400]
-    assert samples[0]["hud"] == [] and samples[0]["overlays"] == []  # hover: no HUD, no overlays
-
-
-def test_a_timeline_written_before_the_start_samples_still_reads(tmp_path: Path) -> None:
-    """Results directories written before the tick-0 and tick-1 samples start at 0.5 s; their
-    samples read as before (overlays "unchanged" resolve against the first one read)."""
-    sim = Simulator.from_scenario(load_scenario(ROOT / "configs/flocking_coverage.toml"), tmp_path)
+    sim = Simulator.from_scenario(load_scenario(FLOCK), tmp_path)
     for _ in range(600):
         sim.step()
     sim.close()
+    whole = read_timeline(tmp_path)
+    assert len(whole) >= 3
+    with (tmp_path / "timeline.jsonl").open("a") as f:
+        f.write('{"tick": 640, "hud"')  # a run killed mid-write
+    samples = read_timeline(tmp_path)
+    assert [s["tick"] for s in samples] == [s["tick"] for s in whole]
+    assert [_read(s) for s in samples] == [_read(s) for s in whole]
+
+
+@pytest.mark.parametrize("start", [0, 200], ids=["from-tick-0", "from-0.5-s"])
+def test_a_timeline_of_the_old_writer_still_reads(tmp_path: Path, start: int) -> None:
+    """Results directories written before the change-driven samples hold every field in every
+    row, every 0.5 s (from tick 0, or, older still, from 0.5 s), `overlays` null when unchanged:
+    they read as they did, each sample what the run showed at its tick."""
+    sim = Simulator.from_scenario(load_scenario(FLOCK), tmp_path)
+    for _ in range(1200):
+        sim.step()
+    sim.close()
     new = read_timeline(tmp_path)
-    index = tmp_path / "timeline.jsonl"
-    rows = [json.loads(line) for line in index.read_text().splitlines()]
-    assert rows[2]["overlays"] is None  # unchanged since tick 0: not written again
-    # As the old recorder wrote it: tick 200 was the first sample, so it held the overlays.
-    # timeline.bin keeps its blocks; the first two rows' entries point into it still.
-    rows[2]["overlays"] = rows[0]["overlays"]
-    index.write_text("".join(json.dumps(r) + "\n" for r in rows[2:]))
+    new_ticks = [s["tick"] for s in new]
+    rewrite_as_old(tmp_path, range(start, 1201, 200))
+    rows = [json.loads(line) for line in (tmp_path / "timeline.jsonl").read_text().splitlines()]
+    assert all(len(r) == 7 for r in rows)  # tick, hud, modes, leaders, highlight, groups, overlays
+    assert rows[0]["overlays"] is not None and any(r["overlays"] is None for r in rows)
     old = read_timeline(tmp_path)
-    assert [s["tick"] for s in old] == [200, 400, 600]
-    for got, want in zip(old, new[2:]):
-        assert got["hud"] == want["hud"] and got["leaders"] == want["leaders"]
-        assert [o["data"].tolist() for o in got["overlays"]] == [
-            o["data"].tolist() for o in want["overlays"]
-        ]
+    assert [s["tick"] for s in old] == list(range(start, 1201, 200))
+    for got in old:
+        assert _read(got) == _read(new[bisect_right(new_ticks, got["tick"]) - 1])
 
 
-def test_the_start_samples_leave_the_run_bit_identical(tmp_path: Path) -> None:
+def test_the_timeline_leaves_the_run_bit_identical(tmp_path: Path) -> None:
     """The timeline only reads: the same seed flies the same trajectory with the timeline (and
-    its samples at ticks 0 and 1) as without any results directory."""
-    cfg = ROOT / "configs/flocking_coverage.toml"
+    its looks at every trajectory tick) as without any results directory."""
     flown = []
     for out in (tmp_path, None):
-        sim = Simulator.from_scenario(load_scenario(cfg), out)
+        sim = Simulator.from_scenario(load_scenario(FLOCK), out)
         for _ in range(400):
             sim.step()
         flown.append(sim.world.state.position.copy())  # NaN in the unused body slots
