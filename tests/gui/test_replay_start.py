@@ -1,8 +1,9 @@
-"""The replay from its first frame (issue 30): the timeline's start samples (core/timeline.py,
-ticks 0 and 1) give the replay the HUD lines, leader and overlays the live view had, so its
-cameras (whose keep-out corners are laid out from the first frame's HUD and legend) move as the
-live capture's from the first frame on; a results directory written before those samples (its
-first at 0.5 s) still replays."""
+"""The replay from its first frame (issue 30): the timeline's start sample (core/timeline.py,
+tick 0) and its samples at each trajectory tick where the view changed give the replay the HUD
+lines, leader and overlays the live view had, so its cameras (whose keep-out corners are laid
+out from the first frame's HUD and legend) move as the live capture's from the first frame on;
+a results directory written before those samples (every 0.5 s, its first at 0.5 s) still
+replays."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.core.old_timeline import rewrite_as_old
 from tests.gui.conftest import ROOT
 
 FLOCK = ROOT / "configs" / "flocking_coverage.toml"
@@ -79,17 +81,19 @@ def test_replay_cameras_and_view_data_equal_the_live_capture_from_the_first_fram
             if second is not None:
                 got = still.views.second.camera.matrix  # type: ignore[union-attr]
                 np.testing.assert_allclose(got, second, rtol=1e-9, atol=1e-9)
-            if t < 0.5:  # before the first periodic sample: the tick-1 sample holds
-                # the leader UAV 1 elected in the first tick (coverage stays 0.0 % till then)
-                assert frame.hud == hud and hud[1].startswith("leader 1 "), (t, frame.hud, hud)
-                assert frame.ids[frame.leaders].tolist() == leader == [1]
+            # Every frame the live view's HUD and leader: UAV 1 elected in the first tick from
+            # the first frame (0.1 s) on, the first coverage reported at 1.2 s (1.5 s when the
+            # timeline was sampled every 0.5 s).
+            assert frame.hud == hud and frame.ids[frame.leaders].tolist() == leader, t
+            assert leader == [1] and hud[1].startswith("leader 1 ")
+        assert len({h[0] for *_, h, _ in live["frames"]}) > 1  # the coverage line changed
     finally:
         still.release()
 
 
 def test_a_results_directory_without_the_start_samples_still_replays(tmp_path: Path) -> None:
-    """Written before the tick-0 and tick-1 samples: nothing of the mission's before 0.5 s (as
-    such directories always replayed), the same from its first sample on."""
+    """Written before the tick-0 sample, every 0.5 s: nothing of the mission's before 0.5 s (as
+    such directories always replayed), the same at its samples."""
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
     from skyswarm.gui.replay import ReplaySource, ReplayStill
@@ -100,11 +104,9 @@ def test_a_results_directory_without_the_start_samples_still_replays(tmp_path: P
     sim.finish()
     sim.close()
     new = ReplaySource(out)
-    index = out / "timeline.jsonl"
-    rows = [json.loads(line) for line in index.read_text().splitlines()]
-    assert [r["tick"] for r in rows] == [0, 1, 200, 400]
-    rows[2]["overlays"] = rows[0]["overlays"]  # the old first sample wrote its overlays
-    index.write_text("".join(json.dumps(r) + "\n" for r in rows[2:]))
+    rewrite_as_old(out, [200, 400])
+    rows = [json.loads(line) for line in (out / "timeline.jsonl").read_text().splitlines()]
+    assert [r["tick"] for r in rows] == [200, 400] and "modes" in rows[1]  # every field
     old = ReplaySource(out)
     early = old.frame_at(0.25)
     assert early.hud == [] and early.leader is None and early.overlays == []
