@@ -16,8 +16,8 @@ FLOCK = ROOT / "configs" / "flocking_coverage.toml"
 BOIDS = ROOT / "configs" / "boids.toml"
 SIZE = (1280, 720)
 TIMES_S = (2.0, 20.0, 40.0, 80.0)  # the issue saw specks at 2 s
-# the replay from its first frame: the start (the timeline's tick-0 sample) and a frame before
-# its first periodic sample (0.5 s), when the flock has its leader (elected in the first tick)
+# the replay from its first frame: the start (the timeline's tick-0 sample) and a frame where
+# the flock has its leader (elected in the first tick, recorded from the first trajectory tick)
 REPLAY_TIMES_S = (0.0, 0.3, *TIMES_S)  # 0.3 s: a trajectory sample (10 Hz)
 MIN_PX = 60  # issue 30: each live drone of the reference run covers >= 60 px
 MIN_PX_1000 = 12  # ... and each of 1,000 boids >= 12 px
