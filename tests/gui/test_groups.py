@@ -59,9 +59,9 @@ class _LiveFrames:
 
 @pytest.fixture(scope="module")
 def split(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The split flock recorded until the first timeline sample (every 0.5 s, also a 10 Hz
-    trajectory sample) with two leaders at once: that time `t`, the live frame, the mission's
-    parts and leaders then."""
+    """The split flock recorded until the first multiple of PERIOD_S (0.5 s, also a 10 Hz
+    trajectory tick, where the timeline looks) with two leaders at once: that time `t`, the
+    live frame, the mission's parts and leaders then."""
     from skyswarm.core.config import load_scenario
     from skyswarm.core.simulator import Simulator
     from skyswarm.core.timeline import PERIOD_S

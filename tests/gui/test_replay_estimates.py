@@ -12,7 +12,7 @@ import pytest
 
 from tests.gui.conftest import ROOT
 
-SHOW_S = 3.0  # s: a timeline sample (every 0.5 s) and a trajectory sample (20 Hz)
+SHOW_S = 3.0  # s: an estimate sample of the timeline (every 0.5 s) and a trajectory sample (20 Hz)
 AGENT = 2
 PATCH = 24  # px: half side of the compared square around the ghost
 
