@@ -82,7 +82,10 @@ EVENT_COLUMNS = ("time_s", "tick", "kind", "agent_id", "cause", "x", "y", "z", "
 
 
 class Recorder:
-    """A post-tick listener that samples the run into the results directory."""
+    """A post-tick listener that samples the run into the results directory.
+
+    `traj_every`: ticks between trajectory samples of the agents of no `[[results.groups]]`
+    (the poses a replay has; core/timeline.py looks at the view state at the same ticks)."""
 
     def __init__(self, out_dir: Path, sim: Simulator, scenario: ScenarioConfig) -> None:
         import tomli_w

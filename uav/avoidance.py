@@ -20,7 +20,11 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
    filter (gain `smoothing` = alpha, beta = alpha^2 / (2 - alpha)), which also estimates the
    pair's relative velocity; the (N, K) tracks are keyed by target index, so a
    target keeps its track when its slot changes; a pair not seen in a scan (out of range, or
-   no longer among the K nearest) is forgotten.
+   no longer among the K nearest) is forgotten. A new track starts at its measurement and at
+   rest in the world (relative velocity: minus the agent's own filtered velocity, step 5), not
+   flying as the agent does: that start let a UAV at 7 m/s credit a neighbour it had just seen
+   with drawing away at its own speed, for the scans the track took to learn otherwise
+   (docs/safety.md).
 2. The command. The velocity the mission asks of each agent is read from its setpoints: in
    Position mode the position loop's own law, v = kp (target - position) limited to the
    airframe's `max_speed_m_s`; in the velocity modes the commanded vx, vy. Manual, Attitude,
