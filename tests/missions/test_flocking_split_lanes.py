@@ -301,7 +301,7 @@ SPLIT_30 = ["agents.count=30", "comms.channels.radio.range_m=60.0"]
 # 0.95 m pass"), 98.2 s before; seeds 2 and 3 before it: 108.2 and 117.1 s; 115.2 s on
 # quad_x_simple; 106.1 s with the old opt-in avoidance; 150.1 s before re-plans flew only unseen
 # cells and edge lanes passed a slot beyond the edge), below the shared run's.
-PARTITION_LIMIT_S = 140.0
+PARTITION_LIMIT_S = 110.0
 MIN_WINDOW_S = 5.0  # shorter spells of two leaders are members flickering at the range's edge
 
 
