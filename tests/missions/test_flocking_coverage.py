@@ -69,7 +69,7 @@ def test_reference_reaches_99_percent_without_collision(reference) -> None:
     # its track; 142.1 s before the barrier's own-velocity fix, docs/safety.md "The 0.95 m pass")
     assert 110.0 <= m["time_to_99_s"] <= 1.10 * REFERENCE_T99_S
     assert m["time_to_95_s"] < m["time_to_99_s"]
-    # slots are 3.28 m apart; forming, members pass closer. Seed 1: 2.08 m with the safety
+    # slots are 3.28 m apart; forming, members pass closer. Seed 1: 2.07 m with the safety
     # defaults (docs/safety.md: the barrier lets pairs close to its 2 m safe distance), 2.36 m
     # with avoidance off (the flock's own 2 m push alone); the safety bar, 1 m, is asserted
     assert m["min_separation_m"] >= 1.0
