@@ -39,7 +39,8 @@ def check_split_coverage(summary: dict, uavs: int, limit_s: float) -> None:
 
 def test_split_flock_covers_without_collision_10_uavs_20m() -> None:
     # seed 1 with the safety defaults on quad_x: 99 % at 188.1 s (seeds 2, 3: 187.1, 186.1 s),
-    # closest pass 2.02 m (2.35, 2.43 m; 2026-11-30, new avoidance tracks at rest); 198.1 s on quad_x_simple (183.1 s with the old opt-in
+    # closest pass 2.02 m (2.35, 2.43 m; 2026-11-30, new avoidance tracks at rest);
+    # 198.1 s on quad_x_simple (183.1 s with the old opt-in
     # avoidance, closest 0.70 m; 230.1 s with the defaults before re-plans flew only unseen cells
     # and edge lanes passed a slot beyond the edge)
     check_split_coverage(run([]), 10, 210.0)
