@@ -52,7 +52,12 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
    tracked relative velocity plus the agent's own velocity put through the same alpha-beta
    filter at the same scans, so both lag alike (the fresh own velocity, added to a relative
    one that lags, made a neighbour look as if it drew away from a UAV accelerating towards
-   it, and let the pair close faster: a 0.95 m pass in a 50-UAV flock, docs/safety.md).
+   it, and let the pair close faster: a 0.95 m pass in a 50-UAV flock, docs/safety.md), less
+   what the scan shows the neighbour shed since the track's velocity was current: measured
+   r m nearer (along n) than the track predicted, r (alpha + beta / 2) / T m/s (T the scan
+   period; a neighbour slowing steadily at a is measured a T^2 / beta nearer, and the track
+   trails it by (alpha / beta + 1/2) T, the barrier's hold included: a leader that braked
+   ahead of a 50-UAV flock's follower was credited 1.5 m/s it no longer had, docs/safety.md).
    Inside the safe distance the cap is `barrier_rate` x / 2 < 0: they draw apart. The cap
    bounds a command, and the velocity loop follows a falling command ~0.4 s late (the UAV
    brakes harder after a step than when its command falls gradually), so a UAV already flying
@@ -281,6 +286,15 @@ class Avoidance(NumpyReference):
         return v, at_pos | at_head | at_world
 
     # -- the scan: tracks and the correction ---------------------------------------------------
+    def _shed_gain(self) -> float:
+        """1/s: the speed a neighbour shed unseen by its track, per metre that the scan measures
+        it nearer than the track predicted (step 5). A track's velocity trails a neighbour that
+        slows at a steady a by (alpha / beta - 1/2) T after the scan (T the scan period), and
+        the barrier holds it T more; its residual is then a T^2 / beta, so the speed shed in
+        those (alpha / beta + 1/2) T is the residual times (alpha + beta / 2) / T."""
+        a, b = self._gains()
+        return (a + b / 2.0) / self.period_s
+
     def _gains(self) -> tuple[float, float]:
         """The tracks' alpha-beta gains: alpha = `smoothing`, beta = alpha^2 / (2 - alpha)."""
         a = self.cfg.smoothing
@@ -328,7 +342,7 @@ class Avoidance(NumpyReference):
             min_push=MIN_PUSH_M_S, safe=cfg.safe_distance_m, brake=cfg.brake_m_s2,
             reaction=cfg.reaction_s, barrier_rate=cfg.barrier_rate, guard=cfg.guard_m,
             guard_speed=cfg.guard_speed_m_s, guard_release=cfg.guard_release_m,
-            overdrive=cfg.overdrive,
+            overdrive=cfg.overdrive, shed=self._shed_gain(),
         )  # fmt: skip
 
     def _scan_buffers(self, n: int, k: int) -> dict[str, np.ndarray]:
@@ -342,6 +356,7 @@ class Avoidance(NumpyReference):
                 "p2": np.zeros((n, k, 2)),  # the tracks written at alternate scans
                 "v2": np.zeros((n, k, 2)),
                 "target2": np.full((n, k), -1, dtype=np.int64),
+                "res": np.zeros((n, k, 2)),  # the tracks' residuals of this scan
                 "v_cmd": np.zeros((n, 2)),
                 "commanded": np.zeros(n, dtype=bool),
                 "earg": np.zeros(n * k),
@@ -371,7 +386,7 @@ class Avoidance(NumpyReference):
         closing, min_tau, near = scan_tracks(
             c(scan.target), c(scan.detected), c(scan.range_m), c(scan.bearing_rad),
             c(scan.elevation_rad), yaw, prev_target, prev_p, prev_v, fresh, self._own_v, _KINDS,
-            swarm.setpoints.records, pos, vel, self._prm, buf["meas"], target, p, v,
+            swarm.setpoints.records, pos, vel, self._prm, buf["meas"], target, p, v, buf["res"],
             buf["v_cmd"], buf["commanded"], buf["earg"], buf["dist"],
         )  # fmt: skip
         self._p, self._v, self.target = p, v, target
@@ -387,7 +402,7 @@ class Avoidance(NumpyReference):
             p, v, target, buf["v_cmd"], vel, pos, power, closing > 0, near, own_fresh,
             self._own_p, self._own_v, swarm.n, self._prm, buf["commanded"],
             np.ascontiguousarray(swarm.alive), self.push, self.normal, self.cap, self.slack,
-            self.escape, self.guarded, self.active, buf["dist"], buf["meas"],
+            self.escape, self.guarded, self.active, buf["dist"], buf["meas"], buf["res"],
         )  # fmt: skip
         self._any_active = bool(self.active.any())
         self._measure()

@@ -229,7 +229,7 @@ def _steer_pass(
 
 
 @njit(nogil=True)
-def track(target, meas, prev_target, p, v, a, b, dt, own_v, p_out, v_out):  # pragma: no cover
+def track(target, meas, prev_target, p, v, a, b, dt, own_v, p_out, v_out, res_out):  # pragma: no cover
     """Step 1's alpha-beta update of the (N, K) tracks: slot s of agent i holds `target[i, s]`
     (-1: nothing seen) measured at `meas[i, s]` (2,) m; the slot that target held at the last
     scan (`prev_target`, tracks `p` m and `v` m/s) predicts it, dt s later, and the residual
@@ -237,7 +237,8 @@ def track(target, meas, prev_target, p, v, a, b, dt, own_v, p_out, v_out):  # pr
     measurement, at rest in the world: relative velocity minus the agent's own filtered
     velocity `own_v` (N, 2) m/s (not 0, which says it flies as the agent does: a neighbour
     just seen ahead looked as if it drew away at the agent's own speed, docs/safety.md).
-    Out: `p_out`, `v_out` (N, K, 2)."""
+    Out: `p_out`, `v_out` (N, K, 2), and `res_out` (N, K, 2) m: each track's residual, the
+    measurement less the prediction (0 for a new track; the barrier reads it, step 5)."""
     n, k = target.shape
     for i in range(n):
         for s in range(k):
@@ -251,11 +252,13 @@ def track(target, meas, prev_target, p, v, a, b, dt, own_v, p_out, v_out):  # pr
                 if q < 0:
                     p_out[i, s, c] = meas[i, s, c]
                     v_out[i, s, c] = -own_v[i, c]
+                    res_out[i, s, c] = 0.0
                 else:
                     pred = p[i, q, c] + dt * v[i, q, c]
                     res = meas[i, s, c] - pred
                     p_out[i, s, c] = pred + a * res
                     v_out[i, s, c] = v[i, q, c] + (b / dt) * res
+                    res_out[i, s, c] = res
 
 
 @njit(nogil=True)
@@ -285,10 +288,12 @@ PARAMS = (
     "kp", "max_speed", "vertical_clear", "alpha", "beta", "dt", "radius2", "gain", "horizon",
     "turn_cos", "turn_sin", "separation", "repulsion", "max_push", "min_push", "safe",
     "brake", "reaction", "barrier_rate", "guard", "guard_speed", "guard_release", "overdrive",
+    "shed",
 )  # fmt: skip
 (
     KP, MAX_SPEED, VCLEAR, ALPHA, BETA, DT, R2, GAIN, HORIZON, TURN_COS, TURN_SIN, SEP, REP,
     MAX_PUSH, MIN_PUSH, SAFE, BRAKE, REACTION, RATE, GUARD, GUARD_SPEED, RELEASE, OVERDRIVE,
+    SHED,
 ) = range(len(PARAMS))  # fmt: skip
 
 
@@ -340,14 +345,15 @@ def _pair_at(dist, p, tv, vc0, vc1, vo0, vo1, r2):  # pragma: no cover - compile
 @njit(nogil=True)
 def scan_tracks(
     target, detected, range_m, bearing, elevation, yaw, prev_target, p, v, fresh, own_v, kind,
-    records, pos, vel, prm, meas, new_target, p_out, v_out, v_cmd, commanded, earg, track_dist,
+    records, pos, vel, prm, meas, new_target, p_out, v_out, res_out, v_cmd, commanded, earg,
+    track_dist,
 ):  # pragma: no cover - compiled  # fmt: skip
     """The first half of a scan (steps 1-3 of uav/avoidance.py's module doc), every agent:
     the (N, K) scan slots (`target`, `detected`, `range_m`, `bearing`, `elevation`) seen from
     own `yaw` (N,) rad become horizontal measurements `meas` (N, K, 2) m and `new_target`
     (-1: not seen, or `vertical_clear` above or below); the tracks (`prev_target`, `p`, `v`;
-    `fresh`: there are none yet) are updated into `p_out`, `v_out` (`track`, new ones at rest
-    in the world by the agents' filtered velocities `own_v` (N, 2) m/s); each agent's
+    `fresh`: there are none yet) are updated into `p_out`, `v_out`, `res_out` (`track`, new
+    ones at rest in the world by the agents' filtered velocities `own_v` (N, 2) m/s); each agent's
     commanded velocity `v_cmd` (N, 2) m/s and `commanded` (N,) bool from `records`, own `pos`
     (N, 3) m and `yaw` (`commanded_velocity`); for every closing pair, in (agent, slot) order,
     the exponent -t / tau0 of the power law into `earg` (the caller takes np.exp of it, so
@@ -385,10 +391,11 @@ def scan_tracks(
                 for c in range(2):
                     p_out[i, s, c] = meas[i, s, c]
                     v_out[i, s, c] = -own_v[i, c]
+                    res_out[i, s, c] = 0.0
     else:
         track(
             new_target, meas, prev_target, p, v, prm[ALPHA], prm[BETA], prm[DT], own_v, p_out,
-            v_out,
+            v_out, res_out,
         )  # fmt: skip
     kp, max_speed, r2, sep, horizon = prm[KP], prm[MAX_SPEED], prm[R2], prm[SEP], prm[HORIZON]
     m, min_tau, near = 0, np.inf, False
@@ -420,7 +427,7 @@ def scan_tracks(
 def scan_push(
     p, v, target, v_cmd, vel, pos, closing_exp, any_closing, any_near, own_fresh, own_p,
     own_v, n_uav, prm, commanded, alive, push, normal, cap, slack, escape, guarded, active,
-    track_dist, meas,
+    track_dist, meas, resid,
 ):  # pragma: no cover - compiled  # fmt: skip
     """The second half of a scan (steps 3-6), every agent, from the updated tracks `p`, `v`
     (N, K, 2) and `target` (N, K) (-1: none) and `scan_tracks`' `v_cmd`: the correction
@@ -434,7 +441,9 @@ def scan_push(
     `escape` (N, 2) and `guarded` (N,); `active` (N,) = `commanded` & `alive` &
     (constrained or pushed). `track_dist`: `scan_tracks`' distances of the tracks; `meas`
     (N, K, 2) m: its measurements, which the barrier and the guard take for a neighbour's
-    position where they are nearer than the track (the track lags a pair that turns)."""
+    position where they are nearer than the track (the track lags a pair that turns); `resid`
+    (N, K, 2) m: the tracks' residuals (`track`), which take back from the barrier's credit
+    for a neighbour drawing away what the measurement shows it shed (`prm[SHED]` 1/s)."""
     n, k = target.shape
     nb = normal.shape[1]
     kb = min(nb, k)
@@ -534,8 +543,9 @@ def scan_push(
                 u0 = b0 / _maximum(dk, 1e-9)
                 u1 = b1 / _maximum(dk, 1e-9)
             theirs = (own_v[i, 0] * u0 + own_v[i, 1] * u1) + (v[i, s, 0] * u0 + v[i, s, 1] * u1)
+            shed = _maximum(-(resid[i, s, 0] * u0 + resid[i, s, 1] * u1), 0.0) * prm[SHED]
             uav = seen and target[i, s] < n_uav
-            away = _maximum(theirs, 0.0) if uav else 0.0
+            away = _maximum(theirs - shed, 0.0) if uav else 0.0
             normal[i, j, 0], normal[i, j, 1] = u0, u1
             if seen:
                 gap = dk - safe
@@ -656,11 +666,11 @@ ahead(
     scan_tracks,
     ("i8[2]", "?[2]", "f8[2]", "f8[2]", "f8[2]", "f8[1]", "i8[2]", "f8[3]", "f8[3]", "?",
      "f8[2]", "i8[1]", _RECORDS, "f8[2]", "f8[2]", "f8[1]", "f8[3]", "i8[2]", "f8[3]", "f8[3]",
-     "f8[2]", "?[1]", "f8[1]", "f8[2]"),
+     "f8[3]", "f8[2]", "?[1]", "f8[1]", "f8[2]"),
 )  # fmt: skip
 ahead(
     scan_push,
     "f8[3] f8[3] i8[2] f8[2] f8[2] f8[2] f8[1] ? ? ? f8[2] f8[2] i8 f8[1] ?[1] ?[1] f8[2] "
-    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1] f8[2] f8[3]",
+    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1] f8[2] f8[3] f8[3]",
 )
 ahead(min_separation, "f8[2] ?[1] i8[2] i8[1] i8[1]")

@@ -56,13 +56,16 @@ class NumpyReference:
         # filtered one (0 said the neighbour flew as the agent did, docs/safety.md)
         rest = np.broadcast_to(-self._own_v[:, None, :], meas.shape)
         if self._p is None or self._p.shape != meas.shape:
-            self._p, self._v = meas.copy(), rest.copy()
+            self._p, self._v, self._res = meas.copy(), rest.copy(), np.zeros_like(meas)
             self._valid, self.target = seen.copy(), target
             return
         a, b = self._gains()
-        p, v = np.empty_like(meas), np.empty_like(meas)
-        track(target, meas, self.target, self._p, self._v, a, b, self.period_s, self._own_v, p, v)
-        self._p, self._v = p, v
+        p, v, res = np.empty_like(meas), np.empty_like(meas), np.empty_like(meas)
+        track(
+            target, meas, self.target, self._p, self._v, a, b, self.period_s, self._own_v, p, v,
+            res,
+        )  # fmt: skip
+        self._p, self._v, self._res = p, v, res
         self._valid, self.target = seen.copy(), target
 
     def _correction(self, v_cmd: np.ndarray, v_own: np.ndarray) -> np.ndarray:
@@ -139,8 +142,12 @@ class NumpyReference:
         # (`_own_track`): with the fresh own velocity, a UAV accelerating towards a neighbour
         # saw it draw away and was let closer faster (docs/safety.md, the 50-UAV pass)
         theirs = np.einsum("ni,nki->nk", self._own_v, unit) + np.einsum("nki,nki->nk", rel_v, unit)
+        # less what this scan shows the neighbour shed since the track's velocity was current:
+        # measured nearer than the track predicted, it was slowing (`_shed_gain`)
+        res = np.take_along_axis(self._res, near[..., None], axis=1)
+        shed = np.maximum(-np.einsum("nki,nki->nk", res, unit), 0.0) * self._shed_gain()
         uav = seen & (np.take_along_axis(self.target, near, axis=1) < n)  # (boxes: >= n)
-        away = np.where(uav, np.maximum(theirs, 0.0), 0.0)
+        away = np.where(uav, np.maximum(theirs - shed, 0.0), 0.0)
         self.normal[:] = 0.0
         self.cap[:] = np.inf
         self.normal[:, :k] = unit
