@@ -229,7 +229,9 @@ def _steer_pass(
 
 
 @njit(nogil=True)
-def track(target, meas, prev_target, p, v, a, b, dt, own_v, p_out, v_out, res_out):  # pragma: no cover
+def track(
+    target, meas, prev_target, p, v, a, b, dt, own_v, p_out, v_out, res_out
+):  # pragma: no cover - compiled
     """Step 1's alpha-beta update of the (N, K) tracks: slot s of agent i holds `target[i, s]`
     (-1: nothing seen) measured at `meas[i, s]` (2,) m; the slot that target held at the last
     scan (`prev_target`, tracks `p` m and `v` m/s) predicts it, dt s later, and the residual
