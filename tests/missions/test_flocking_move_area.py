@@ -89,7 +89,7 @@ def test_coverage_carried_over_then_the_moved_area_reaches_the_target(moved) -> 
 def test_the_leader_replans_the_unseen_cells_at_the_move(moved) -> None:
     """The leader drops the rest of its old plan at the move and plans lanes over what its own
     knowledge misses of the moved area. Without the re-plan (Leader.area_moved a no-op) the run
-    still ends (99 % at 74.1 s against 63.1 s: the old lanes are in area coordinates and move
+    still ends (99 % at 75.1 s against 63.1 s: the old lanes are in area coordinates and move
     with it, and re-scouting sweeps the rest), so the plan itself tells a re-plan from luck:
     without it the leader is still on lane 1 of its first plan, sweeping."""
     _, _, plans = moved
