@@ -54,10 +54,10 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
    one that lags, made a neighbour look as if it drew away from a UAV accelerating towards
    it, and let the pair close faster: a 0.95 m pass in a 50-UAV flock, docs/safety.md), less
    what the scan shows the neighbour shed since the track's velocity was current: measured
-   r m nearer (along n) than the track predicted, r (alpha + beta / 2) / T m/s (T the scan
-   period; a neighbour slowing steadily at a is measured a T^2 / beta nearer, and the track
-   trails it by (alpha / beta + 1/2) T, the barrier's hold included: a leader that braked
-   ahead of a 50-UAV flock's follower was credited 1.5 m/s it no longer had, docs/safety.md).
+   r m nearer (along n) than the track predicted, r (alpha - beta / 2) / T m/s (T the scan
+   period; a neighbour slowing steadily at a is measured a T^2 / beta nearer, and the track's
+   velocity trails it by (alpha / beta - 1/2) T: a leader that braked ahead of a 50-UAV
+   flock's follower was credited 1.5 m/s it no longer had, docs/safety.md).
    Inside the safe distance the cap is `barrier_rate` x / 2 < 0: they draw apart. The cap
    bounds a command, and the velocity loop follows a falling command ~0.4 s late (the UAV
    brakes harder after a step than when its command falls gradually), so a UAV already flying
@@ -290,10 +290,11 @@ class Avoidance(NumpyReference):
         """1/s: the speed a neighbour shed unseen by its track, per metre that the scan measures
         it nearer than the track predicted (step 5). A track's velocity trails a neighbour that
         slows at a steady a by (alpha / beta - 1/2) T after the scan (T the scan period), and
-        the barrier holds it T more; its residual is then a T^2 / beta, so the speed shed in
-        those (alpha / beta + 1/2) T is the residual times (alpha + beta / 2) / T."""
+        its residual is then a T^2 / beta, so the speed shed in that lag is the residual times
+        (alpha - beta / 2) / T. (Counting the scan's age as well, (alpha + beta / 2) / T, braked
+        the reference's followers off their slots: formation error 1.06 m, 0.54 m with this.)"""
         a, b = self._gains()
-        return (a + b / 2.0) / self.period_s
+        return (a - b / 2.0) / self.period_s
 
     def _gains(self) -> tuple[float, float]:
         """The tracks' alpha-beta gains: alpha = `smoothing`, beta = alpha^2 / (2 - alpha)."""

@@ -102,12 +102,13 @@ def test_video_camera_follows_the_flock_and_keeps_every_alive_agent_in_frame(
     pts = frame.positions[fly]
     assert np.allclose(cam.target, (pts.min(axis=0) + pts.max(axis=0)) / 2)
     # The distance follows the flock's extent: while it forms up (t ~ 2-5 s) by up to ~26 %
-    # per 0.5 s (measured 0.76-1.26); closing up at 15-17.5 s by under 2 % per 0.5 s (the
-    # avoidance barrier since its own-velocity fix, 1.6 % measured), then steady within 1 %
-    # per frame once it flies as one (0.3 % measured at 17.5-20 s)
+    # per 0.5 s (measured 0.76-1.26); closing up at 15-17.5 s by under 2.5 % per 0.5 s (as
+    # fast as the avoidance barrier lets the flock close up: 1.6 % measured since its
+    # own-velocity fix, 2.1 % since its credit loses what a neighbour shed), then steady
+    # within 1 % per frame once it flies as one (0.05 % measured at 17.5-20 s)
     ratio = np.array(distances[1:]) / np.array(distances[:-1])
     assert 0.7 < ratio.min() and ratio.max() < 1.35, (ratio.min(), ratio.max())
-    assert np.abs(ratio[-10:] - 1).max() < 0.02, ratio[-10:]
+    assert np.abs(ratio[-10:] - 1).max() < 0.025, ratio[-10:]
     assert np.abs(ratio[-5:] - 1).max() < 0.01, ratio[-5:]
     reader = imageio_ffmpeg.read_frames(str(tmp_path / "v.mp4"))
     assert next(reader)["size"] == size and sum(1 for _ in reader) == 40

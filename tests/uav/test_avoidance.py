@@ -250,13 +250,13 @@ def test_a_neighbour_first_seen_starts_at_rest_in_the_world() -> None:
 
 def test_the_credit_loses_what_the_scan_shows_the_neighbour_shed() -> None:
     # The 50-UAV qrsim 1.016 m pass (docs/safety.md): UAV 46 braked ahead of UAV 42 while its
-    # track, trailing by ~0.35 s, still said it drew away at 2.8-3.0 m/s (the truth: 1.2-1.5),
-    # and the barrier let 42 close at 3.8 m/s. A track that slows steadily at a is measured
-    # a T^2 / beta nearer than it predicted, and has shed a (alpha / beta + 1/2) T since its
-    # velocity was current: the credit loses the residual times (alpha + beta / 2) / T.
+    # track, trailing, still said it drew away at 2.8-3.0 m/s (the truth: 1.2-1.5), and the
+    # barrier let 42 close at 3.8 m/s. A track that slows steadily at a is measured a T^2 /
+    # beta nearer than it predicted, and its velocity trails by (alpha / beta - 1/2) T: the
+    # credit loses the residual times (alpha - beta / 2) / T.
     av = guard_layer(4.0)  # 2 m beyond the safe distance...
     av._v = np.array([[[4.0, 0.0]]])  # ...tracked drawing away at 4 m/s
-    gain = (0.5 + (0.25 / 1.5) / 2.0) / 0.1  # alpha 0.5, beta 1/6, 10 Hz: 5.83 / s
+    gain = (0.5 - (0.25 / 1.5) / 2.0) / 0.1  # alpha 0.5, beta 1/6, 10 Hz: 4.17 / s
     assert av._shed_gain() == pytest.approx(gain)
     gap = np.array([2.0])
     for res_m, credit in ((0.0, 4.0), (0.1, 4.0), (-0.18, 4.0 - 0.18 * gain), (-1.0, 0.0)):
@@ -264,8 +264,8 @@ def test_the_credit_loses_what_the_scan_shows_the_neighbour_shed() -> None:
         av._barrier()
         want = speed_allowed(gap, np.array([credit]), av.cfg)[0]
         assert av.cap[0, 0] == pytest.approx(want), res_m  # farther than predicted: no more
-    # a neighbour slowing at 3 m/s^2 (a steady residual of 0.18 m) loses 1.05 m/s of credit
-    assert 0.18 * gain == pytest.approx(3.0 * (0.5 / (1.0 / 6.0) + 0.5) * 0.1)
+    # a neighbour slowing at 3 m/s^2 (a steady residual of 0.18 m) loses 0.75 m/s of credit
+    assert 0.18 * gain == pytest.approx(3.0 * (0.5 / (1.0 / 6.0) - 0.5) * 0.1)
 
 
 def test_avoidance_needs_the_proximity_sensor() -> None:
