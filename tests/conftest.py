@@ -26,7 +26,7 @@ SPLIT_30 = ["agents.count=30", "comms.channels.radio.range_m=60.0"]
 
 @pytest.fixture(scope="session")
 def flocking_split_30() -> dict:
-    """The summary of the 30-UAV split flock flown to its end (99 % at 145.1 s with
+    """The summary of the 30-UAV split flock flown to its end (99 % at 158.1 s with
     the safety defaults, seed 1): its own test in
     tests/missions/test_flocking_split.py, and the shared-lanes baseline that the partitioned
     lanes beat in tests/missions/test_flocking_split_lanes.py. Same config and seed, same run."""

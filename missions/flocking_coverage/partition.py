@@ -125,7 +125,8 @@ class PartMembership:
     an unsplit flock, and one heard again joins at once (it flies by this part's beacons). The
     hold is 2 x the timeout (`FlockUav`): with seed 1, 10 UAVs at 20 m reached 99 % at 212.1 s
     with 1 x, 194.1 s with 2 x and 203.1 s with 5 x when it was chosen (docs/missions.md; the
-    partitioned run takes 204.1 s on today's code, the shared one 190.1 s)."""
+    partitioned run takes 181.1 s on today's code, the shared one 189.1 s; seeds 2 and 3: 309.1 s
+    and 211.1 s against 188.1 s and 189.1 s)."""
 
     def __init__(self, timeout_s: float, hold_s: float) -> None:
         self.limit_s = timeout_s + hold_s

@@ -64,14 +64,14 @@ def test_reference_reaches_99_percent_without_collision(reference) -> None:
     assert m["coverage"] >= 0.99
     assert summary["deaths_by_cause"] == {} and m["agents_lost"] == 0
     # long enough that kills at 30, 60 and 90 s hit the sweep; and, with the safety defaults
-    # on, within 10 % of the 133.1 s published before them (issue 29): 146.1 s measured
+    # on, within 10 % of the 133.1 s published before them (issue 29): 145.1 s measured
     # (143.1 s before the barrier's credit for a neighbour drawing away lost what the scan
     # shows it shed; 144.1 s before the barrier took a neighbour where the scan measures it
     # when nearer than its track; 142.1 s before the barrier's own-velocity fix, docs/safety.md
     # "The 0.95 m pass")
     assert 110.0 <= m["time_to_99_s"] <= 1.10 * REFERENCE_T99_S
     assert m["time_to_95_s"] < m["time_to_99_s"]
-    # slots are 3.28 m apart; forming, members pass closer. Seed 1: 2.21 m with the safety
+    # slots are 3.28 m apart; forming, members pass closer. Seed 1: 2.19 m with the safety
     # defaults (docs/safety.md: the barrier lets pairs close to its 2 m safe distance), 2.36 m
     # with avoidance off (the flock's own 2 m push alone); the safety bar, 1 m, is asserted
     assert m["min_separation_m"] >= 1.0

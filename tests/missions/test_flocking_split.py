@@ -38,8 +38,8 @@ def check_split_coverage(summary: dict, uavs: int, limit_s: float) -> None:
 
 
 def test_split_flock_covers_without_collision_10_uavs_20m() -> None:
-    # seed 1 with the safety defaults on quad_x: 99 % at 190.1 s (seeds 2, 3: 190.1, 190.1 s),
-    # closest pass 2.38 m (2.23, 2.49 m; 2026-11-30, after the barrier's credit for a neighbour
+    # seed 1 with the safety defaults on quad_x: 99 % at 189.1 s (seeds 2, 3: 188.1, 189.1 s),
+    # closest pass 2.42 m (2.42, 2.46 m; 2026-11-30, after the barrier's credit for a neighbour
     # drawing away lost what the scan shows it shed; 188.1 s and 2.02 m before);
     # 198.1 s on quad_x_simple (183.1 s with the old opt-in
     # avoidance, closest 0.70 m; 230.1 s with the defaults before re-plans flew only unseen cells
@@ -50,12 +50,12 @@ def test_split_flock_covers_without_collision_10_uavs_20m() -> None:
 @pytest.mark.xdist_group("flocking_split_30")
 def test_split_flock_covers_without_collision_30_uavs_60m(flocking_split_30) -> None:
     # agents.count=30, comms.channels.radio.range_m=60.0 (tests/conftest.py, shared run)
-    # With the safety defaults on the full quad_x model: 95 % at 138.1 s, 99 % at 145.1 s
-    # (seed 1; seeds 2 and 3: 159.1 / 166.1 s and 135.1 / 141.1 s), no UAV lost, closest pass
-    # 1.98 m (1.84, 1.86 m; 2026-11-30, after the barrier's credit for a neighbour drawing away
+    # With the safety defaults on the full quad_x model: 95 % at 153.1 s, 99 % at 158.1 s
+    # (seed 1; seeds 2 and 3: 162.1 / 169.1 s and 156.1 / 162.1 s), no UAV lost, closest pass
+    # 1.85 m (1.91, 1.86 m; 2026-11-30, after the barrier's credit for a neighbour drawing away
     # lost what the scan shows it shed; 160.1 s and 1.70 m before it, 150.1 s and 1.84 m before
-    # new avoidance tracks started at rest). On quad_x_simple (pinned until 2026-11-25) 170.1 s
-    # (158.1, 171.1 s); 132.1 s with the old opt-in avoidance; 324.2 s with the defaults before
+    # new avoidance tracks started at rest). On quad_x_simple (pinned until 2026-11-25) 169.1 s
+    # (184.1, 163.1 s); 132.1 s with the old opt-in avoidance; 324.2 s with the defaults before
     # re-plans flew only unseen cells and edge lanes passed a slot beyond the edge
     # (docs/safety.md).
     check_split_coverage(flocking_split_30, 30, 175.0)

@@ -39,17 +39,17 @@ def test_every_uav_crosses_the_field_without_touching_an_obstacle(
 ) -> None:
     # Seeds move the goals (up to 1 m sideways) and draw the lidar's noise and dropouts:
     # all six arrive within 1 m of their goals, nobody is lost, before the 60 s limit
-    # (50 m at 2 m/s plus the detours: 37.3 s at seed 1 since the barrier's credit for a
-    # neighbour drawing away loses what the scan shows it shed; 51.1 s at seed 1 since new
-    # avoidance tracks start at rest in the world; 50.3, 47.9 and 40.6 s at seeds 1-3 since the
-    # barrier takes a neighbour where its scan measures it when nearer than its track; 56.3, 41.0
-    # and 45.0 s before, with the barrier's overdrive, docs/safety.md "The overdrive": the same mean
-    # as the 46.7, 51.9 and 43.6 s without it, seed 1 slower and seed 2 faster; 38.4, 48.7 and
-    # 44.2 s before the barrier counted a neighbour's velocity with its own filtered as the
-    # track). The time depends on the noise drawn: the dense scan's draws gave 38.8, 38.2,
-    # 38.2 s here but 39.6, 43.9, 48.8 s at seeds 4-6 (the scan's 16 slots hold 16 of the 18
-    # targets, so its noise is drawn per slot, not per pair as the dense scan's; with 18 slots
-    # the runs are identical).
+    # (50 m at 2 m/s plus the detours: 54.7, 51.9 and 36.9 s at seeds 1-3 since the barrier's
+    # credit for a neighbour drawing away loses what the scan shows it shed; 51.1 s at seed 1
+    # since new avoidance tracks start at rest in the world; 50.3, 47.9 and 40.6 s at seeds 1-3
+    # since the barrier takes a neighbour where its scan measures it when nearer than its track;
+    # 56.3, 41.0 and 45.0 s before, with the barrier's overdrive, docs/safety.md "The overdrive":
+    # the same mean as the 46.7, 51.9 and 43.6 s without it, seed 1 slower and seed 2 faster;
+    # 38.4, 48.7 and 44.2 s before the barrier counted a neighbour's velocity with its own
+    # filtered as the track). The time depends on the noise drawn: the dense scan's draws gave
+    # 38.8, 38.2, 38.2 s here but 39.6, 43.9, 48.8 s at seeds 4-6 (the scan's 16 slots hold 16
+    # of the 18 targets, so its noise is drawn per slot, not per pair as the dense scan's; with
+    # 18 slots the runs are identical).
     metrics, causes, t = fly(tmp_path, f"simulation.seed={seed}")
     assert causes == []
     assert metrics == {"arrived": 6, "obstacle_crashes": 0, "lost": 0}
