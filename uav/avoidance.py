@@ -292,7 +292,7 @@ class Avoidance(NumpyReference):
         slows at a steady a by (alpha / beta - 1/2) T after the scan (T the scan period), and
         its residual is then a T^2 / beta, so the speed shed in that lag is the residual times
         (alpha - beta / 2) / T. (Counting the scan's age as well, (alpha + beta / 2) / T, braked
-        the reference's followers off their slots: formation error 1.06 m, 0.54 m with this.)"""
+        the reference's followers off their slots: formation error 1.06 m, 0.52 m with this.)"""
         a, b = self._gains()
         return (a - b / 2.0) / self.period_s
 

@@ -4,7 +4,7 @@ plain numpy, one array operation over every (agent, slot). The layer flies the c
 of uav/avoidance_kernel.py (`scan_tracks`, `scan_push`); these methods are what those passes
 are pinned to, bit for bit (tests/uav/test_avoidance_kernel.py), and what the unit tests of the
 law call (tests/uav/test_avoidance.py). `Avoidance` inherits them (`NumpyReference`), so they
-read and write the layer's own state: `_p`, `_v`, `_valid`, `_meas`, `target`, `_own_p`,
+read and write the layer's own state: `_p`, `_v`, `_res`, `_valid`, `_meas`, `target`, `_own_p`,
 `_own_v`, `normal`, `cap`, `escape`, `guarded`, `push`."""
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ class NumpyReference:
     def _track(self, scan, yaw: np.ndarray) -> None:
         """Update the (N, K) tracks from `scan` (N, K) slots: a slot's target that had a track
         at the last scan (same agent, same target index, wherever its slot was) continues it;
-        a new one starts at its measurement; the others are forgotten."""
+        a new one starts at its measurement, at rest in the world; the others are forgotten.
+        `_res`: each track's residual, this scan's measurement less its prediction (0 for a
+        new track), which `_barrier` reads."""
         elev = np.where(scan.detected, scan.elevation_rad, 0.0)
         rng = np.where(scan.detected, scan.range_m, 0.0)
         # a neighbour `vertical_clear_m` above or below is no horizontal threat (layers)
