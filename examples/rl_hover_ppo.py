@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 from stable_baselines3 import PPO
+from stable_baselines3.common.logger import HumanOutputFormat, Logger
 from stable_baselines3.common.vec_env import VecMonitor
 
 from skyswarm.envs import FlightEnv, FlightVectorEnv
@@ -70,6 +72,9 @@ def make_model(
 def train(steps: int, num_envs: int, seed: int, out: Path | None) -> PPO:
     torch.set_num_threads(1)  # 2 shared cores: the env and torch each get one
     model = make_model(num_envs, seed, verbose=1)
+    # progress to stdout only: SB3's default logger also makes an empty SB3-<time> folder in
+    # the machine's temp folder on every learn()
+    model.set_logger(Logger(folder=None, output_formats=[HumanOutputFormat(sys.stdout)]))
     t0 = time.perf_counter()
     model.learn(total_timesteps=steps)
     wall = time.perf_counter() - t0

@@ -20,6 +20,19 @@ def repo_root() -> Path:
     return ROOT
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _scratch_in_pytest_tmp(tmp_path_factory: pytest.TempPathFactory):
+    """Leave nothing in the machine's temp folder: stable-baselines3's `learn` makes an empty
+    SB3-<time> folder there for its logger unless SB3_LOGDIR names one, and mavsdk_server (a
+    child process: the MAVSDK tests and examples) makes a mavsdk-component-metadata-* folder
+    in $TMPDIR. Both go under this session's pytest folder, child processes included."""
+    scratch = tmp_path_factory.mktemp("scratch")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SB3_LOGDIR", str(scratch / "sb3"))
+        mp.setenv("TMPDIR", str(scratch))
+        yield scratch
+
+
 # configs/flocking_split.toml with 30 UAVs and a 60 m radio (seed 1, split_lanes = "shared")
 SPLIT_30 = ["agents.count=30", "comms.channels.radio.range_m=60.0"]
 
