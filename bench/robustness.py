@@ -8,7 +8,8 @@ leaders killed, run as batch sweeps (app/batch.py) with the shipped defaults.
     python bench/robustness.py --from-json a/robustness.json b/robustness.json --doc
 
 `--doc` writes the table, with the command, into docs/safety.md (between its markers);
-`--from-json` joins the tables of earlier runs (e.g. a matrix and the extras) without running;
+`--from-json` joins the tables of earlier runs (e.g. a matrix and the extras) without running
+(a point found in a later file replaces the same point of an earlier one: flown again);
 `--from-sweep` reads the sweep folders of `--out` (what has finished of a matrix stopped early).
 
 It writes a sweep file per base scenario into `--out` (sweep.csv, aggregate.csv, runs/), then
@@ -231,6 +232,29 @@ def summarise(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]]) ->
     return out
 
 
+def join(tables: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The rows of `tables` as one table: a point (case, radio, loss, UAVs, sensors) found in
+    a later table replaces the same point of an earlier one (flown again, e.g. with more
+    seeds); the matrix's points in `matrix`'s order (sensors, UAVs, radio, loss), then the
+    special cases in the order first seen."""
+    rows: dict[tuple, dict[str, Any]] = {}
+    for table in tables:
+        for row in table:
+            key = (row.get("case", ""), row["range_m"], row["loss"], row["uavs"], row["sensors"])
+            rows.pop(key, None)
+            rows[key] = row
+    first = {k: i for i, k in enumerate(rows)}
+
+    def order(key: tuple) -> tuple:
+        case, range_m, loss, uavs, sensors = key
+        if case:
+            return (1, first[key])
+        rank = SENSORS.index(sensors) if sensors in SENSORS else len(SENSORS)
+        return (0, rank, uavs, range_m, loss)
+
+    return [rows[k] for k in sorted(rows, key=order)]
+
+
 def _number(value: Any) -> bool:
     try:
         return value is not None and value != "" and math.isfinite(float(value))
@@ -329,8 +353,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     file=sys.stderr,
                 )
                 return 2
-        table = [row for f in args.from_json or () for row in json.loads(f.read_text())]
-        table += [row for d in args.from_sweep or () for row in from_sweep(d)]
+        table = join(
+            [json.loads(f.read_text()) for f in args.from_json or ()]
+            + [from_sweep(d) for d in args.from_sweep or ()]
+        )
         if args.doc:
             write_doc(table, "python bench/robustness.py " + " ".join(argv or sys.argv[1:]))
         print(table_text(table))

@@ -36,3 +36,37 @@ def test_no_collision_and_a_metre_apart(overrides: list[str]) -> None:
     # the truth at every scan (10 Hz): no two live UAVs closer than 1 m
     assert report["min_separation_m"] >= 1.0
     assert summary["metrics"]["min_separation_m"] >= 1.0
+
+
+def _bench():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "robustness_bench", ROOT / "bench" / "robustness.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_joined_tables_let_a_point_flown_again_replace_the_first() -> None:
+    # the docs' table joins planes flown apart; a point flown again (more seeds) must not
+    # appear twice, and the rows come out in the matrix's order whatever the files' order
+    bench = _bench()
+
+    def row(r: float, lo: float, n: int, s: str, runs: int, case: str = "") -> dict:
+        return {"range_m": r, "loss": lo, "uavs": n, "sensors": s, "runs": runs, "case": case}
+
+    first = [row(15.0, 0.4, 50, "qrsim", 1), row(15.0, 0.0, 50, "qrsim", 1)]
+    extra = [row(100.0, 0.01, 10, "ideal", 1, "base far")]
+    small = [row(20.0, 0.2, 4, "ideal", 3), row(15.0, 0.0, 4, "qrsim", 3)]
+    again = [row(15.0, 0.4, 50, "qrsim", 3)]
+    table = bench.join([first, extra, small, again])
+    keys = [(r["case"], r["sensors"], r["uavs"], r["range_m"], r["loss"], r["runs"]) for r in table]
+    assert keys == [
+        ("", "ideal", 4, 20.0, 0.2, 3),
+        ("", "qrsim", 4, 15.0, 0.0, 3),
+        ("", "qrsim", 50, 15.0, 0.0, 1),
+        ("", "qrsim", 50, 15.0, 0.4, 3),  # the 3-seed row, once
+        ("base far", "ideal", 10, 100.0, 0.01, 1),
+    ]
