@@ -15,7 +15,7 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
 1. Tracking. Each scan gives range, bearing and elevation of what each UAV sees; what is at
    least `vertical_clear_m` (1.5 m) above or below is left out (UAVs flying in layers 2 m apart
    do not hinder each other; at 1.0 m, the separation bar itself, a pair could settle stacked
-   just over it and drifting altitude estimates then took it below, docs/safety.md). The
+   just over it and drifting altitude estimates then took it below, docs/safety-log.md). The
    horizontal relative position of every (agent, target) pair is tracked by an alpha-beta
    filter (gain `smoothing` = alpha, beta = alpha^2 / (2 - alpha)), which also estimates the
    pair's relative velocity; the (N, K) tracks are keyed by target index, so a
@@ -24,7 +24,7 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
    rest in the world (relative velocity: minus the agent's own filtered velocity, step 5), not
    flying as the agent does: that start let a UAV at 7 m/s credit a neighbour it had just seen
    with drawing away at its own speed, for the scans the track took to learn otherwise
-   (docs/safety.md).
+   (docs/safety-log.md).
 2. The command. The velocity the mission asks of each agent is read from its setpoints: in
    Position mode the position loop's own law, v = kp (target - position) limited to the
    airframe's `max_speed_m_s`; in the velocity modes the commanded vx, vy. Manual, Attitude,
@@ -44,7 +44,7 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
 5. The barrier (the part that holds whatever the terms above add up to): for each of the
    `barrier_neighbours` nearest neighbours at distance d in direction n (unit, towards it;
    where this scan measures the neighbour nearer than its track, the measurement: a track
-   lags a pair that turns or brakes, by 0.3-0.4 m in a 50-UAV crowd, docs/safety.md), the
+   lags a pair that turns or brakes, by 0.3-0.4 m in a 50-UAV crowd, docs/safety-log.md), the
    agent's velocity along n is capped at the speed from which it can stop within half the gap
    x = d - `safe_distance_m`, reacting after `reaction_s` and braking at `brake_m_s2`, even if
    the neighbour brakes as hard from its speed away along n (0 if it comes closer, or for a
@@ -52,18 +52,18 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
    tracked relative velocity plus the agent's own velocity put through the same alpha-beta
    filter at the same scans, so both lag alike (the fresh own velocity, added to a relative
    one that lags, made a neighbour look as if it drew away from a UAV accelerating towards
-   it, and let the pair close faster: a 0.95 m pass in a 50-UAV flock, docs/safety.md), less
+   it, and let the pair close faster: a 0.95 m pass in a 50-UAV flock, docs/safety-log.md), less
    what the scan shows the neighbour shed since the track's velocity was current: measured
    r m nearer (along n) than the track predicted, r (alpha - beta / 2) / T m/s (T the scan
    period; a neighbour slowing steadily at a is measured a T^2 / beta nearer, and the track's
    velocity trails it by (alpha / beta - 1/2) T: a leader that braked ahead of a 50-UAV
-   flock's follower was credited 1.5 m/s it no longer had, docs/safety.md).
+   flock's follower was credited 1.5 m/s it no longer had, docs/safety-log.md).
    Inside the safe distance the cap is `barrier_rate` x / 2 < 0: they draw apart. The cap
    bounds a command, and the velocity loop follows a falling command ~0.4 s late (the UAV
    brakes harder after a step than when its command falls gradually), so a UAV already flying
    towards a neighbour that does not draw away faster than its cap is told to fly
    `overdrive` (1) times that excess below it: the loop brakes as hard as it can at once
-   instead of trailing the cap down (docs/safety.md, "The overdrive"). The velocity
+   instead of trailing the cap down (docs/safety-log.md, "The overdrive"). The velocity
    is projected onto each half-plane in turn, the nearest last (PASSES times). Sideways motion
    is free, and a flock moving together is slowed only as much as its spacing requires.
 6. The last-resort guard: closer than `guard_m` to another UAV (the distance of step 5), the
@@ -71,7 +71,7 @@ scan-rate work grow as N K, not N^2; the law and its guarantee are explained in 
    UAV within `guard_m`, at `guard_speed_m_s` (through the barrier too), until every UAV is
    beyond `guard_release_m`.
    It does not climb or descend (a first version that sent one UAV of a pair up and the other
-   down made UAVs that had already moved vertically pass through each other, docs/safety.md).
+   down made UAVs that had already moved vertically pass through each other, docs/safety-log.md).
 7. The sum of 3 and 4 is dropped below MIN_PUSH_M_S (1 cm/s: tracking noise between UAVs
    that hold still), limited to `max_push_m_s`, added to the command, put through the
    barrier, limited to the airframe's top speed, and flown: the kernel gets, for the agents

@@ -238,7 +238,7 @@ def track(
     corrects it with gains a and b / dt; a target without a track starts one at its
     measurement, at rest in the world: relative velocity minus the agent's own filtered
     velocity `own_v` (N, 2) m/s (not 0, which says it flies as the agent does: a neighbour
-    just seen ahead looked as if it drew away at the agent's own speed, docs/safety.md).
+    just seen ahead looked as if it drew away at the agent's own speed, docs/safety-log.md).
     Out: `p_out`, `v_out` (N, K, 2), and `res_out` (N, K, 2) m: each track's residual, the
     measurement less the prediction (0 for a new track; the barrier reads it, step 5)."""
     n, k = target.shape

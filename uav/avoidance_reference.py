@@ -55,7 +55,7 @@ class NumpyReference:
         target = np.where(seen, scan.target, -1)
         self._meas = meas  # this scan's own positions of the neighbours (the barrier's, 5)
         # a new track starts at rest in the world: relative velocity minus the agent's own
-        # filtered one (0 said the neighbour flew as the agent did, docs/safety.md)
+        # filtered one (0 said the neighbour flew as the agent did, docs/safety-log.md)
         rest = np.broadcast_to(-self._own_v[:, None, :], meas.shape)
         if self._p is None or self._p.shape != meas.shape:
             self._p, self._v, self._res = meas.copy(), rest.copy(), np.zeros_like(meas)
@@ -124,7 +124,7 @@ class NumpyReference:
         cfg, n = self.cfg, self.swarm.n
         # each neighbour where the track or this scan's measurement puts it, the nearer: the
         # track's position lags a pair whose relative velocity changes (0.3-0.4 m in a
-        # 50-UAV crowd, docs/safety.md), the measurement does not
+        # 50-UAV crowd, docs/safety-log.md), the measurement does not
         d, m = self._p, self._meas
         dist = np.hypot(d[..., 0], d[..., 1])
         dm = np.hypot(m[..., 0], m[..., 1])
@@ -142,7 +142,7 @@ class NumpyReference:
         # (one coming closer takes its own half of the closing speed; a box stands still).
         # Its velocity is the tracked relative one plus the agent's own as lagged as the track
         # (`_own_track`): with the fresh own velocity, a UAV accelerating towards a neighbour
-        # saw it draw away and was let closer faster (docs/safety.md, the 50-UAV pass)
+        # saw it draw away and was let closer faster (docs/safety-log.md, the 50-UAV pass)
         theirs = np.einsum("ni,nki->nk", self._own_v, unit) + np.einsum("nki,nki->nk", rel_v, unit)
         # less what this scan shows the neighbour shed since the track's velocity was current:
         # measured nearer than the track predicted, it was slowing (`_shed_gain`)

@@ -57,6 +57,6 @@ def test_split_flock_covers_without_collision_30_uavs_60m(flocking_split_30) -> 
     # new avoidance tracks started at rest). On quad_x_simple (pinned until 2026-11-25) 169.1 s
     # (184.1, 163.1 s); 132.1 s with the old opt-in avoidance; 324.2 s with the defaults before
     # re-plans flew only unseen cells and edge lanes passed a slot beyond the edge
-    # (docs/safety.md).
+    # (docs/safety-log.md).
     check_split_coverage(flocking_split_30, 30, 175.0)
     assert flocking_split_30["metrics"]["time_to_95_s"] <= 165.0

@@ -70,3 +70,28 @@ def test_joined_tables_let_a_point_flown_again_replace_the_first() -> None:
         ("", "qrsim", 50, 15.0, 0.4, 3),  # the 3-seed row, once
         ("base far", "ideal", 10, 100.0, 0.01, 1),
     ]
+
+
+def test_planes_count_the_cells_that_miss_the_bar_and_never_round_up() -> None:
+    bench = _bench()
+
+    def row(r: float, sep: float | None, cov: float, base: float, coll: int = 0) -> dict:
+        return {
+            "range_m": r, "loss": 0.0, "uavs": 10, "sensors": "ideal", "runs": 3, "failed": 0,
+            "collisions": coll, "min_separation_m": sep, "coverage": cov, "base_knows": base,
+            "time_to_99_s": 200.0, "outcomes": ["target reached"],
+        }  # fmt: skip
+
+    ok = row(15.0, 1.0, 0.99, 0.99)  # exactly at every bar: kept
+    table = [
+        ok,
+        row(20.0, 0.999, 1.0, 1.0),
+        row(25.0, 2.0, 0.9896, 1.0),
+        row(40.0, 2.0, 1.0, 1.0, 1),
+    ]
+    line = bench.planes_text(table).splitlines()[2].split(" | ")
+    assert line[3:6] == ["15, 20, 25, 40", "4", "12/12"]
+    assert line[6:10] == ["1", "1.00", "98.9%", "99.0%"]  # 98.96 % shown as 98.9 %, not 99.0 %
+    assert line[-1] == "3 |"  # the pass under 1.0 m, the 98.96 % and the collision
+    assert not bench._misses(ok)
+    assert bench._misses(row(15.0, None, 1.0, 1.0))  # no number is not a pass

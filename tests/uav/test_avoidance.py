@@ -178,7 +178,7 @@ def test_the_guard_at_its_trigger_distance() -> None:
 
 def test_the_barrier_takes_the_nearer_of_the_track_and_the_measurement() -> None:
     # a track lags a pair whose relative velocity changes (0.3-0.4 m in the 50-UAV 0.78 m
-    # pass, docs/safety.md): where this scan measures the neighbour nearer, the barrier and
+    # pass, docs/safety-log.md): where this scan measures the neighbour nearer, the barrier and
     # the guard take the measurement (its distance and direction); where the track is
     # nearer, the track
     cfg = AvoidanceConfig()
@@ -196,7 +196,7 @@ def test_the_barrier_takes_the_nearer_of_the_track_and_the_measurement() -> None
 
 
 def test_no_credit_for_a_neighbour_that_only_seems_to_draw_away() -> None:
-    # The 50-UAV variant's 0.95 m pass (docs/safety.md): a UAV accelerating towards a
+    # The 50-UAV variant's 0.95 m pass (docs/safety-log.md): a UAV accelerating towards a
     # neighbour that did not move saw it "draw away": its fresh own velocity (2 m/s here) plus
     # the tracked relative velocity, which lags (0: both were at rest at the last scans). The
     # barrier credited that and let it close faster. The neighbour's velocity is now the
@@ -217,7 +217,7 @@ def test_no_credit_for_a_neighbour_that_only_seems_to_draw_away() -> None:
 
 
 def test_a_neighbour_first_seen_starts_at_rest_in_the_world() -> None:
-    # The 50-UAV qrsim 0.89 m pass (docs/safety.md): UAV 29 flew at 7.2 m/s towards UAV 24,
+    # The 50-UAV qrsim 0.89 m pass (docs/safety-log.md): UAV 29 flew at 7.2 m/s towards UAV 24,
     # first seen 9.4 m away; its new track started with relative velocity 0 ("flies as I
     # do"), so the barrier credited UAV 24 with drawing away at 6.1 m/s (the truth: coming
     # closer at 2) and capped UAV 29 at 7.2 m/s until the track learnt otherwise, 0.4 s and
@@ -249,7 +249,7 @@ def test_a_neighbour_first_seen_starts_at_rest_in_the_world() -> None:
 
 
 def test_the_credit_loses_what_the_scan_shows_the_neighbour_shed() -> None:
-    # The 50-UAV qrsim 1.016 m pass (docs/safety.md): UAV 46 braked ahead of UAV 42 while its
+    # The 50-UAV qrsim 1.016 m pass (docs/safety-log.md): UAV 46 braked ahead of UAV 42 while its
     # track, trailing, still said it drew away at 2.8-3.0 m/s (the truth: 1.2-1.5), and the
     # barrier let 42 close at 3.8 m/s. A track that slows steadily at a is measured a T^2 /
     # beta nearer than it predicted, and its velocity trails by (alpha / beta - 1/2) T: the
@@ -424,7 +424,7 @@ class Closing(Mission):
 
 
 def test_the_guard_holds_a_pair_closing_at_the_flocks_worst_speed(tmp_path) -> None:
-    # The fastest closing pair of the 50-UAV variant (docs/safety.md) closed at 3.9 m/s, 2.2 m
+    # The fastest closing pair of the 50-UAV variant (docs/safety-log.md) closed at 3.9 m/s, 2.2 m
     # apart. Two UAVs 14 m apart fly at each other at 1.95 m/s each, and keep commanding it;
     # each sees the other only from 3.0 m (range_m): 0.8 s before they would meet, too late
     # for the barrier alone (first seen 3.5 m apart, the barrier holds them at 1.87 m with no
@@ -474,7 +474,7 @@ def test_the_overdrive_brakes_a_fast_pair_before_the_safe_distance(
     tmp_path, monkeypatch, preset: str
 ) -> None:
     # Two UAVs close head-on at 4.3 m/s each (8.6 m/s: the fastest pair the 10 m sensor range
-    # lets the barrier stop by 2 m, docs/safety.md). The barrier's cap falls as they close and
+    # lets the barrier stop by 2 m, docs/safety-log.md). The barrier's cap falls as they close and
     # the velocity loop trails a falling command by ~0.4 s; told to fly the excess below
     # the cap (overdrive 1, the default) each brakes at once. Measured: 2.56 m (ideal) and
     # 2.77 m (qrsim) at the closest, against 2.04 and 2.29 m when it trails the cap down
@@ -525,7 +525,7 @@ def test_a_uav_sent_just_above_another_is_held_off_sideways(tmp_path, rise: floa
     # UAV stops beside it, near the barrier's safe distance, never over it (measured: 1.78 and
     # 1.77 m apart horizontally at the closest). With the old 1.0 m the pair stacked 1.2 m
     # apart, and drifting altitude estimates (qrsim) then took two such pairs of a 30-UAV
-    # flock to 0.92 and 0.98 m (docs/safety.md)
+    # flock to 0.92 and 0.98 m (docs/safety-log.md)
     assert AvoidanceConfig().vertical_clear_m == 1.5
     least, least_flat, end = stack(tmp_path, rise, [])
     assert least_flat >= 1.5 and least >= 1.9 and end >= 1.5
