@@ -9,7 +9,8 @@ leaders killed, run as batch sweeps (app/batch.py) with the shipped defaults.
 
 `--doc` writes the table, with the command, into docs/safety.md (between its markers);
 `--from-json` joins the tables of earlier runs (e.g. a matrix and the extras) without running
-(a point found in a later file replaces the same point of an earlier one: flown again);
+(a point found in a later file replaces the same point of an earlier one: flown again; a
+folder stands for its *.json files in name order);
 `--from-sweep` reads the sweep folders of `--out` (what has finished of a matrix stopped early).
 
 It writes a sweep file per base scenario into `--out` (sweep.csv, aggregate.csv, runs/), then
@@ -232,6 +233,16 @@ def summarise(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]]) ->
     return out
 
 
+def _check_rows(table: Any) -> None:
+    """Raise ValueError unless `table` is a list of rows with a point's keys."""
+    if not isinstance(table, list):
+        raise ValueError(f"a list of rows expected, not {type(table).__name__}")
+    for k, row in enumerate(table):
+        missing = [key for key in ("range_m", "loss", "uavs", "sensors") if key not in row]
+        if missing:
+            raise ValueError(f"row {k} has no {', '.join(missing)}")
+
+
 def join(tables: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The rows of `tables` as one table: a point (case, radio, loss, UAVs, sensors) found in
     a later table replaces the same point of an earlier one (flown again, e.g. with more
@@ -389,7 +400,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, default=None, help="time limit of every run, s")
     ap.add_argument("--doc", action="store_true", help="write the table into docs/safety.md")
     ap.add_argument(
-        "--from-json", type=Path, nargs="+", help="tables of earlier runs, joined: run nothing"
+        "--from-json",
+        type=Path,
+        nargs="+",
+        help="tables of earlier runs (files, or folders read in name order), joined: run nothing",
     )
     ap.add_argument(
         "--from-sweep", type=Path, nargs="+", help="sweep folders of earlier runs: run nothing"
@@ -403,10 +417,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     file=sys.stderr,
                 )
                 return 2
-        table = join(
-            [json.loads(f.read_text()) for f in args.from_json or ()]
-            + [from_sweep(d) for d in args.from_sweep or ()]
-        )
+        files = [
+            g
+            for f in args.from_json or ()
+            for g in (sorted(f.glob("*.json")) if f.is_dir() else [f])
+        ]
+        tables = []
+        for f in files:
+            try:
+                tables.append(json.loads(f.read_text(encoding="utf-8")))
+                _check_rows(tables[-1])
+            except (ValueError, KeyError, TypeError) as err:
+                print(f"robustness: {f}: {err} (a robustness.json table expected)", file=sys.stderr)
+                return 2
+        table = join(tables + [from_sweep(d) for d in args.from_sweep or ()])
         if args.doc:
             write_doc(table, "python bench/robustness.py " + " ".join(argv or sys.argv[1:]))
         print(planes_text(table), table_text(table), sep="\n\n")

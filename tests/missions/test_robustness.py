@@ -95,3 +95,21 @@ def test_planes_count_the_cells_that_miss_the_bar_and_never_round_up() -> None:
     assert line[-1] == "3 |"  # the pass under 1.0 m, the 98.96 % and the collision
     assert not bench._misses(ok)
     assert bench._misses(row(15.0, None, 1.0, 1.0))  # no number is not a pass
+
+
+def test_a_folder_of_tables_is_joined_and_a_bad_table_is_one_line(tmp_path, capsys) -> None:
+    import json
+
+    bench = _bench()
+    row = {"range_m": 15.0, "loss": 0.0, "uavs": 4, "sensors": "ideal", "runs": 1, "failed": 0}
+    row |= {"collisions": 0, "min_separation_m": 2.0, "coverage": 1.0, "base_knows": 1.0}
+    row |= {"time_to_99_s": 100.0, "outcomes": ["target reached"]}
+    (tmp_path / "a.json").write_text(json.dumps([row]))
+    (tmp_path / "b.json").write_text(json.dumps([{**row, "runs": 3}]))  # flown again
+    assert bench.main(["--from-json", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| 3/3 |" in out and "| 1/1 |" not in out  # b.json's row replaced a.json's
+    (tmp_path / "c.json").write_text(json.dumps([{"loss": 0.0}]))
+    assert bench.main(["--from-json", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "c.json" in err and "range_m" in err
