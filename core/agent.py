@@ -13,7 +13,7 @@ import numpy as np
 from skyswarm.core.tasks import Task
 
 if TYPE_CHECKING:
-    from skyswarm.core.hooks import EstimateSource
+    from skyswarm.core.hooks import EstimateSource, ModeSource
     from skyswarm.core.simulator import Simulator
 
 AgentId = NewType("AgentId", int)
@@ -92,6 +92,12 @@ class Agent:
         """Name of the control mode it flies in now, for the views and the timeline ("-": none;
         `uav.agents.UavAgent` names its cascade mode, e.g. "POSITION")."""
         return "-"
+
+    def mode_row(self) -> tuple[ModeSource, int] | None:
+        """The group that holds this agent's control mode in an array, and its row there
+        (`core.hooks.ModeSource`: the timeline then reads the array instead of calling
+        `mode_name()` on every look); None when only `mode_name()` tells (the default)."""
+        return None
 
     def estimate_row(self) -> tuple[EstimateSource, int] | None:
         """The group whose state estimate this agent flies on, and its row there

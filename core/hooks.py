@@ -176,6 +176,37 @@ class EstimateSource(Protocol):
         ...
 
 
+@runtime_checkable
+class ModeSource(Protocol):
+    """A group of agents whose control modes are held in one array (a UAV swarm,
+    `uav.swarm.Swarm`), indexed by the member's row in the group, which the agent names with
+    `Agent.mode_row()`. core/timeline.py looks at the modes at the trajectory rate: with a
+    source it compares one array instead of asking every agent for `Agent.mode_name()`, and
+    asks the agents only when the array changed. The names must be what `mode_name()` says.
+
+    Example, a group of rovers that drive or park::
+
+        class Fleet:
+            def __init__(self, n: int) -> None:
+                self.codes = np.zeros(n, dtype=np.int8)  # 0 parked, 1 driving
+
+            def mode_codes(self) -> np.ndarray:
+                return self.codes
+
+            def mode_names(self) -> Sequence[str]:
+                return ("Parked", "Driving")
+    """
+
+    def mode_codes(self) -> np.ndarray:
+        """(n,) integers: each member row's mode, an index into `mode_names()` (read it before
+        the next tick: it may be a live view)."""
+        ...
+
+    def mode_names(self) -> Sequence[str]:
+        """The name of each mode code."""
+        ...
+
+
 Overlay = Mapping[str, Any] | Lines | Quads
 """One overlay item a mission draws: a mapping with `segments` (M, 2, 3) line endpoints or
 `corners` (M, 4, 3) filled quads, m world ENU, and an optional linear RGBA `color` (4 floats in

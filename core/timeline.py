@@ -3,7 +3,8 @@
 A post-tick listener (registered after the mission's) records what the mission shows
 (`core.hooks.ViewSource`, implemented by `Mission`): its HUD lines, the ids holding its
 `highlight_role`, its `group_leaders()`, its overlays (plain data, `core.hooks.Overlay`), plus
-each agent's `Agent.mode_name()` and, for the agents whose `Agent.estimate_row()` names a
+each agent's `Agent.mode_name()` (read as an array for the agents whose `Agent.mode_row()`
+names a `core.hooks.ModeSource`, e.g. a UAV swarm) and, for the agents whose `Agent.estimate_row()` names a
 group with an estimate (`core.hooks.EstimateSource`, e.g. a UAV swarm with sensors on), their
 state estimate.
 
@@ -59,8 +60,9 @@ from skyswarm.core.limits import loads_json
 from skyswarm.core.overlays import Lines, as_overlay
 
 if TYPE_CHECKING:
+    from skyswarm.core.agent import Agent
     from skyswarm.core.backends import World
-    from skyswarm.core.hooks import EstimateSource, ViewSource
+    from skyswarm.core.hooks import EstimateSource, ModeSource, ViewSource
     from skyswarm.core.simulator import Simulator
 
 PERIOD_S = 0.5  # s of simulated time between estimate samples (whole ticks at 2.5 ms)
@@ -108,6 +110,11 @@ class Timeline:
         self._key: tuple[int, int] = (-1, -1)
         self._sensed: list[tuple[EstimateSource, np.ndarray, np.ndarray]] = []  # group, slots, rows
         self._ids = np.zeros(0, dtype=np.int32)
+        self._mode_key: tuple[int, int] = (-1, -1)  # the agent set _mode_groups was built for
+        self._mode_groups: list[tuple[ModeSource, np.ndarray]] = []  # source, rows
+        self._plain: list[Agent] = []  # agents whose mode only mode_name() tells
+        self._mode_look: tuple[list[np.ndarray], list[str]] | None = None  # codes, plain names
+        self._modes_shown: dict[str, str] = {}
         # The state recording starts from (tick 0: the mission set up, nothing flown), so a
         # replay has from its first frame the HUD, leaders and overlays the live view had.
         # Reads only: the run is unchanged.
@@ -140,12 +147,12 @@ class Timeline:
             "hud": [str(line) for line in hud or ()],
             "leaders": highlighted(mission),
             "highlight": mission.highlight_role if mission is not None else None,
-            "modes": {str(a.id): a.mode_name() for a in self.sim.agents.values()},
+            "modes": self._modes(),
             "groups": {str(k): v for k, v in group_leaders(mission).items()},
         }
         out: dict[str, Any] = {}
         for name, value in now.items():
-            if name in self._shown and self._shown[name] == value:
+            if name in self._shown and (self._shown[name] is value or self._shown[name] == value):
                 continue
             if name in MAPS and name in self._shown:
                 changes = map_changes(self._shown[name], value)
@@ -157,6 +164,36 @@ class Timeline:
         if overlays is not None:
             out["overlays"] = overlays
         return out
+
+    def _modes(self) -> dict[str, str]:
+        """{agent id: `Agent.mode_name()`} of every agent. The agents whose mode a
+        `core.hooks.ModeSource` holds are asked again only when its codes changed since the
+        last look (otherwise the last map, the same object, is returned): at 1,000 UAVs the
+        question costs ~1.4 ms, the array ~10 us."""
+        key = (len(self.sim.agents), len(self.sim.deaths))
+        if key != self._mode_key:
+            self._mode_key, self._mode_look = key, None
+            groups: dict[int, tuple[ModeSource, list[int]]] = {}
+            self._plain = []
+            for a in self.sim.agents.values():
+                row = a.mode_row()
+                if row is None:
+                    self._plain.append(a)
+                else:
+                    groups.setdefault(id(row[0]), (row[0], []))[1].append(int(row[1]))
+            self._mode_groups = [(g, np.array(rows, np.intp)) for g, rows in groups.values()]
+        codes = [np.asarray(g.mode_codes())[rows] for g, rows in self._mode_groups]
+        plain = [a.mode_name() for a in self._plain]
+        last = self._mode_look
+        if (
+            last is not None
+            and last[1] == plain
+            and all(np.array_equal(a, b) for a, b in zip(last[0], codes, strict=True))
+        ):
+            return self._modes_shown
+        self._mode_look = (codes, plain)
+        self._modes_shown = {str(a.id): a.mode_name() for a in self.sim.agents.values()}
+        return self._modes_shown
 
     def _refresh(self) -> None:
         """Group the physical agents with an estimate source by source (first seen first),

@@ -71,6 +71,10 @@ class UavAgent(PhysicalAgent):
     def mode_name(self) -> str:
         return self.mode.name
 
+    def mode_row(self) -> tuple[Swarm, int]:
+        """Its swarm (a `core.hooks.ModeSource`) and its row there."""
+        return self.swarm, self.index
+
     def estimate_row(self) -> tuple[Swarm, int]:
         """Its swarm (a `core.hooks.EstimateSource`) and its row there."""
         return self.swarm, self.index

@@ -60,9 +60,13 @@ if TYPE_CHECKING:
     from skyswarm.uav.model import Airframe
 
 
+MODE_NAMES = tuple(m.name for m in MODES)  # a mode code's name (Swarm.mode_names)
+
+
 class Swarm:
     """N quadrotors of one airframe: bodies, setpoints, controller and motor state. It is the
-    `core.hooks.EstimateSource` of its UAVs (their state estimate when sensors are on).
+    `core.hooks.EstimateSource` of its UAVs (their state estimate when sensors are on) and
+    their `core.hooks.ModeSource` (their control modes, for the timeline).
 
     Build it in a mission's `setup()` from the scenario's agents and `[uav]` section, then
     command it (`command`, a `CommandInterface`) or give it a controller (`control`):
@@ -423,6 +427,14 @@ class Swarm:
 
     def mode_of(self, index: int) -> ControlMode:
         return MODES[self.setpoints.mode[index]]
+
+    # -- core.hooks.ModeSource: the modes the timeline records -------------------------------
+    def mode_codes(self) -> np.ndarray:
+        """(N,) each UAV's mode, an index into `uav.control.MODES` (the live setpoint array)."""
+        return self.setpoints.mode
+
+    def mode_names(self) -> tuple[str, ...]:
+        return MODE_NAMES
 
     # -- core.hooks.EstimateSource: what the timeline and the views show beside the truth -----
     def estimated_positions(self) -> np.ndarray | None:

@@ -160,3 +160,33 @@ def test_the_timeline_leaves_the_run_bit_identical(tmp_path: Path) -> None:
         flown.append(sim.world.state.position.copy())  # NaN in the unused body slots
         sim.close()
     assert np.array_equal(flown[0], flown[1], equal_nan=True)
+
+
+def test_modes_are_read_as_an_array_and_each_change_lands_at_its_trajectory_tick(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A swarm is its UAVs' `ModeSource`: while no code changes, the timeline compares the
+    array and asks no UAV for its `mode_name()`; a mode commanded to one UAV between two
+    trajectory ticks is written at the next one, as that UAV's change alone."""
+    from skyswarm.uav.agents import UavAgent
+
+    sim = Simulator.from_scenario(load_scenario(ROOT / "configs/hover.toml"), tmp_path)
+    swarm = sim.mission.swarm
+    every = sim.recorder.traj_every  # 20 Hz: 20 ticks
+    asked = []
+    name = UavAgent.mode_name
+    monkeypatch.setattr(UavAgent, "mode_name", lambda self: asked.append(self.id) or name(self))
+    for _ in range(4 * every):
+        sim.step()
+    assert asked == []  # nothing changed since the first look (before the patch)
+    sim.step()  # one tick past a trajectory tick, then the command
+    swarm.command.velocity([2], [[1.0, 0.0, 0.0]])
+    for _ in range(2 * every):
+        sim.step()
+    assert sorted(set(asked)) == sorted(int(i) for i in swarm.ids)  # asked once, on the change
+    sim.finish()
+    sim.close()
+    rows = [json.loads(line) for line in (tmp_path / "timeline.jsonl").read_text().splitlines()]
+    changed = [r for r in rows if "mode_changes" in r or ("modes" in r and r["tick"] > 0)]
+    uav = str(int(swarm.ids[2]))
+    assert [(r["tick"], r.get("mode_changes")) for r in changed] == [(5 * every, {uav: "Velocity"})]
