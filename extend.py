@@ -15,7 +15,8 @@ What is here, by what you are writing:
 - a hook in the tick: the phase Protocols `TickListener` (phases 2 and 6), `Controller`
   (phase 3), `EnvironmentForce` (phase 4), `DeathListener`, registered with
   `Simulator.add_pre_tick` / `add_controller` / `add_environment` / `add_post_tick` /
-  `add_death_listener`; `EstimateSource` and `FaultCapable` for agents of your own;
+  `add_death_listener`; `EstimateSource`, `ModeSource` and `FaultCapable` for agents of your
+  own;
 - a sensor model: `Sensor`, `register_sensor`, and the `Truth` and `Setting` it is given;
 - a physics backend: `World`, `Capabilities`, `register_backend`;
 - a radio loss model: `LossModel`, `register_loss_model`;
@@ -42,6 +43,7 @@ from skyswarm.core.hooks import (
     EnvironmentForce,
     EstimateSource,
     FaultCapable,
+    ModeSource,
     TickListener,
     ViewSource,
 )
@@ -70,6 +72,7 @@ __all__ = [
     "FaultCapable",
     "LossModel",
     "Mission",
+    "ModeSource",
     "Results",
     "Sensor",
     "Setting",
