@@ -230,6 +230,9 @@ def replay_rounds(run: Path, tree: str | None, repeat: int) -> list[dict]:
 
 def main() -> None:
     args = sys.argv[1:]
+    if {"-h", "--help"} & set(args):
+        print(__doc__)
+        return
     tree = None
     if "--before-tree" in args:
         k = args.index("--before-tree")
@@ -248,6 +251,9 @@ def main() -> None:
         return
     with_before = "--no-before" not in args
     args = [a for a in args if a != "--no-before"]
+    if any(a.startswith("-") for a in args) or len(args) > 1:
+        print(f"video.py: {' '.join(args)}: expected at most a scenario (see the module doc)")
+        raise SystemExit(2)
     scenario = args[0] if args else "flocking_coverage"
     label = f"before ({'tree ' + Path(tree).name if tree else 'superfast'})"
     # the video and the comparison run in turn first: the load of a shared machine drifts
