@@ -5,12 +5,14 @@ leaders killed, run as batch sweeps (app/batch.py) with the shipped defaults.
     python bench/robustness.py                      # the hardest rows and the extras, 1 seed
     python bench/robustness.py --rows matrix --workers 2   # the whole matrix: hours
     python bench/robustness.py --rows matrix --ranges 20 25 --uavs 10 --sensors ideal
+    python bench/robustness.py --rows matrix --uavs 30 --replicates 1 2   # two more seeds
     python bench/robustness.py --from-json a/robustness.json b/robustness.json --doc
 
 `--doc` writes the table, with the command, into docs/safety.md (between its markers);
 `--from-json` joins the tables of earlier runs (e.g. a matrix and the extras) without running
-(a point found in a later file replaces the same point of an earlier one: flown again; a
-folder stands for its *.json files in name order);
+(a point found again in a later file is merged with the earlier row when their replicates
+differ, more seeds of it, and replaces it when they share one, flown again; a folder stands
+for its *.json files in name order);
 `--from-sweep` reads the sweep folders of `--out` (what has finished of a matrix stopped early).
 
 It writes a sweep file per base scenario into `--out` (sweep.csv, aggregate.csv, runs/), then
@@ -142,18 +144,19 @@ def _point_toml(row: dict[str, Any], duration_s: float | None) -> str:
 
 def write_sweep(
     rows: Sequence[dict[str, Any]],
-    seeds: int,
+    seeds: int | Sequence[int],
     out: Path,
     scenario: Path,
     duration_s: float | None = None,
 ) -> Path:
-    """The sweep file of `rows` x `seeds` (seed 29 at the root) over `scenario`, in `out`."""
+    """The sweep file of `rows` x `seeds` (seed 29 at the root) over `scenario`, in `out`;
+    `seeds` a count (replicates 0 .. seeds - 1) or the replicate numbers."""
     out.mkdir(parents=True, exist_ok=True)
     head = [
         "[sweep]",
         f"scenario = {json.dumps(str(scenario.resolve()))}",
         "seed = 29",
-        f"seeds = {seeds}",
+        f"seeds = {json.dumps(seeds if isinstance(seeds, int) else [int(k) for k in seeds])}",
         "retries = 0",
         f"out = {json.dumps(str(out.resolve()))}",
         "",
@@ -177,7 +180,9 @@ def groups(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, float], list[int]]
     return out
 
 
-def run(rows: Sequence[dict[str, Any]], seeds: int, out: Path, workers: int, **kw) -> list[dict]:
+def run(
+    rows: Sequence[dict[str, Any]], seeds: int | Sequence[int], out: Path, workers: int, **kw
+) -> list[dict]:
     """Run the matrix with the batch coordinator (one sweep per base scenario, each in its own
     folder of `out`); one aggregate row per point, in the order of `rows`."""
     from skyswarm.app.batch import run_batch
@@ -221,6 +226,9 @@ def summarise(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]]) ->
             {
                 **row,
                 "runs": len(mine),
+                "replicates": sorted(
+                    int(r["replicate"]) for r in mine if _number(r.get("replicate"))
+                ),
                 "failed": len(mine) - len(ok),
                 "collisions": sum(int(r.get("deaths_by_cause.collision") or 0) for r in ok),
                 "min_separation_m": min(seps) if seps else None,
@@ -244,15 +252,20 @@ def _check_rows(table: Any) -> None:
 
 
 def join(tables: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The rows of `tables` as one table: a point (case, radio, loss, UAVs, sensors) found in
-    a later table replaces the same point of an earlier one (flown again, e.g. with more
-    seeds); the matrix's points in `matrix`'s order (sensors, UAVs, radio, loss), then the
-    special cases in the order first seen."""
+    """The rows of `tables` as one table. A point (case, radio, loss, UAVs, sensors) found
+    again in a later table is merged with the earlier row when their replicates are disjoint
+    (more seeds of it: collisions and runs summed, the least separation, coverage and base
+    knowledge, the largest time to 99 %), and replaces it when they share one (flown again).
+    A row without `replicates` (tables written before they were kept) holds 0 .. runs - 1.
+    The matrix's points in `matrix`'s order (sensors, UAVs, radio, loss), then the special
+    cases in the order first seen."""
     rows: dict[tuple, dict[str, Any]] = {}
     for table in tables:
         for row in table:
             key = (row.get("case", ""), row["range_m"], row["loss"], row["uavs"], row["sensors"])
-            rows.pop(key, None)
+            before = rows.pop(key, None)
+            if before is not None and not set(_replicates(before)) & set(_replicates(row)):
+                row = _merged(before, row)
             rows[key] = row
     first = {k: i for i, k in enumerate(rows)}
 
@@ -264,6 +277,32 @@ def join(tables: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
         return (0, rank, uavs, range_m, loss)
 
     return [rows[k] for k in sorted(rows, key=order)]
+
+
+def _replicates(row: dict[str, Any]) -> list[int]:
+    return list(row.get("replicates", range(int(row.get("runs", 1)))))
+
+
+def _merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """One point's rows of disjoint replicates as one row (as `summarise` aggregates)."""
+
+    def least(key: str) -> float | None:
+        values = [r[key] for r in (a, b)]
+        return None if None in values else min(values)
+
+    t99 = [a["time_to_99_s"], b["time_to_99_s"]]
+    return {
+        **a,
+        "runs": a["runs"] + b["runs"],
+        "replicates": sorted(_replicates(a) + _replicates(b)),
+        "failed": a["failed"] + b["failed"],
+        "collisions": a["collisions"] + b["collisions"],
+        "min_separation_m": least("min_separation_m"),
+        "coverage": least("coverage"),
+        "base_knows": least("base_knows"),
+        "time_to_99_s": None if None in t99 else max(t99),
+        "outcomes": sorted(set(a["outcomes"]) | set(b["outcomes"])),
+    }
 
 
 def _number(value: Any) -> bool:
@@ -390,7 +429,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("results/robustness"))
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--seeds", type=int, default=1, help="replicates 0 .. SEEDS - 1 of each point")
+    ap.add_argument(
+        "--replicates",
+        type=int,
+        nargs="+",
+        help="these replicate numbers instead (e.g. 1 2: two more seeds of a plane flown on 0)",
+    )
     ap.add_argument("--rows", choices=("matrix", "hardest", "extras"), default="hardest")
     ap.add_argument("--ranges", type=float, nargs="+", default=RANGES_M)
     ap.add_argument("--losses", type=float, nargs="+", default=LOSSES)
@@ -442,7 +487,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         rows = matrix(args.ranges, args.losses, args.uavs, args.sensors)
         rows += [] if args.no_extras else extras()
-    table = run(rows, args.seeds, args.out, args.workers, duration_s=args.duration)
+    seeds = args.replicates if args.replicates else args.seeds
+    table = run(rows, seeds, args.out, args.workers, duration_s=args.duration)
     results = Path(__file__).resolve().parent / "results"
     results.mkdir(exist_ok=True)
     (results / "robustness.json").write_text(json.dumps(table, indent=1))

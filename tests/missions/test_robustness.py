@@ -113,3 +113,42 @@ def test_a_folder_of_tables_is_joined_and_a_bad_table_is_one_line(tmp_path, caps
     assert bench.main(["--from-json", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "c.json" in err and "range_m" in err
+
+
+def test_more_seeds_of_a_point_are_merged_and_a_point_flown_again_replaces() -> None:
+    bench = _bench()
+
+    def row(reps: list[int] | None, sep: float, t99: float | None, coll: int = 0) -> dict:
+        out = {
+            "range_m": 15.0, "loss": 0.4, "uavs": 30, "sensors": "qrsim", "runs": len(reps or [0]),
+            "failed": 0, "collisions": coll, "min_separation_m": sep, "coverage": 0.995,
+            "base_knows": 0.99, "time_to_99_s": t99, "outcomes": ["target reached"],
+        }  # fmt: skip
+        return out if reps is None else {**out, "replicates": reps}
+
+    seed29 = row(None, 1.7, 476.1)  # an old table: no replicates kept, so replicate 0
+    more = row([1, 2], 1.5, 612.0, coll=1)
+    [merged] = bench.join([[seed29], [more]])
+    assert merged["runs"] == 3 and merged["replicates"] == [0, 1, 2]
+    assert (merged["collisions"], merged["min_separation_m"], merged["time_to_99_s"]) == (
+        1,
+        1.5,
+        612.0,
+    )
+    # one replicate without a time to 99 % (it did not get there): the point has none
+    [merged] = bench.join([[seed29], [row([1], 1.9, None)]])
+    assert merged["time_to_99_s"] is None and merged["min_separation_m"] == 1.7
+    # replicate 0 flown again with 1 and 2: the new row alone
+    [again] = bench.join([[seed29], [row([0, 1, 2], 1.6, 500.0)]])
+    assert again["runs"] == 3 and again["min_separation_m"] == 1.6
+
+
+def test_replicate_numbers_reach_the_sweep_file(tmp_path) -> None:
+    from skyswarm.app.sweep import load_sweep
+
+    bench = _bench()
+    point = {"range_m": 15.0, "loss": 0.0, "uavs": 4, "sensors": "ideal"}
+    scenario = bench.base_scenario(tmp_path, "", 4)
+    for seeds, want in ((2, (0, 1)), ([1, 2], (1, 2))):
+        sweep = load_sweep(bench.write_sweep([point], seeds, tmp_path / "s", scenario))
+        assert sweep.settings.replicates == want
