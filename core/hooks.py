@@ -178,11 +178,12 @@ class EstimateSource(Protocol):
 
 @runtime_checkable
 class ModeSource(Protocol):
-    """A group of agents whose control modes are held in one array (a UAV swarm,
+    """A group of agents whose control modes are held in one array of codes (a UAV swarm,
     `uav.swarm.Swarm`), indexed by the member's row in the group, which the agent names with
     `Agent.mode_row()`. core/timeline.py looks at the modes at the trajectory rate: with a
-    source it compares one array instead of asking every agent for `Agent.mode_name()`, and
-    asks the agents only when the array changed. The names must be what `mode_name()` says.
+    source it compares the array with the last look's and asks the agents for
+    `Agent.mode_name()` only when a code changed, so a member's name must follow from its
+    code.
 
     Example, a group of rovers that drive or park::
 
@@ -192,18 +193,11 @@ class ModeSource(Protocol):
 
             def mode_codes(self) -> np.ndarray:
                 return self.codes
-
-            def mode_names(self) -> Sequence[str]:
-                return ("Parked", "Driving")
     """
 
     def mode_codes(self) -> np.ndarray:
-        """(n,) integers: each member row's mode, an index into `mode_names()` (read it before
-        the next tick: it may be a live view)."""
-        ...
-
-    def mode_names(self) -> Sequence[str]:
-        """The name of each mode code."""
+        """(n,) integers: each member row's mode code (read it before the next tick: it may
+        be a live view)."""
         ...
 
 

@@ -3,10 +3,10 @@
 A post-tick listener (registered after the mission's) records what the mission shows
 (`core.hooks.ViewSource`, implemented by `Mission`): its HUD lines, the ids holding its
 `highlight_role`, its `group_leaders()`, its overlays (plain data, `core.hooks.Overlay`), plus
-each agent's `Agent.mode_name()` (read as an array for the agents whose `Agent.mode_row()`
-names a `core.hooks.ModeSource`, e.g. a UAV swarm) and, for the agents whose `Agent.estimate_row()` names a
-group with an estimate (`core.hooks.EstimateSource`, e.g. a UAV swarm with sensors on), their
-state estimate.
+each agent's `Agent.mode_name()` (asked only when a code changed for the agents whose
+`Agent.mode_row()` names a `core.hooks.ModeSource`, e.g. a UAV swarm) and, for the agents
+whose `Agent.estimate_row()` names a group with an estimate (`core.hooks.EstimateSource`, e.g.
+a UAV swarm with sensors on), their state estimate.
 
 When. The view state is looked at on every tick the trajectory samples (the recorder's
 `traj_every`: the ticks a replay has poses for; every tick without a recorder) and a sample is

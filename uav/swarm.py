@@ -60,9 +60,6 @@ if TYPE_CHECKING:
     from skyswarm.uav.model import Airframe
 
 
-MODE_NAMES = tuple(m.name for m in MODES)  # a mode code's name (Swarm.mode_names)
-
-
 class Swarm:
     """N quadrotors of one airframe: bodies, setpoints, controller and motor state. It is the
     `core.hooks.EstimateSource` of its UAVs (their state estimate when sensors are on) and
@@ -432,9 +429,6 @@ class Swarm:
     def mode_codes(self) -> np.ndarray:
         """(N,) each UAV's mode, an index into `uav.control.MODES` (the live setpoint array)."""
         return self.setpoints.mode
-
-    def mode_names(self) -> tuple[str, ...]:
-        return MODE_NAMES
 
     # -- core.hooks.EstimateSource: what the timeline and the views show beside the truth -----
     def estimated_positions(self) -> np.ndarray | None:
