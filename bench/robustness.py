@@ -29,6 +29,7 @@ lanes to fly; the time limit grows with the area.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -284,7 +285,8 @@ def _replicates(row: dict[str, Any]) -> list[int]:
 
 
 def _merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """One point's rows of disjoint replicates as one row (as `summarise` aggregates)."""
+    """Two rows of disjoint runs as one (as `summarise` aggregates a point's runs): a point's
+    rows of other replicates, or the cells of a plane."""
 
     def least(key: str) -> float | None:
         values = [r[key] for r in (a, b)]
@@ -347,22 +349,16 @@ def planes_text(table: Sequence[dict[str, Any]]) -> str:
         "|" + "---|" * 12,
     ]
 
-    def least(rows: list[dict[str, Any]], key: str) -> float | None:
-        values = [r[key] for r in rows if r[key] is not None]
-        return min(values) if len(values) == len(rows) else None
-
     for (case, uavs, sensors), rows in planes.items():
-        seps, cov, base = (least(rows, k) for k in ("min_separation_m", "coverage", "base_knows"))
-        t99 = [r["time_to_99_s"] for r in rows]
-        missing = sum(1 for r in rows if _misses(r))
-        runs = sum(r["runs"] - r["failed"] for r in rows)
+        whole = functools.reduce(_merged, rows)  # the plane's cells as one point
+        seps, t99 = whole["min_separation_m"], whole["time_to_99_s"]
         radios = ", ".join(f"{v:g}" for v in sorted({r["range_m"] for r in rows}))
         lines.append(
             f"| {case or 'matrix'} | {uavs} | {sensors} | {radios} | {len(rows)} | "
-            f"{runs}/{sum(r['runs'] for r in rows)} | {sum(r['collisions'] for r in rows)} | "
+            f"{whole['runs'] - whole['failed']}/{whole['runs']} | {whole['collisions']} | "
             f"{'-' if seps is None else format(seps, '.2f')} | "
-            f"{_floor_pct(cov)} | {_floor_pct(base)} | "
-            f"{'-' if None in t99 else format(max(t99), '.1f')} | {missing} |"
+            f"{_floor_pct(whole['coverage'])} | {_floor_pct(whole['base_knows'])} | "
+            f"{'-' if t99 is None else format(t99, '.1f')} | {sum(map(_misses, rows))} |"
         )
     return "\n".join(lines)
 
