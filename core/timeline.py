@@ -49,9 +49,9 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -65,12 +65,32 @@ if TYPE_CHECKING:
     from skyswarm.core.hooks import EstimateSource, ModeSource, ViewSource
     from skyswarm.core.simulator import Simulator
 
+S = TypeVar("S")  # a group of agents: an EstimateSource, a ModeSource
+
 PERIOD_S = 0.5  # s of simulated time between estimate samples (whole ticks at 2.5 ms)
 # The fields written whole when changed, and the maps that may be written as their changes.
 WHOLE = ("hud", "leaders", "highlight")
 MAPS = {"modes": "mode_changes", "groups": "group_changes"}
 
 OverlayKey = list[tuple[str, tuple[float, ...], bytes]]
+
+
+def _by_source(
+    agents: Iterable[Agent], row_of: Callable[[Agent], tuple[S, int] | None]
+) -> tuple[list[tuple[S, list[Agent], list[int]]], list[Agent]]:
+    """The agents grouped by the source `row_of` names (first seen first): per source its
+    members and their rows there; and the agents it names none for."""
+    groups: dict[int, tuple[S, list[Agent], list[int]]] = {}
+    alone: list[Agent] = []
+    for a in agents:
+        named = row_of(a)
+        if named is None:
+            alone.append(a)
+        else:
+            g = groups.setdefault(id(named[0]), (named[0], [], []))
+            g[1].append(a)
+            g[2].append(int(named[1]))
+    return list(groups.values()), alone
 
 
 class Timeline:
@@ -173,15 +193,8 @@ class Timeline:
         key = (len(self.sim.agents), len(self.sim.deaths))
         if key != self._mode_key:
             self._mode_key, self._mode_look = key, None
-            groups: dict[int, tuple[ModeSource, list[int]]] = {}
-            self._plain = []
-            for a in self.sim.agents.values():
-                row = a.mode_row()
-                if row is None:
-                    self._plain.append(a)
-                else:
-                    groups.setdefault(id(row[0]), (row[0], []))[1].append(int(row[1]))
-            self._mode_groups = [(g, np.array(rows, np.intp)) for g, rows in groups.values()]
+            groups, self._plain = _by_source(self.sim.agents.values(), lambda a: a.mode_row())
+            self._mode_groups = [(g, np.array(rows, np.intp)) for g, _, rows in groups]
         codes = [np.asarray(g.mode_codes())[rows] for g, rows in self._mode_groups]
         plain = [a.mode_name() for a in self._plain]
         last = self._mode_look
@@ -202,19 +215,16 @@ class Timeline:
         if key == self._key:
             return
         self._key = key
-        groups: dict[int, tuple[EstimateSource, list[int], list[int], list[int]]] = {}
-        for a in self.sim.agents.values():
-            source = a.estimate_row() if isinstance(a, PhysicalAgent) else None
-            if source is not None:
-                group, index = source
-                g = groups.setdefault(id(group), (group, [], [], []))
-                g[1].append(int(a.slot))
-                g[2].append(int(index))
-                g[3].append(int(a.id))
+
+        def row(a: Agent) -> tuple[EstimateSource, int] | None:
+            return a.estimate_row() if isinstance(a, PhysicalAgent) else None
+
+        groups, _ = _by_source(self.sim.agents.values(), row)
         self._sensed = [
-            (g[0], np.array(g[1], np.intp), np.array(g[2], np.intp)) for g in groups.values()
+            (g, np.array([int(a.slot) for a in members], np.intp), np.array(rows, np.intp))
+            for g, members, rows in groups
         ]
-        self._ids = np.array([i for g in groups.values() for i in g[3]], dtype=np.int32)
+        self._ids = np.array([int(a.id) for _, members, _ in groups for a in members], np.int32)
 
     def _estimates(self, world: World) -> dict[str, int] | None:
         """Write the estimate block of the agents whose group has an estimate; its index entry,
