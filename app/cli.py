@@ -120,7 +120,10 @@ def _parser() -> argparse.ArgumentParser:
     scenario_args(run)
     run.add_argument("--out", type=Path, help="results directory (default: results/<name>-<time>)")
     run.add_argument(
-        "--overwrite", action="store_true", help="empty a non-empty --out directory first"
+        "--overwrite",
+        action="store_true",
+        help="empty a non-empty --out directory skyswarm wrote first; replace an existing "
+        "--video, rewrite the PNGs of --frames",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(

@@ -176,6 +176,9 @@ def add_gui_parsers(
     rep.add_argument("results", type=Path, help="results directory of a run")
     rep.add_argument("--speed", type=float, default=1.0, help="playback speed factor (1.0)")
     _video_args(rep)
+    rep.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --video, rewrite --frames"
+    )
     window_args(rep)
     rep.set_defaults(func=cmd_replay, links=False)
 
@@ -186,6 +189,7 @@ def add_gui_parsers(
     snap.add_argument(
         "--size", type=_size, default=(1280, 720), help="WIDTHxHEIGHT, 720p or 1080p (1280x720)"
     )
+    snap.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     camera_args(snap)
     layout_args(snap)
     snap.set_defaults(func=cmd_snapshot)
@@ -215,8 +219,15 @@ def require_gui(option: str, value: object) -> None:
         raise ConfigError("", option, str(value), expected) from None
 
 
+# Containers ffmpeg writes H.264 into, chosen by the file's name (another name would fail in
+# ffmpeg after the run, or write something no player expects).
+VIDEO_SUFFIXES = (".mp4", ".mkv", ".mov")
+FRAME_GLOB = "frame_*.png"  # what --frames writes (gui/video.py FrameWriter)
+
+
 def check_capture(args: argparse.Namespace) -> None:
-    """Before a run starts: `--video`/`--frames` can be written (the GUI extra is there)."""
+    """Before a run starts: `--video`/`--frames` can be written (the GUI extra is there) and
+    replace nothing of the user's (`check_outputs`)."""
     for option in ("video", "frames"):
         value = getattr(args, option, None)
         if value is not None:
@@ -227,6 +238,32 @@ def check_capture(args: argparse.Namespace) -> None:
 
         expected = "an even width and height (H.264 in yuv420p halves both for colour)"
         raise ConfigError("", "--size", f"{w}x{h}", expected)
+    check_outputs(args)
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, a `--video` file that exists or is not named as a video, and a
+    `--frames` folder that is a file or already holds frames, unless `--overwrite`: then an
+    existing video is replaced (when the new one is complete) and the frames of the same
+    numbers are rewritten, nothing else in the folder touched."""
+    from skyswarm.app.results_dir import check_new_file
+    from skyswarm.core.schema import ConfigError
+
+    overwrite = bool(getattr(args, "overwrite", False))
+    video = getattr(args, "video", None)
+    if video is not None:
+        if video.suffix.lower() not in VIDEO_SUFFIXES:
+            expected = f"a video file name ending {', '.join(VIDEO_SUFFIXES)}"
+            raise ConfigError("", "--video", str(video), expected)
+        check_new_file(video, overwrite, "--video", make_folders=True)
+    frames = getattr(args, "frames", None)
+    if frames is None:
+        return
+    if frames.exists() and not frames.is_dir():
+        raise ConfigError("", "--frames", str(frames), "a folder (this is a file)")
+    if frames.is_dir() and not overwrite and next(frames.glob(FRAME_GLOB), None) is not None:
+        expected = f"a folder without {FRAME_GLOB} files (or --overwrite to rewrite them)"
+        raise ConfigError("", "--frames", str(frames), expected)
 
 
 def start_capture(args: argparse.Namespace, sim: Simulator) -> Any:
@@ -289,6 +326,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"a run of at least two samples and one frame ({len(ticks)} over {span_s:g} s)",
         )
     if args.video is not None or args.frames is not None:
+        check_capture(args)
         n = export_video(
             args.results, args.video, args.frames, args.fps, args.size, camera_spec(args),
             inset=not args.no_inset, markers=not args.no_markers, layout=layout_spec(args),
@@ -308,7 +346,12 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     from skyswarm.core.schema import ConfigError
 
     require_gui("snapshot", args.results)
+    from skyswarm.app.results_dir import atomic_path, check_new_file
     from skyswarm.gui.replay import ReplaySource, ReplayStill
+
+    if args.out.suffix.lower() != ".png":
+        raise ConfigError("", "--out", str(args.out), "a file name ending .png")
+    check_new_file(args.out, args.overwrite, "--out", make_folders=True)
 
     read_header(args.results)  # one-line error on a missing or torn header
     source = ReplaySource(args.results)
@@ -325,6 +368,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     finally:
         still.release()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(image).save(args.out)
+    with atomic_path(args.out) as tmp:  # the PNG whole or not at all
+        Image.fromarray(image).save(tmp, format="PNG")
     print(f"wrote {args.out} (t = {args.time:g} s)")
     return 0

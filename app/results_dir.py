@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from skyswarm.core.files import temporary_beside
 from skyswarm.core.schema import ConfigError
 
 MARKER = ".skyswarm-run.json"
@@ -263,15 +264,30 @@ def check_export_target(target: Path, results: Path, overwrite: bool, flag: str)
     check_new_file(target, overwrite, flag)
 
 
-def check_new_file(target: Path, overwrite: bool, flag: str, hint: str = "or --overwrite") -> None:
+def check_new_file(
+    target: Path,
+    overwrite: bool,
+    flag: str,
+    hint: str = "or --overwrite",
+    make_folders: bool = False,
+) -> None:
     """Refuse, before any work, a `target` file (the value of `flag`) that `atomic_path` could
     not write: a directory, an existing file without `overwrite`, or a name whose folder is
-    missing, not a folder, or not writable (the temporary file goes there)."""
+    missing, not a folder, or not writable (the temporary file goes there). With
+    `make_folders` a missing folder is made now, and a temporary file written there and
+    removed: what the writer will do, tried before the work rather than after it."""
     if target.is_dir():
         raise ConfigError("", flag, str(target), "a file name (this is a directory)")
     if os.path.lexists(target) and not overwrite:
         raise ConfigError("", flag, str(target), f"a new file ({hint})")
     folder = target.absolute().parent
+    if make_folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            temporary_beside(target).unlink()
+        except OSError as exc:
+            expected = f"a file in a folder that can be written ({exc.strerror}: {folder})"
+            raise ConfigError("", flag, str(target), expected) from None
     if not folder.is_dir():
         missing = "is not a folder" if folder.exists() else "does not exist"
         raise ConfigError(
@@ -291,12 +307,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
         with atomic_path(Path("map.png")) as tmp:
             fig.savefig(tmp, format="png")
     """
-    try:
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:  # the error names the file asked for, not the temporary one
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    os.close(fd)
-    tmp = Path(name)
+    tmp = temporary_beside(path)  # the error names the file asked for, not the temporary one
     try:
         yield tmp
         with open(tmp, "rb") as f:

@@ -62,7 +62,8 @@ def small_png(path: Path) -> None:
 
 def snapshot(run: Path, t: float, name: str, *options: str) -> None:
     out = DOCS / name
-    skyswarm("snapshot", str(run), "--time", f"{t:g}", "--out", str(out), *options)
+    # --overwrite: the docs' own pictures, which this script made before
+    skyswarm("snapshot", str(run), "--time", f"{t:g}", "--out", str(out), "--overwrite", *options)
     small_png(out)
 
 
@@ -82,6 +83,7 @@ def main() -> None:
         )  # fmt: skip
         skyswarm(
             "replay", str(run), "--video", str(CLIP), "--size", "640x360", "--fps", "15",
+            "--overwrite",
         )  # fmt: skip
         mb = CLIP.stat().st_size / 1e6
         print(f"wrote {CLIP} ({mb:.1f} MB)")

@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from skyswarm.core.files import temporary_beside
+
 if TYPE_CHECKING:
     from skyswarm.gui.renderer import Renderer
     from skyswarm.gui.scene import Frame
@@ -118,6 +120,11 @@ class VideoWriter:
             raise ValueError(f"pix_fmt must be one of {', '.join(PIX_FMTS)}, got {pix_fmt!r}")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path, self.size, self.pix_fmt = path, size, pix_fmt
+        # ffmpeg writes a hidden file beside `path` (the same suffix: it picks the container by
+        # name), renamed over `path` when the video is complete: a failed run leaves no half
+        # video, and an existing file (replaced only when the caller was told to) stays whole
+        # until then.
+        self._part = temporary_beside(path, path.suffix)
         self.frame_bytes = int(size[0] * size[1] * PIX_FMTS[pix_fmt])
         tags = "setparams=range=tv:colorspace=bt709:color_primaries=bt709:color_trc=bt709"
         if pix_fmt == "yuv420p":  # converted already: only say what it is
@@ -132,10 +139,14 @@ class VideoWriter:
             "-framerate", f"{fps:g}", "-i", "pipe:0", "-an",
             "-vf", vf,
             "-c:v", "libx264", "-preset", encoder.preset, "-crf", str(encoder.crf), *x264,
-            "-pix_fmt", "yuv420p", str(path),
+            "-pix_fmt", "yuv420p", str(self._part),
         ]  # fmt: skip
         self._log = tempfile.TemporaryFile()
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=self._log, bufsize=0)
+        try:
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=self._log, bufsize=0)
+        except OSError:
+            self._part.unlink(missing_ok=True)
+            raise
         fd = self._proc.stdin.fileno()  # type: ignore[union-attr]
         try:  # a bigger pipe: fewer wake-ups of the feeder and ffmpeg per frame
             fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
@@ -253,13 +264,16 @@ class VideoWriter:
         error = self._error()
         self._log.close()
         if code != 0 or self._broken:
+            self._part.unlink(missing_ok=True)
             raise RuntimeError(f"ffmpeg exited with {code} writing {self.path}: {error}")
+        os.replace(self._part, self.path)
 
     def _fail(self) -> None:
         self._filled.put(None)
         self._feeder.join()
         self._proc.wait()
         self._hand_back()
+        self._part.unlink(missing_ok=True)
         raise RuntimeError(f"ffmpeg stopped writing {self.path}: {self._error()}")
 
     def _hand_back(self) -> None:
