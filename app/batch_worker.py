@@ -29,10 +29,12 @@ def execute_run(spec: RunSpec, attempt: int, session: str = "") -> dict[str, Any
     (`record_start`), so every execution counts, those an executor repeats on its own included.
     `session`: the coordinator's id of this sweep invocation (`executions` counts by it)."""
     from skyswarm.core.config import load_scenario
+    from skyswarm.core.files import mark_results_folder
     from skyswarm.core.simulator import Simulator
 
     run_dir = Path(spec.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    mark_results_folder(run_dir, spec.scenario)  # the sweep's own folder: a run may write it
     record_start(run_dir, session, attempt)
     (run_dir / "summary.json").unlink(missing_ok=True)
     (run_dir / "error.txt").unlink(missing_ok=True)

@@ -24,20 +24,16 @@ directory is refused (exit 2, one line) instead of interleaving its records with
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import os
 import shutil
-import socket
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from skyswarm.core.files import temporary_beside
+from skyswarm.core.files import MARKER, marker_bytes, temporary_beside
 from skyswarm.core.schema import ConfigError
-
-MARKER = ".skyswarm-run.json"
 
 try:  # POSIX
     import fcntl
@@ -204,14 +200,7 @@ def _check_creatable(out: Path) -> None:
 
 
 def _write_marker(fd: int, out: Path, scenario_file: str) -> None:
-    info = {
-        "run": out.name,
-        "scenario": str(Path(scenario_file).resolve()) if scenario_file else "",
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-        "started": dt.datetime.now().isoformat(timespec="seconds"),
-    }
-    data = json.dumps(info, indent=1).encode()
+    data = marker_bytes(out, scenario_file)
     os.ftruncate(fd, 0)
     os.pwrite(fd, data, 0)
 

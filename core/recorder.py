@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from skyswarm.core.files import open_results_folder
 from skyswarm.core.trajectory_codec import (
     CODEC,
     QUANTUM,
@@ -91,7 +92,7 @@ class Recorder:
         import tomli_w
 
         self.dir = out_dir
-        out_dir.mkdir(parents=True, exist_ok=True)
+        open_results_folder(out_dir, scenario.file)  # never a folder of the user's files
         self.sim = sim
         world = sim.world
         res = scenario.results

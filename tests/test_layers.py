@@ -262,6 +262,7 @@ NAME_READS_ALLOWED = {
     ("core/backends/__init__.py", "_is_initialized"): "numba's threading layer, a library's "
     "private state (no public way to skip its launch locks); the public call when absent",
     ("core/backends/__init__.py", "_get_num_threads"): "(the same: its compiled getter)",
+    ("core/files.py", "O_NOFOLLOW"): "an open flag of the os module, which Windows lacks",
 }
 
 
