@@ -75,8 +75,9 @@ def run_scenario(
     `scenario` is a `ScenarioConfig`, a TOML file or a shipped scenario's name; `overrides`
     and `seed` apply to a file or name only. `results_dir` is new, empty, or a folder an
     earlier skyswarm run wrote (its files of the same names are replaced); a folder holding
-    other files is refused (ConfigError), nothing written (docs/reliability.md). Half a second of two hovering UAVs, recorded in a
-    temporary folder:
+    other files is refused (ConfigError), nothing written (docs/reliability.md).
+
+    Half a second of two hovering UAVs, recorded in a temporary folder:
 
         import json
         import tempfile
