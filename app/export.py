@@ -33,6 +33,7 @@ def add_export_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     if args.csv is None and args.kml is None:
         raise ConfigError("", "export", None, "--csv OUT.csv and/or --kml OUT.kml")
+    read_header(args.results)  # not a run directory: say that, not where the export may go
     _check_targets(args)
     header, traj = _load(args.results)
     origin = tuple(header.get("geo_origin") or ())

@@ -387,6 +387,8 @@ HAND: list[tuple[str, list[str], str]] = [
     ("plot empty dir", ["plot", "run_empty"], "run_empty"),
     ("plot no records", ["plot", "run_no_records"], "run_no_records"),
     ("export no dir", ["export", "no_run", "--csv", "x.csv"], "no_run"),
+    # the working folder is no run: said so, not "a file outside the run directory ."
+    ("export no run here", ["export", ".", "--csv", "x.csv"], "a results directory of"),
     ("export torn header", ["export", "run_torn_header", "--csv", "x.csv"], "trajectory.json"),
     ("export empty header", ["export", "run_empty_header", "--csv", "x.csv"], "trajectory.json"),
     ("export no records", ["export", "run_no_records", "--csv", "x.csv"], "run_no_records"),
