@@ -7,6 +7,7 @@ without loading pyglet or moderngl; those load inside the command functions.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -225,6 +226,34 @@ VIDEO_SUFFIXES = (".mp4", ".mkv", ".mov")
 FRAME_GLOB = "frame_*.png"  # what --frames writes (gui/video.py FrameWriter)
 
 
+def require_display(command: str) -> None:
+    """A window needs a display: without one (a server, an ssh session without X forwarding),
+    a one-line bad-input error naming what works there instead of pyglet's traceback."""
+    from skyswarm.core.schema import ConfigError
+
+    require_gui(command, os.environ.get("DISPLAY", ""))
+    import pyglet
+
+    pyglet.options["shadow_window"] = False  # as gui/windows.py: no hidden window to fail on
+    from pyglet.window import NoSuchDisplayException
+
+    missing: tuple[type[Exception], ...] = (NoSuchDisplayException,)
+    try:  # X11's own class of it (not a subclass of the one above)
+        from pyglet.display.xlib import NoSuchDisplayException as NoX11Display
+
+        missing += (NoX11Display,)
+    except ImportError:  # not an X11 platform
+        pass
+    try:
+        pyglet.display.get_display()
+    except missing:
+        expected = (
+            "a display to open a window on (none here: `xvfb-run skyswarm ...` gives one; "
+            "`skyswarm run --video` and `skyswarm snapshot` need none)"
+        )
+        raise ConfigError("", "DISPLAY", os.environ.get("DISPLAY", "(unset)"), expected) from None
+
+
 def check_capture(args: argparse.Namespace) -> None:
     """Before a run starts: `--video`/`--frames` can be written (the GUI extra is there) and
     replace nothing of the user's (`check_outputs`)."""
@@ -287,6 +316,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     from skyswarm.gui.app import view_scenario
 
     scenario = load_args(args)
+    require_display("view")
     options = view_options(args)
     attach = view_attach(args)  # MAVLink vehicles with --mavlink / [mavlink] enabled
     if args.out is None:
@@ -334,6 +364,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         )  # fmt: skip
         print(f"wrote {n} frames")
         return 0
+    require_display("replay")
     options = view_options(args)
     return interrupted(replay_window(args.results, args.speed, args.size, options))
 
