@@ -45,6 +45,9 @@ from skyswarm.uav.estimation import euler_to_quat
 from skyswarm.uav.sensors.config import SensorsConfig
 from skyswarm.uav.swarm import Swarm
 
+SENSOR_PRESETS = ("ideal", "qrsim")  # uav/sensors/config.py SensorsConfig.preset
+SLOT_GAP_M = 1.0  # m kept between two slots' reaches: more than two airframes' half-spans
+
 
 @dataclass(frozen=True)
 class FlightSettings:
@@ -75,6 +78,15 @@ class FlightSettings:
     def __post_init__(self) -> None:
         if isinstance(self.randomize, dict):
             object.__setattr__(self, "randomize", Randomization(**self.randomize))
+        for name in ("control_hz", "tick_s", "spacing_m"):
+            value = getattr(self, name)
+            real = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not (real and math.isfinite(value) and value > 0.0):
+                raise ValueError(f"{name} {value!r}: expected a finite number > 0")
+        self.ticks_per_step()  # the control period in whole ticks, or ValueError now
+        if self.sensors not in SENSOR_PRESETS:
+            expected = " or ".join(map(repr, SENSOR_PRESETS))
+            raise ValueError(f"sensors {self.sensors!r}: expected {expected}")
 
     def ticks_per_step(self) -> int:
         ticks = 1.0 / (self.control_hz * self.tick_s)
@@ -142,6 +154,15 @@ class FlightBatch:
         )
         self.sim = Simulator(sim_cfg, world=WorldConfig())
         if origin is None:
+            # Slots on a grid never meet: each UAV's episode ends within task.reach_m() of
+            # its origin (more than an airframe apart at the closest).
+            if settings.spacing_m <= 2.0 * task.reach_m() + SLOT_GAP_M:
+                need = 2.0 * task.reach_m() + SLOT_GAP_M
+                raise ValueError(
+                    f"spacing_m {settings.spacing_m!r}: expected more than {need:g} m (twice "
+                    f"task {task.name!r}'s reach {task.reach_m():g} m plus {SLOT_GAP_M:g}): "
+                    "slots closer than that can fly into each other"
+                )
             side = math.ceil(math.sqrt(n))
             grid = np.indices((side, side)).reshape(2, -1).T[:n] * settings.spacing_m
             origin = np.column_stack([grid, np.zeros(n)])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +51,7 @@ class Task:
     goal_max_m: float = 0.0
     max_error_m: float = 3.0  # m, R
     max_tilt_deg: float = 80.0  # deg
-    min_altitude_m: float = 0.3  # m
+    min_altitude_m: float = 0.3  # m (below 0: touching the ground never ends an episode)
     crash_penalty: float = 10.0  # C
     goal_bonus: float = 0.0  # B (0: no goal test)
     goal_radius_m: float = 0.2  # m
@@ -59,6 +60,33 @@ class Task:
     w_rates: float = 0.02  # per rad/s
     w_smooth: float = 0.05  # per unit^2 of action change
     wind: WindConfig | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse a task no episode can be flown in: a number that is not finite or out of its
+        range, or a start that is already a crash (beyond `max_error_m` of the target, tilted
+        past `max_tilt_deg`, below `min_altitude_m`)."""
+        positive = ("altitude_m", "max_error_m", "max_tilt_deg", "goal_radius_m", "goal_speed_m_s")
+        for name in positive:
+            _check(self, name, lambda v: v > 0.0, "a finite number > 0")
+        others = ("start_radius_m", "start_speed_m_s", "start_tilt_deg", "goal_min_m",
+                  "goal_max_m", "crash_penalty", "goal_bonus", "w_velocity", "w_rates",
+                  "w_smooth")  # fmt: skip
+        for name in others:
+            _check(self, name, lambda v: v >= 0.0, "a finite number >= 0")
+        _check(self, "goal_max_m", lambda v: v >= self.goal_min_m, "at least goal_min_m")
+        _check(self, "max_tilt_deg", lambda v: v <= 180.0, "at most 180")
+        start = self.start_radius_m + self.goal_max_m  # farthest a start lies from its target
+        _check(self, "max_error_m", lambda v: v > start, "more than start_radius_m + goal_max_m")
+        _check(self, "start_tilt_deg", lambda v: v < self.max_tilt_deg, "less than max_tilt_deg")
+        low = self.altitude_m - self.start_radius_m  # the lowest start
+        # (below 0: the ground never ends an episode)
+        _check(self, "min_altitude_m", lambda v: v < low, "below altitude_m - start_radius_m")
+
+    def reach_m(self) -> float:
+        """How far m from its slot's origin (across, at the target's height) a UAV can fly
+        before its episode ends: its target up to start_radius_m + goal_max_m away, then
+        max_error_m beyond."""
+        return self.start_radius_m + self.goal_max_m + self.max_error_m
 
     def sample(self, rng: np.random.Generator, k: int) -> EpisodeStart:
         """k episode starts drawn from `rng` (see the class docstring)."""
@@ -113,6 +141,15 @@ class Task:
         if self.goal_bonus > 0.0:
             reached = ~crashed & (dist < self.goal_radius_m) & (speed < self.goal_speed_m_s)
         return crashed, reached
+
+
+def _check(task: Task, name: str, ok: Any, expected: str) -> None:
+    """ValueError naming the field, its value and `expected` unless it is a finite real
+    number for which ok(value) holds."""
+    value = getattr(task, name)
+    real = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (real and math.isfinite(value) and ok(value)):
+        raise ValueError(f"task {task.name!r} {name} {value!r}: expected {expected}")
 
 
 def Hover(**overrides: object) -> Task:  # noqa: N802 (a task factory reads as a class)
