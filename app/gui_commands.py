@@ -380,11 +380,10 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     from skyswarm.app.results_dir import atomic_path, check_new_file
     from skyswarm.gui.replay import ReplaySource, ReplayStill
 
+    read_header(args.results)  # one-line error on a missing or torn header
     if args.out.suffix.lower() != ".png":
         raise ConfigError("", "--out", str(args.out), "a file name ending .png")
     check_new_file(args.out, args.overwrite, "--out", make_folders=True)
-
-    read_header(args.results)  # one-line error on a missing or torn header
     source = ReplaySource(args.results)
     if not (0.0 <= args.time <= source.duration_s + 1e-9):
         expected = f"a time in [0, {source.duration_s:g}] s (the recording)"
