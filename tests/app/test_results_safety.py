@@ -297,3 +297,19 @@ def test_a_sweep_folder_is_held_by_one_batch(tmp_path, users):
     with pytest.raises(ConfigError, match="not a symlink"):
         hold(link)
     assert tree_hash(users) == before
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_a_file_written_whole_gets_a_new_files_permissions(tmp_path, umask):
+    """atomic_path's temporary file (tempfile's are 0600) is renamed into place with the mode
+    any new file gets under the umask: a plot in a shared results folder stays readable."""
+    from skyswarm.app.results_dir import atomic_path
+
+    old = os.umask(umask)
+    try:
+        with atomic_path(tmp_path / "map.png") as tmp:
+            tmp.write_bytes(b"png")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "map.png").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert [p.name for p in tmp_path.iterdir()] == ["map.png"]
