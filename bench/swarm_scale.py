@@ -69,8 +69,9 @@ def build(
     extra: tuple[str, ...] = (),
 ) -> Simulator:
     """A scenario run of configs/KIND.toml with n agents; `radio` = (range m, neighbour_table K)
-    for boids (default: 30 m from 1,000 agents, else the shipped 100 m; K = 0, exact); `extra`:
-    more overrides (bench/threads.py: `simulation.threads`)."""
+    for boids (default: 30 m from 1,000 agents, else the shipped 100 m; K = 0, exact, which
+    the rows measured before the scenario shipped K = 16 and still measure: the slower
+    mode); `extra`: more overrides (bench/threads.py: `simulation.threads`)."""
     over = [
         f"agents.count={n}",
         "agents.spacing_m=5.0",
