@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from skyswarm.app.cli import main
+from tests.app.test_results_safety import _one_line_refusal as _refused
 from tests.app.test_results_safety import tree_hash
 from tests.gui.conftest import ROOT
 
@@ -37,13 +38,6 @@ def a_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("recorded") / "run"
     assert main([*RUN, "--out", str(out)]) == 0
     return out
-
-
-def _refused(capsys, *needles: str) -> None:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1, err
-    for needle in needles:
-        assert needle in err, err
 
 
 @pytest.mark.parametrize(
