@@ -17,6 +17,7 @@ sensors one compiled pass, envs/judge.py `teleport`, writes the same): nothing i
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ class FlightSettings:
             object.__setattr__(self, "randomize", Randomization(**self.randomize))
         for name in ("control_hz", "tick_s", "spacing_m"):
             value = getattr(self, name)
-            real = isinstance(value, (int, float)) and not isinstance(value, bool)
+            real = isinstance(value, numbers.Real) and not isinstance(value, bool)
             if not (real and math.isfinite(value) and value > 0.0):
                 raise ValueError(f"{name} {value!r}: expected a finite number > 0")
         self.ticks_per_step()  # the control period in whole ticks, or ValueError now

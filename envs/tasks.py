@@ -18,8 +18,9 @@ R `max_error_m`, C `crash_penalty`, B `goal_bonus`. An agent *crashes* (terminat
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -143,11 +144,11 @@ class Task:
         return crashed, reached
 
 
-def _check(task: Task, name: str, ok: Any, expected: str) -> None:
+def _check(task: Task, name: str, ok: Callable[[float], bool], expected: str) -> None:
     """ValueError naming the field, its value and `expected` unless it is a finite real
-    number for which ok(value) holds."""
+    number (numpy's too, not a bool) for which ok(value) holds."""
     value = getattr(task, name)
-    real = isinstance(value, (int, float)) and not isinstance(value, bool)
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
     if not (real and math.isfinite(value) and ok(value)):
         raise ValueError(f"task {task.name!r} {name} {value!r}: expected {expected}")
 
