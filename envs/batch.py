@@ -17,7 +17,6 @@ sensors one compiled pass, envs/judge.py `teleport`, writes the same): nothing i
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,13 +39,12 @@ from skyswarm.envs.judge import (
 )
 from skyswarm.envs.observations import ObservationSpec, observe, read_kinematics
 from skyswarm.envs.randomize import Randomization
-from skyswarm.envs.tasks import Task, row_norm
+from skyswarm.envs.tasks import Task, finite_real, row_norm
 from skyswarm.uav.config import UavConfig, load_uav_config
 from skyswarm.uav.estimation import euler_to_quat
-from skyswarm.uav.sensors.config import SensorsConfig
+from skyswarm.uav.sensors.config import PRESETS, SensorsConfig
 from skyswarm.uav.swarm import Swarm
 
-SENSOR_PRESETS = ("ideal", "qrsim")  # uav/sensors/config.py SensorsConfig.preset
 SLOT_GAP_M = 1.0  # m kept between two slots' reaches: more than two airframes' half-spans
 
 
@@ -81,12 +79,11 @@ class FlightSettings:
             object.__setattr__(self, "randomize", Randomization(**self.randomize))
         for name in ("control_hz", "tick_s", "spacing_m"):
             value = getattr(self, name)
-            real = isinstance(value, numbers.Real) and not isinstance(value, bool)
-            if not (real and math.isfinite(value) and value > 0.0):
+            if not (finite_real(value) and value > 0.0):
                 raise ValueError(f"{name} {value!r}: expected a finite number > 0")
         self.ticks_per_step()  # the control period in whole ticks, or ValueError now
-        if self.sensors not in SENSOR_PRESETS:
-            expected = " or ".join(map(repr, SENSOR_PRESETS))
+        if self.sensors not in PRESETS:
+            expected = " or ".join(map(repr, PRESETS))
             raise ValueError(f"sensors {self.sensors!r}: expected {expected}")
 
     def ticks_per_step(self) -> int:

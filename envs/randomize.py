@@ -26,6 +26,7 @@ import numpy as np
 
 from skyswarm.core.wind import WindConfig
 from skyswarm.uav.config import Airframe
+from skyswarm.uav.sensors.config import PRESETS
 
 Range = tuple[float, float]
 
@@ -51,10 +52,9 @@ class Randomization:
                 raise ValueError(f"randomize {name} {getattr(self, name)!r}: expected low > 0")
         if self.radio_loss is not None and self.radio_loss[1] > 1.0:
             raise ValueError(f"randomize radio_loss {self.radio_loss!r}: expected within [0, 1]")
-        unknown = [p for p in self.sensors if p not in ("ideal", "qrsim")]
-        if unknown:
-            msg = f"randomize sensors {self.sensors!r}: expected presets 'ideal' and/or 'qrsim'"
-            raise ValueError(msg)
+        if any(p not in PRESETS for p in self.sensors):
+            names = " and/or ".join(map(repr, PRESETS))
+            raise ValueError(f"randomize sensors {self.sensors!r}: expected presets {names}")
 
     def masses(
         self, rng: np.random.Generator, k: int, airframe: Airframe

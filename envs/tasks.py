@@ -144,12 +144,17 @@ class Task:
         return crashed, reached
 
 
+def finite_real(value: object) -> bool:
+    """Whether `value` is a finite real number (numpy's too), not a bool."""
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    return real and math.isfinite(value)  # type: ignore[arg-type]
+
+
 def _check(task: Task, name: str, ok: Callable[[float], bool], expected: str) -> None:
     """ValueError naming the field, its value and `expected` unless it is a finite real
-    number (numpy's too, not a bool) for which ok(value) holds."""
+    number for which ok(value) holds."""
     value = getattr(task, name)
-    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if not (real and math.isfinite(value) and ok(value)):
+    if not (finite_real(value) and ok(value)):
         raise ValueError(f"task {task.name!r} {name} {value!r}: expected {expected}")
 
 

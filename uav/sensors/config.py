@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from skyswarm.core.schema import ConfigError, Tables, param, tables
 from skyswarm.uav.sensors.base import registered_sensors
+
+Preset = Literal["ideal", "qrsim"]
+PRESETS: tuple[str, ...] = get_args(Preset)  # the [uav.sensors] presets, by name
 
 
 def _sensor_tables() -> dict[str, type]:
@@ -22,7 +25,7 @@ class SensorsConfig:
     SensorsConfig(preset="qrsim", tables=Tables(gps=GpsConfig(pr_sigma_m=3.0)))
     """
 
-    preset: Literal["ideal", "qrsim"] = param(
+    preset: Preset = param(
         "ideal", "ideal: the UAVs act on the truth (no sensors); qrsim: QRSim's sensor models"
     )
     control_on: Literal["estimate", "truth"] = param(
