@@ -277,6 +277,7 @@ def check_new_file(
         except OSError as exc:
             expected = f"a file in a folder that can be written ({exc.strerror}: {folder})"
             raise ConfigError("", flag, str(target), expected) from None
+        return  # the folder is there and was written to: nothing left to check
     if not folder.is_dir():
         missing = "is not a folder" if folder.exists() else "does not exist"
         raise ConfigError(
