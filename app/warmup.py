@@ -54,6 +54,7 @@ def import_compiled_modules() -> None:
     import skyswarm.core.comms.beacon_kernels
     import skyswarm.core.frames
     import skyswarm.core.monitor_kernels
+    import skyswarm.gui.ground  # the offscreen pictures' ground (render processes)
     import skyswarm.gui.yuv  # the video's colour conversion (render processes)
     import skyswarm.missions._boids_steering
     import skyswarm.uav.avoidance_kernel

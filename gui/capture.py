@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skyswarm.gui import yuv
+from skyswarm.gui import ground, yuv
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.director import CameraSpec
 from skyswarm.gui.framing import scene_extent, shown_points
@@ -239,8 +239,9 @@ class RenderPool:
         self.errors = ctx.Queue()
         self.video: VideoWriter | None = None
         slots = None
+        ground.prepare()  # the workers' kernels compiled (or loaded) once, here
         if spec.video is not None:
-            yuv.prepare()  # the workers' kernel compiled (or loaded) once, here
+            yuv.prepare()
             self.frame_bytes = int(spec.size[0] * spec.size[1] * PIX_FMTS[VIDEO_FMT])
             self.n_slots = max(n + 1, min(SLOTS_MAX, SLOT_BYTES // self.frame_bytes))
             self.shm = SharedMemory(create=True, size=self.n_slots * self.frame_bytes)

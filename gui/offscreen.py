@@ -53,7 +53,7 @@ class OffscreenCanvas:
             depth_attachment=self.ctx.depth_renderbuffer(size),
         )
         self.renderer = Renderer(self.ctx, scenery, center, half_extent_m, agent_scale)
-        self._pixels = bytearray(size[0] * size[1] * 3)  # reused by every read()
+        self._pixels = np.empty((size[1], size[0], 3), np.uint8)  # reused by every read()
         self._rgba: np.ndarray | None = None  # (H, W) uint32, made by the first yuv read
 
     def render(
@@ -76,7 +76,7 @@ class OffscreenCanvas:
     ) -> None:
         """Draw into the framebuffer, to be read with read() or read_rgba_into()."""
         self.fbo.use()
-        self.renderer.render(frame, camera, (0, 0, *self.size), selected)
+        self.renderer.render(frame, camera, (0, 0, *self.size), selected, ground_later=True)
         if overlay is not None:
             overlay(self.renderer, self.size)
 
@@ -105,7 +105,9 @@ class OffscreenCanvas:
         self.fbo.use()
         viewport = (mx, self.size[1] - my - mh, mw, mh)
         covered = [gl_rect(view.inset, self.size[1])] if view.inset is not None else []
-        self.renderer.render(frame, camera, viewport, selected, extra=extra, covered=covered)
+        self.renderer.render(
+            frame, camera, viewport, selected, extra=extra, covered=covered, ground_later=True
+        )
         if rect is not None and second is not None:
             if layout == "pip":
                 self.renderer.render_inset(frame, second, rect, self.size, PIP_MARKER_PX, extra)
@@ -119,30 +121,47 @@ class OffscreenCanvas:
         return view
 
     def read_rgba_into(self, buffer: bytearray | memoryview) -> None:
-        """The framebuffer's RGBA bytes as OpenGL stores them, bottom row first, into `buffer`
-        (width * height * 4 bytes): a plain copy (reading RGB makes the driver repack every
-        pixel, and flipping the rows would be a second copy), for VideoWriter(pix_fmt="rgba"),
-        whose write_into hands over its next free buffer."""
+        """The picture's RGBA bytes as OpenGL stores them, bottom row first, into `buffer`
+        (width * height * 4 bytes), the ground painted in (`_ground`), for
+        VideoWriter(pix_fmt="rgba"), whose write_into hands over its next free buffer."""
+        w, h = self.size
         self.fbo.read_into(buffer, components=4, alignment=1)
+        self._ground(np.frombuffer(buffer, dtype=np.uint32).reshape(h, w))
 
     def read_yuv420p_into(self, buffer: bytearray | memoryview) -> None:
-        """The framebuffer as planar yuv420p, BT.709 limited range, top row first, into
+        """The picture as planar yuv420p, BT.709 limited range, top row first, into
         `buffer` (width * height * 3 / 2 bytes), for VideoWriter(pix_fmt="yuv420p"): the
-        RGBA bytes read as they are stored, converted by gui/yuv.py."""
+        RGBA bytes read as they are stored, the ground painted in, converted by gui/yuv.py."""
         from skyswarm.gui.yuv import rgba_to_yuv420p, yuv420p_planes
 
+        rgba = self._read_rgba()
+        rgba_to_yuv420p(rgba, *yuv420p_planes(buffer, self.size))
+
+    def read(self) -> np.ndarray:
+        """The picture as (height, width, 3) uint8, top row first: a buffer the next read()
+        overwrites (copy it to keep it)."""
+        w, h = self.size
+        rgba = self._read_rgba().view(np.uint8).reshape(h, w, 4)
+        np.copyto(self._pixels, rgba[::-1, :, :3])
+        return self._pixels
+
+    def _read_rgba(self) -> np.ndarray:
+        """The framebuffer read into the canvas's (H, W) uint32 buffer (bottom row first),
+        the ground painted in."""
         w, h = self.size
         if self._rgba is None:
             self._rgba = np.empty((h, w), dtype=np.uint32)
         self.fbo.read_into(self._rgba, components=4, alignment=1)
-        rgba_to_yuv420p(self._rgba, *yuv420p_planes(buffer, self.size))
+        self._ground(self._rgba)
+        return self._rgba
 
-    def read(self) -> np.ndarray:
-        """The framebuffer as (height, width, 3) uint8, top row first: a view of a buffer the
-        next read() overwrites (copy it to keep it)."""
-        w, h = self.size
-        self.fbo.read_into(self._pixels, components=3, alignment=1)
-        return np.frombuffer(self._pixels, dtype=np.uint8).reshape(h, w, 3)[::-1]
+    def _ground(self, rgba: np.ndarray) -> None:
+        """Paint the last drawing's ground (the renderer's `ground_views`, gui/ground.py)
+        under the pixels of `rgba`, as read back."""
+        from skyswarm.gui.ground import paint
+
+        for view in self.renderer.ground_views:
+            paint(rgba, view)
 
     def release(self) -> None:
         """Free the framebuffer, and the context if this canvas made it (an EGL context left

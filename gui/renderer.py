@@ -16,6 +16,7 @@ import numpy as np
 
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.drones import DronePass, colored, projected_scale
+from skyswarm.gui.ground import GroundView, ground_view
 from skyswarm.gui.instancing import FlatBatches, InstancedMesh, model_matrices
 from skyswarm.gui.meshes import box_mesh, load_obj
 from skyswarm.gui.overlays import Lines, Quads, ground_cross
@@ -61,6 +62,8 @@ from skyswarm.gui.shaders import (
 )
 from skyswarm.gui.trails import MAX_TRAIL_SEGMENTS, TrailPass, TrailRing
 
+GROUND_Z = -0.002  # m: the ground quad's height, under the overlays lying at 0
+
 # gui/layout.py's Rect (x, y, w, h in pixels from the top-left), not imported: layout imports
 # this module
 Rect = tuple[int, int, int, int]
@@ -102,7 +105,10 @@ class Renderer:
             self.ground_prog[name].value = value
         self.sky_prog["u_top"].value = SKY
         self.sky_prog["u_horizon"].value = HORIZON
+        self._ground: tuple[tuple[float, float], float] | None = None  # centre, half side
         self._static_flat = self._static_geometry(scenery, center, half_extent_m)
+        # the main view's ground left to the caller by the last render(ground_later=True)
+        self.ground_views: list[GroundView] = []
         self._obstacles = self._obstacle_meshes(scenery)
         self.marker_prog = ctx.program(vertex_shader=FLAT_VS, fragment_shader=MARKER_FS)
         self.flat = FlatBatches(ctx, self.flat_prog)
@@ -132,11 +138,12 @@ class Renderer:
             return None
         cx, cy = (float(c) for c in center[:2])
         h = max(GROUND_HALF_M, 4.0 * half)
+        self._ground = ((cx, cy), h)
         g = np.array(
             [[cx - h, cy - h], [cx + h, cy - h], [cx + h, cy + h],
              [cx - h, cy - h], [cx + h, cy + h], [cx - h, cy + h]]
         )  # fmt: skip
-        tris = np.c_[g, np.full(6, -0.002)].astype(np.float32)
+        tris = np.c_[g, np.full(6, GROUND_Z)].astype(np.float32)
         return self.ctx.vertex_array(
             self.ground_prog, [(self.ctx.buffer(tris.tobytes()), "3f", "in_position")]
         )
@@ -181,6 +188,7 @@ class Renderer:
         extra: Sequence[np.ndarray] = (),
         clear_all: bool = False,
         covered: Sequence[Rect] = (),
+        ground_later: bool = False,
     ) -> None:
         """Clear `viewport` (x, y, w, h; GL origin bottom-left) and draw the scene in it;
         far drones as markers `marker_px` across (with `self.markers`); `trails` (a TrailRing,
@@ -196,11 +204,18 @@ class Renderer:
         `covered`: rects (x, y, w, h, GL pixels) that the caller covers afterwards with opaque
         pixels (the inset map: `render_inset` clears its rect first); the ground and the
         overlays lying on it, the frame's largest fills, are not drawn there (scissored around
-        them: the pixels elsewhere are those of the unscissored draw)."""
+        them: the pixels elsewhere are those of the unscissored draw).
+
+        `ground_later`: leave the ground to the caller, which paints it on the CPU under the
+        pixels it reads back (gui/ground.py; an offscreen canvas): the viewport is cleared to
+        transparent black and `ground_views` says where the ground goes. Through a camera
+        that rolls the ground is drawn here as usual, and `ground_views` is empty (as after
+        any other render; `render_view` keeps the main view's)."""
         frame = frame.shown(self.dead, self.leader)
         ctx = self.ctx
         self.occluders = []
-        camera = self._begin(camera, viewport, HORIZON, clear_all)
+        camera, later = self._begin(camera, viewport, HORIZON, clear_all, ground_later)
+        self.ground_views = [] if later is None else [later]
         vp = _gl(camera.matrix)
         ctx.disable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND)  # sky and ground are opaque: blending would read each pixel
@@ -208,9 +223,13 @@ class Renderer:
         y0 = horizon_ndc(camera) if perspective else None
         if y0 is not None and y0 < 1.0:  # the gradient above the horizon only (fill-rate)
             self.sky_prog["u_y0"].value = max(-1.0, y0 - 0.02)
+            if later is not None:  # not over the rows of the ground painted later
+                x, y, w, h = viewport
+                ctx.scissor = (x, y + later.sky_from, w, h - later.sky_from)
             self._sky_vao.render(moderngl.TRIANGLE_STRIP)
+            ctx.scissor = None
         shown = uncovered(viewport, covered) if covered else [None]
-        if self._static_flat is not None:
+        if self._static_flat is not None and later is None:
             # Ground first, without depth: everything else is above it, and overlays lying on
             # the ground plane would z-fight with it at grazing angles.
             self.ground_prog["u_vp"].write(vp)
@@ -220,7 +239,12 @@ class Renderer:
                 self._static_flat.render(moderngl.TRIANGLES)
             ctx.scissor = None
         ctx.enable(moderngl.BLEND)
-        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        # the colour blended as always; the alpha accumulated as coverage, so that a pixel over
+        # a transparent clear holds the premultiplied colour the ground goes under (ground.py)
+        ctx.blend_func = (
+            moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA, moderngl.ONE,
+            moderngl.ONE_MINUS_SRC_ALPHA,
+        )  # fmt: skip
         self.drones.draw_shadows(frame)
         # Overlays lying on the ground, in a scene with no obstacles or terrain, need no depth
         # test: whatever is in front of a ground point is above the ground and drawn later
@@ -243,28 +267,41 @@ class Renderer:
         viewport: tuple[int, int, int, int],
         clear: Sequence[float],
         clear_all: bool = False,
-    ) -> Camera:
+        ground_later: bool = False,
+    ) -> tuple[Camera, GroundView | None]:
         """Clear `viewport` (`clear_all`: the whole framebuffer) to `clear` (RGB); the camera
-        fixed for it, its matrix uploaded."""
+        fixed for it, its matrix uploaded; with `ground_later` and a ground that gui/ground.py
+        can paint through this camera, its GroundView, the viewport cleared to transparent
+        black instead."""
         ctx = self.ctx
-        ctx.viewport = viewport
-        ctx.scissor = None if clear_all else viewport
-        ctx.clear(*clear, 1.0, depth=1.0)
-        ctx.scissor = None
         camera.aspect = viewport[2] / max(1, viewport[3])
         fixed = camera.fixed()
+        later = None
+        if ground_later and self._ground is not None:
+            center, half = self._ground
+            later = ground_view(
+                fixed.matrix, fixed.projection, viewport, center, half, GROUND_Z
+            )  # fmt: skip
+        ctx.viewport = viewport
+        ctx.scissor = None if clear_all else viewport
+        if later is None:
+            ctx.clear(*clear, 1.0, depth=1.0)
+        else:
+            ctx.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+        ctx.scissor = None
         vp = _gl(fixed.matrix)
         progs = (self.flat_prog, self.mesh_prog, self.marker_prog, self.drones.shadows.prog)
         for prog in (*progs, self.trail_pass.prog):
             prog["u_vp"].write(vp)
-        return fixed
+        return fixed, later
 
     def render_ids(self, frame: Frame, camera: Camera, viewport: tuple[int, int, int, int]) -> None:
         """The ID buffer of what `render` draws with the same arguments: each agent's pixels in
         its `drones.id_colors` colour, exactly the geometry drawn (mesh, box or marker, depth
         tested against each other and the obstacles), 0 elsewhere (gui/picking.py reads it)."""
         ctx = self.ctx
-        camera = self._begin(camera, viewport, (0.0, 0.0, 0.0))
+        camera, _ = self._begin(camera, viewport, (0.0, 0.0, 0.0))
+        self.ground_views = []
         ctx.disable(moderngl.BLEND)
         ctx.enable(moderngl.DEPTH_TEST)
         fbo = ctx.fbo
@@ -309,12 +346,13 @@ class Renderer:
     ) -> None:
         """The scene through `camera` in `rect` (x, y, w, h from the top-left of `target`),
         with `extra` lines, without touching `occluders` (the side-by-side view of
-        gui/multiview.py)."""
+        gui/multiview.py); its own ground drawn here (opaque over the main view's, which
+        `ground_views` keeps)."""
         x, y, w, h = rect
-        kept = self.occluders
+        kept, ground = self.occluders, self.ground_views
         viewport = (x, target[1] - y - h, w, h)
         self.render(frame, camera, viewport, marker_px=marker_px, extra=extra)
-        self.occluders = kept
+        self.occluders, self.ground_views = kept, ground
 
     def _draw_lines(
         self,

@@ -164,8 +164,8 @@ def test_the_window_clearing_all_at_once_shows_what_clearing_its_scene_showed(
         at_once = app.main.screenshot()
         begin = renderer.Renderer._begin
 
-        def viewport_only(self, camera, viewport, clear, clear_all=False):  # noqa: ANN001, ANN202
-            return begin(self, camera, viewport, clear, False)
+        def viewport_only(self, camera, viewport, clear, clear_all=False, later=False):  # noqa: ANN001, ANN202
+            return begin(self, camera, viewport, clear, False, later)
 
         monkeypatch.setattr(renderer.Renderer, "_begin", viewport_only)
         assert np.array_equal(app.main.screenshot(), at_once)

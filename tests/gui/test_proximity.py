@@ -75,7 +75,7 @@ def test_rings_are_drawn_around_each_uav_in_its_colour() -> None:
     canvas.draw(frame, cam)
     plain = canvas.read().astype(int).copy()
     canvas.fbo.use()
-    canvas.renderer.render(frame, cam, (0, 0, *size), extra=lines)
+    canvas.renderer.render(frame, cam, (0, 0, *size), extra=lines, ground_later=True)
     ringed = canvas.read().astype(int).copy()
     canvas.release()
     # The ring's leftmost point (radius 1.25 m = near_m / 2) of UAVs 1 (red), 3 (amber), 5 (green)
