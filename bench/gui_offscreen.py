@@ -128,8 +128,8 @@ def layer_costs(run: Path, step: int = 10, chunk: int = 10) -> dict[str, dict[st
     for v, c in canvases.items():
         r = c.renderer
         skip = lambda *args, **kwargs: None  # noqa: E731
-        if v == "no ground":
-            r._static_flat = None
+        if v == "no ground":  # neither drawn (a rolling camera) nor painted (gui/ground.py)
+            r._static_flat = r._ground = None
         elif v == "no sky":
             r._sky_vao = Skip()
         elif v == "no shadows":
@@ -361,7 +361,7 @@ def ground_costs(run: Path, step: int = 20, chunk: int = 10) -> dict[str, dict[s
 
     def draw(v: str, cam: Any) -> None:
         canvas.fbo.use()
-        fixed = r._begin(cam, (0, 0, *SIZE), HORIZON)
+        fixed, _ = r._begin(cam, (0, 0, *SIZE), HORIZON)
         ctx.disable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND)
         y0 = horizon_ndc(fixed)

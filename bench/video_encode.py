@@ -57,7 +57,7 @@ def dump(run: Path, first: int, count: int, rgba: Path, yuv: Path) -> dict[str, 
     with rgba.open("wb") as fa, yuv.open("wb") as fy:
         for frame, cam in items[first : first + count]:
             canvas.compose(frame, cam, True, True)
-            canvas.fbo.read_into(pixels, components=4, alignment=1)
+            canvas.read_rgba_into(pixels)  # the ground painted in (gui/ground.py)
             t0 = time.process_time()
             rgba_to_yuv420p(pixels, *planes)
             spent += time.process_time() - t0

@@ -56,6 +56,12 @@ class GroundView:
     inv_fog: float
     sky_from: int
 
+    def params(self) -> np.ndarray:
+        """The kernels' `prm`: centre x, y, half side, near, far, 1 / fog, then COLOURS'
+        rows (ground, minor lines, major lines, horizon), float64."""
+        head = [*self.center, self.half_m, self.near, self.far, self.inv_fog]
+        return np.r_[head, COLOURS.ravel()]
+
 
 def ground_view(
     vp: np.ndarray,
@@ -99,11 +105,7 @@ def paint(rgba: np.ndarray, view: GroundView) -> None:
     """Put `view`'s ground under the premultiplied pixels of `rgba` ((H, W) uint32, each
     pixel's R, G, B, A bytes as one little-endian word, bottom row first, as OpenGL reads
     them), in its viewport; pixels there come out opaque."""
-    x, y, w, h = view.viewport
-    paint_ground(
-        rgba, x, y, w, h, view.minv, view.center[0], view.center[1], view.half_m, view.near,
-        view.far, view.inv_fog, COLOURS,
-    )  # fmt: skip
+    paint_ground(rgba, *view.viewport, view.minv, view.params())
 
 
 _U = np.uint32
@@ -131,89 +133,99 @@ def _byte(c: float) -> int:  # pragma: no cover - compiled
 
 
 @njit(nogil=True, error_model="numpy")
-def paint_ground(
-    rgba, vx, vy, vw, vh, minv, cx, cy, half, near, far, inv_fog, colours
-):  # pragma: no cover - compiled  # fmt: skip
-    """`paint`'s kernel: per row of the viewport, its view depth 1 / s, the fog, and the
-    ground coordinates x = xa + xb i, y = ya + yb i of its pixels i; per pixel `GROUND_FS`'s
-    grid in float32 (its line coverage from the derivatives of the grid coordinate across
-    one pixel, here exact instead of the 2x2 block's differences), then `_under`."""
-    su, sv = 2.0 / vw, 2.0 / vh
-    g0, g1, g2 = _F(colours[0, 0]), _F(colours[0, 1]), _F(colours[0, 2])
-    n0, n1, n2 = _F(colours[1, 0]), _F(colours[1, 1]), _F(colours[1, 2])
-    j0, j1, j2 = _F(colours[2, 0]), _F(colours[2, 1]), _F(colours[2, 2])
-    h0, h1, h2 = colours[3, 0], colours[3, 1], colours[3, 2]
-    clear = _U(_byte(h0) | (_byte(h1) << 8) | (_byte(h2) << 16))
+def paint_ground(rgba, vx, vy, vw, vh, minv, prm):  # pragma: no cover - compiled
+    """`paint`'s kernel: every row of the viewport (x, y, w, h) `_ground_row`."""
+    index, ground = _row_buffers(vw)
+    for j in range(vy, vy + vh):
+        _ground_row(rgba[j, vx : vx + vw], j - vy, vw, vh, minv, prm, index, ground)
+
+
+@njit(nogil=True)
+def _row_buffers(vw):  # pragma: no cover - compiled
+    """`_ground_row`'s pixel indices (float32) and its ground row (uint32), `vw` long."""
     index = np.empty(vw, np.float32)
     for i in range(vw):
         index[i] = _F(i)
-    ground = np.empty(vw, np.uint32)
+    return index, np.empty(vw, np.uint32)
+
+
+@njit(nogil=True, error_model="numpy")
+def _ground_row(row, j, vw, vh, minv, prm, index, ground):  # pragma: no cover - compiled
+    """The ground under `row`, the viewport's row `j` from its bottom (`vw` x `vh` pixels):
+    the row's view depth 1 / s, the fog, and the ground coordinates x = xa + xb i,
+    y = ya + yb i of its pixels i; per pixel `GROUND_FS`'s grid in float32 (its line coverage
+    from the derivatives of the grid coordinate across one pixel, here exact instead of the
+    2x2 block's differences) into `ground`, then `_under`. `prm`: `GroundView.params`."""
+    su, sv = 2.0 / vw, 2.0 / vh
+    cx, cy, half, near, far, inv_fog = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
+    g0, g1, g2 = _F(prm[6]), _F(prm[7]), _F(prm[8])
+    n0, n1, n2 = _F(prm[9]), _F(prm[10]), _F(prm[11])
+    j0, j1, j2 = _F(prm[12]), _F(prm[13]), _F(prm[14])
+    h0, h1, h2 = prm[15], prm[16], prm[17]
+    clear = _U(_byte(h0) | (_byte(h1) << 8) | (_byte(h2) << 16))
     fcx, fcy, fh = _F(cx), _F(cy), _F(half)
     u0 = 0.5 * su - 1.0  # the first pixel's centre
-    for j in range(vy, vy + vh):
-        v = (j - vy + 0.5) * sv - 1.0
-        s = minv[2, 1] * v + minv[2, 2]
-        depth = 1.0 / s if s > 0.0 else -1.0
-        if not (s > 0.0 and depth >= near and depth <= far):  # above the horizon, or clipped
-            ground[:] = clear
-            _under(rgba[j, vx : vx + vw], ground)
-            continue
-        e = math.exp(-depth * inv_fog)  # 1 - the fog
-        f0, f1, f2 = _F(h0 * (1.0 - e)), _F(h1 * (1.0 - e)), _F(h2 * (1.0 - e))
-        fe = _F(e)
-        rx = minv[0, 1] * v + minv[0, 2]  # x * s at u = 0
-        ry = minv[1, 1] * v + minv[1, 2]
-        xa, xb = _F((minv[0, 0] * u0 + rx) * depth), _F(minv[0, 0] * su * depth)
-        ya, yb = _F((minv[1, 0] * u0 + ry) * depth), _F(minv[1, 0] * su * depth)
-        # one pixel up changes s by bs: d(x' / s)/dj = (m01 sv s - x' bs) / s^2, x' linear
-        # in i; one pixel across changes x by xb
-        bs = minv[2, 1] * sv
-        d2 = depth * depth
-        ex0 = _F((minv[0, 1] * sv * s - (minv[0, 0] * u0 + rx) * bs) * d2)
-        ex1 = _F(-minv[0, 0] * su * bs * d2)
-        ey0 = _F((minv[1, 1] * sv * s - (minv[1, 0] * u0 + ry) * bs) * d2)
-        ey1 = _F(-minv[1, 0] * su * bs * d2)
-        cdx, cdy = abs(xb), abs(yb)
-        for i in range(vw):
-            t = index[i]
-            x = xa + xb * t
-            y = ya + yb * t
-            dx = max(cdx + abs(ex0 + ex1 * t), _F(1e-6))  # fwidth: m per pixel
-            dy = max(cdy + abs(ey0 + ey1 * t), _F(1e-6))
-            m_px = max(dx, dy)
-            r = _F(1.0) / (dx * dy)
-            rdx, rdy = dy * r, dx * r
-            # the 1 m lines, 1 px wide: coverage 1 - clamp(distance / fwidth), faded out as
-            # the cells shrink below 4 px (m_px 0.08 -> 0.25)
-            gx = (_F(0.5) - abs(x - np.floor(x) - _F(0.5))) * rdx
-            gy = (_F(0.5) - abs(y - np.floor(y) - _F(0.5))) * rdy
-            cover = _F(1.0) - min(min(gx, gy), _F(1.0))
-            k = min(max((m_px - _F(0.08)) * _F(1.0 / 0.17), _F(0.0)), _F(1.0))
-            a = cover * (_F(1.0) - k * k * (_F(3.0) - _F(2.0) * k))
-            c0, c1, c2 = g0 + (n0 - g0) * a, g1 + (n1 - g1) * a, g2 + (n2 - g2) * a
-            # the 10 m lines, 1.5 px wide, faded out from m_px 0.8 to 2.5
-            xt, yt = x * _F(0.1), y * _F(0.1)
-            hx = (_F(0.5) - abs(xt - np.floor(xt) - _F(0.5))) * (rdx * _F(10.0))
-            hy = (_F(0.5) - abs(yt - np.floor(yt) - _F(0.5))) * (rdy * _F(10.0))
-            cover = _F(1.0) - min(max(min(hx, hy) - _F(0.25), _F(0.0)), _F(1.0))
-            k = min(max((m_px - _F(0.8)) * _F(1.0 / 1.7), _F(0.0)), _F(1.0))
-            a = cover * (_F(1.0) - k * k * (_F(3.0) - _F(2.0) * k))
-            c0, c1, c2 = c0 + (j0 - c0) * a, c1 + (j1 - c1) * a, c2 + (j2 - c2) * a
-            inside = (abs(x - fcx) < fh) & (abs(y - fcy) < fh)
-            r0 = np.int32((f0 + c0 * fe) * _F(255.0) + _F(0.5))
-            r1 = np.int32((f1 + c1 * fe) * _F(255.0) + _F(0.5))
-            r2 = np.int32((f2 + c2 * fe) * _F(255.0) + _F(0.5))
-            word = _U(r0 | (r1 << np.int32(8)) | (r2 << np.int32(16)))
-            ground[i] = word if inside else clear
-        _under(rgba[j, vx : vx + vw], ground)
+    v = (j + 0.5) * sv - 1.0
+    s = minv[2, 1] * v + minv[2, 2]
+    depth = 1.0 / s if s > 0.0 else -1.0
+    if not (s > 0.0 and depth >= near and depth <= far):  # above the horizon, or clipped
+        ground[:] = clear
+        _under(row, ground)
+        return
+    e = math.exp(-depth * inv_fog)  # 1 - the fog
+    f0, f1, f2 = _F(h0 * (1.0 - e)), _F(h1 * (1.0 - e)), _F(h2 * (1.0 - e))
+    fe = _F(e)
+    rx = minv[0, 1] * v + minv[0, 2]  # x * s at u = 0
+    ry = minv[1, 1] * v + minv[1, 2]
+    xa, xb = _F((minv[0, 0] * u0 + rx) * depth), _F(minv[0, 0] * su * depth)
+    ya, yb = _F((minv[1, 0] * u0 + ry) * depth), _F(minv[1, 0] * su * depth)
+    # one pixel up changes s by bs: d(x' / s)/dj = (m01 sv s - x' bs) / s^2, x' linear
+    # in i; one pixel across changes x by xb
+    bs = minv[2, 1] * sv
+    d2 = depth * depth
+    ex0 = _F((minv[0, 1] * sv * s - (minv[0, 0] * u0 + rx) * bs) * d2)
+    ex1 = _F(-minv[0, 0] * su * bs * d2)
+    ey0 = _F((minv[1, 1] * sv * s - (minv[1, 0] * u0 + ry) * bs) * d2)
+    ey1 = _F(-minv[1, 0] * su * bs * d2)
+    cdx, cdy = abs(xb), abs(yb)
+    for i in range(vw):
+        t = index[i]
+        x = xa + xb * t
+        y = ya + yb * t
+        dx = max(cdx + abs(ex0 + ex1 * t), _F(1e-6))  # fwidth: m per pixel
+        dy = max(cdy + abs(ey0 + ey1 * t), _F(1e-6))
+        m_px = max(dx, dy)
+        r = _F(1.0) / (dx * dy)
+        rdx, rdy = dy * r, dx * r
+        # the 1 m lines, 1 px wide: coverage 1 - clamp(distance / fwidth), faded out as
+        # the cells shrink below 4 px (m_px 0.08 -> 0.25)
+        gx = (_F(0.5) - abs(x - np.floor(x) - _F(0.5))) * rdx
+        gy = (_F(0.5) - abs(y - np.floor(y) - _F(0.5))) * rdy
+        cover = _F(1.0) - min(min(gx, gy), _F(1.0))
+        k = min(max((m_px - _F(0.08)) * _F(1.0 / 0.17), _F(0.0)), _F(1.0))
+        a = cover * (_F(1.0) - k * k * (_F(3.0) - _F(2.0) * k))
+        c0, c1, c2 = g0 + (n0 - g0) * a, g1 + (n1 - g1) * a, g2 + (n2 - g2) * a
+        # the 10 m lines, 1.5 px wide, faded out from m_px 0.8 to 2.5
+        xt, yt = x * _F(0.1), y * _F(0.1)
+        hx = (_F(0.5) - abs(xt - np.floor(xt) - _F(0.5))) * (rdx * _F(10.0))
+        hy = (_F(0.5) - abs(yt - np.floor(yt) - _F(0.5))) * (rdy * _F(10.0))
+        cover = _F(1.0) - min(max(min(hx, hy) - _F(0.25), _F(0.0)), _F(1.0))
+        k = min(max((m_px - _F(0.8)) * _F(1.0 / 1.7), _F(0.0)), _F(1.0))
+        a = cover * (_F(1.0) - k * k * (_F(3.0) - _F(2.0) * k))
+        c0, c1, c2 = c0 + (j0 - c0) * a, c1 + (j1 - c1) * a, c2 + (j2 - c2) * a
+        inside = (abs(x - fcx) < fh) & (abs(y - fcy) < fh)
+        r0 = np.int32((f0 + c0 * fe) * _F(255.0) + _F(0.5))
+        r1 = np.int32((f1 + c1 * fe) * _F(255.0) + _F(0.5))
+        r2 = np.int32((f2 + c2 * fe) * _F(255.0) + _F(0.5))
+        word = _U(r0 | (r1 << np.int32(8)) | (r2 << np.int32(16)))
+        ground[i] = word if inside else clear
+    _under(row, ground)
 
 
 _ROWS = nb_types.Array(nb_types.uint32, 2, "C")
 _M3 = nb_types.Array(nb_types.float64, 2, "C")
-SIGNATURE = (
-    _ROWS, nb_types.int64, nb_types.int64, nb_types.int64, nb_types.int64, _M3,
-    *[nb_types.float64] * 6, _M3,
-)  # fmt: skip
+_V = nb_types.Array(nb_types.float64, 1, "C")
+SIGNATURE = (_ROWS, *[nb_types.int64] * 4, _M3, _V)
 ahead(paint_ground, SIGNATURE)
 
 
@@ -221,3 +233,4 @@ def prepare() -> None:
     """Compile the kernel, or load it from numba's cache (a render pool, before its
     processes start, as gui/yuv.py's)."""
     paint_ground.compile(SIGNATURE)
+
