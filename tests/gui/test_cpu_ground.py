@@ -132,3 +132,65 @@ def test_the_ground_goes_under_each_premultiplied_pixel_rounded() -> None:
     assert np.array_equal((row >> 8) & 0xFF, want(255 - g))
     assert np.array_equal((row >> 16) & 0xFF, want(g))
     assert np.all(row >> 24 == 255)
+
+
+@pytest.mark.parametrize(("rgb", "alpha"), [((0.2, 0.8, 0.3), 0.35), ((1.0, 0.55, 0.0), 0.85)])
+def test_a_quad_painted_on_the_ground_blends_as_opengl_blends(
+    rgb: tuple[float, float, float], alpha: float
+) -> None:
+    """A translucent quad over every ground level, painted by `_triangles_row`, is the pixel
+    OpenGL (llvmpipe) gives blending the same colour over that level, byte for byte."""
+    import moderngl
+
+    from skyswarm.gui.ground import _triangles_row
+    from skyswarm.gui.offscreen import standalone_context
+
+    levels = np.arange(256, dtype=np.uint32)
+    ground = levels | ((255 - levels) << 8) | (((levels * 7) % 256) << 16)
+    ctx = standalone_context()
+    try:
+        tex = ctx.texture((256, 1), 4, (ground | np.uint32(0xFF000000)).tobytes())
+        fbo = ctx.framebuffer(color_attachments=[tex])
+        prog = ctx.program(
+            vertex_shader="#version 330\nin vec2 p;\nvoid main() { gl_Position = vec4(p, 0, 1); }",
+            fragment_shader="#version 330\nuniform vec4 c;\nout vec4 f;\nvoid main() { f = c; }",
+        )
+        quad = ctx.buffer(np.array([-1, -1, 1, -1, -1, 1, 1, 1], np.float32).tobytes())
+        fbo.use()
+        ctx.enable(moderngl.BLEND)
+        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        prog["c"].value = (*rgb, alpha)
+        ctx.vertex_array(prog, [(quad, "2f", "p")]).render(moderngl.TRIANGLE_STRIP)
+        want = np.frombuffer(fbo.read(components=4), np.uint32) & np.uint32(0xFFFFFF)
+    finally:
+        ctx.release()
+    painted = ground.copy()
+    tris = np.array([[[0.0, 0.0], [300.0, 0.0], [0.0, 300.0]]])  # covers the row y = 0.5
+    colours = np.array([[*rgb, alpha]])
+    _triangles_row(painted, 0.5, tris, colours, np.array([0.0]), np.array([300.0]))
+    assert np.array_equal(painted, want)
+
+
+def test_quads_sharing_edges_paint_each_pixel_inside_once() -> None:
+    """Two slanted quads sharing an edge, each as its two triangles (sharing a diagonal), as
+    `ground_triangles` makes them: every pixel whose centre is inside either quad is blended
+    exactly once (none twice along a shared edge, no gap), every other pixel not at all."""
+    from matplotlib.path import Path as Polygon
+
+    from skyswarm.gui.ground import _row_ranges, _triangles_row
+
+    a = [[0.0, 0.0], [50.3, 3.1], [47.2, 60.7], [-2.0, 57.0]]
+    b = [[50.3, 3.1], [100.1, 5.0], [97.0, 62.0], [47.2, 60.7]]
+    tris = np.array([[q[0], q[1], q[2]] for q in (a, b)] + [[q[0], q[2], q[3]] for q in (a, b)])
+    colours = np.tile([1.0, 1.0, 1.0, 0.5], (4, 1))
+    low, high = _row_ranges(tris)
+    once = 128  # white at half alpha over black, as llvmpipe rounds it
+    for y in range(70):
+        row = np.zeros(110, dtype=np.uint32)
+        _triangles_row(row, y + 0.5, tris, colours, low, high)
+        centres = np.c_[np.arange(110) + 0.5, np.full(110, y + 0.5)]
+        inside = Polygon(a).contains_points(centres) | Polygon(b).contains_points(centres)
+        level = row & 0xFF
+        assert set(np.unique(level)) <= {0, once}, (y, np.unique(level))
+        assert np.all(level[inside] == once), y
+        assert np.all(level[~inside] == 0), y
