@@ -177,6 +177,41 @@ def test_acceleration_setpoints_are_ignored_and_counted(mav_run):
     assert run.command(SET_MODE, 1, 6) == 2  # no accepted setpoint: still no offboard signal
 
 
+def _position_setpoint(run, x, y, z, mask, vehicle=0):
+    run.clients[vehicle].mav.set_position_target_local_ned_send(
+        0, vehicle + 1, 1, 1, mask, x, y, z, 0, 0, 0, 0, 0, 0, 0.0, 0.0
+    )
+
+
+def test_a_non_finite_setpoint_is_refused_whole_and_ignored_fields_stay_out(mav_run):
+    # A position setpoint with x = NaN (used) is refused and changes nothing: the vehicle
+    # keeps flying the velocity setpoints after it (before: the NaN stayed in the stored
+    # position, every velocity setpoint after it was refused as "not finite", and the
+    # offboard-loss failsafe put the vehicle in Hold 1 s later).
+    run = mav_run()
+    take_off(run, 5.0)
+    v = run.service.vehicles[0]
+    send = lambda: _velocity_setpoint(run, 2.0, 0.0, 0.0)  # noqa: E731  2 m/s north
+    run.pump(0.2, every=send)
+    assert run.command(SET_MODE, 1, 6, every=send) == 0
+    run.pump(1.0, every=send)
+    _position_setpoint(run, math.nan, 0.0, -5.0, mask=0b0000_1101_1111_1000)
+    run.pump(2.0, every=send)
+    assert v.mode is modes.OFFBOARD and v.offboard.kind == "velocity"
+    assert v.offboard.unsupported == 1
+    assert run.wait("LOCAL_POSITION_NED", 1.1, every=send).vx == pytest.approx(2.0, abs=0.1)
+    # x (north) ignored and NaN, y = 3 m east, z = 5 m up: east and height are flown, north
+    # held (before: the ignored NaN reached every axis and the setpoint was refused; with
+    # x = 0 the ignore bit of north held east instead, and north flew to 0)
+    north = run.truth()[1]
+    hold = lambda: _position_setpoint(run, math.nan, 3.0, -5.0, mask=0b0000_1101_1111_1001)  # noqa: E731
+    run.pump(8.0, every=hold)
+    assert v.offboard.kind == "position" and v.offboard.unsupported == 1
+    truth = run.truth()
+    assert abs(truth[0] - 3.0) < 0.1 and abs(truth[2] - 5.09) < 0.1  # ENU east, up
+    assert north > 5.0 and abs(truth[1] - north) < 1.0  # held (measured 0.64 m of braking)
+
+
 def test_parameter_set_limits_speed_in_flight(mav_run):
     run = mav_run()
     c = run.clients[0]
