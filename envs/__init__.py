@@ -25,7 +25,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 from skyswarm.envs.actions import LEVELS, ActionError
-from skyswarm.envs.batch import FlightSettings
+from skyswarm.envs.batch import MAX_EPISODE_STEPS, FlightSettings
 from skyswarm.envs.parallel import SwarmParallelEnv, parallel_env
 from skyswarm.envs.single import EpisodeEndedError, FlightEnv
 from skyswarm.envs.swarm_tasks import SWARM_TASKS, SwarmTask
@@ -63,6 +63,9 @@ def _register() -> None:
             env_id,
             entry_point="skyswarm.envs.single:FlightEnv",
             vector_entry_point="skyswarm.envs.vector:FlightVectorEnv",
+            # make's TimeLimit truncates the single env (make consumes its max_episode_steps=,
+            # the env never sees it); make_vec hands it to the vector env
+            max_episode_steps=MAX_EPISODE_STEPS,
             kwargs={"task": task},
         )
 

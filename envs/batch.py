@@ -17,6 +17,7 @@ sensors one compiled pass, envs/judge.py `teleport`, writes the same): nothing i
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from skyswarm.uav.sensors.config import PRESETS, SensorsConfig
 from skyswarm.uav.swarm import Swarm
 
 SLOT_GAP_M = 1.0  # m kept between two slots' reaches: more than two airframes' half-spans
+MAX_EPISODE_STEPS = 500  # steps, the envs' default truncation (10 s at 50 Hz)
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class FlightSettings:
     observe: str = "truth"  # "truth" or "estimate"
     sensors: str = "ideal"  # [uav.sensors] preset: "ideal" or "qrsim"
     last_action: bool = True
-    max_episode_steps: int = 500  # truncation (10 s at 50 Hz)
+    max_episode_steps: int | None = MAX_EPISODE_STEPS  # truncation (10 s at 50 Hz); None: never
     spacing_m: float = 50.0  # m between slots
     randomize: Randomization = Randomization()  # envs/randomize.py (a dict of its fields too)
     # The flight model the policies learn on: a shipped airframe name or a TOML path. The envs
@@ -82,6 +84,13 @@ class FlightSettings:
             if not (finite_real(value) and value > 0.0):
                 raise ValueError(f"{name} {value!r}: expected a finite number > 0")
         self.ticks_per_step()  # the control period in whole ticks, or ValueError now
+        limit = self.max_episode_steps
+        if limit is not None and not (
+            isinstance(limit, numbers.Integral) and not isinstance(limit, bool) and limit >= 1
+        ):
+            raise ValueError(
+                f"max_episode_steps {limit!r}: expected a whole number >= 1 (None: no truncation)"
+            )
         if self.sensors not in PRESETS:
             expected = " or ".join(map(repr, PRESETS))
             raise ValueError(f"sensors {self.sensors!r}: expected {expected}")
@@ -314,10 +323,17 @@ class FlightBatch:
         )  # fmt: skip
         self.action[:] = action
         self.steps += 1
-        truncated = self.steps >= self.settings.max_episode_steps
+        truncated = self._truncated()
         if self._obs_layout == OBS_NONE:
             obs = self.observe()
         return StepOut(obs, reward, crashed, reached, truncated, dist)
+
+    def _truncated(self) -> np.ndarray:
+        """(n,) bool: the slots at `max_episode_steps` (never with None)."""
+        limit = self.settings.max_episode_steps
+        if limit is None:
+            return np.zeros(self.n, dtype=bool)
+        return self.steps >= limit
 
     def _alone(self) -> bool:
         """Whether the swarm's flight kernel is all that acts in a tick on the fast engine: the
@@ -354,7 +370,7 @@ class FlightBatch:
         )
         self.action[:] = action
         self.steps += 1
-        truncated = self.steps >= self.settings.max_episode_steps
+        truncated = self._truncated()
         return StepOut(self.observe(), reward, crashed, reached, truncated, dist)
 
 

@@ -3,10 +3,12 @@
 `FlightEnv` is one UAV in a `FlightBatch` of one slot, with Gymnasium 1.x semantics:
 `reset(seed=, options=)` returns (obs, info); `step(action)` returns (obs, reward, terminated,
 truncated, info), `terminated` when the UAV crashed (or reached its goal, Goal), `truncated`
-at `max_episode_steps`. A step after the end without `reset()` is an error, and so is an action
-of the wrong shape, NaN or outside [-1, 1] (an `ActionError` naming the env, the agent and the
-space). `reset(seed=s)` rebuilds the simulator from `s`, so the same seed gives the same episode
-bit for bit; `reset()` without a seed teleports the UAV to a new start drawn from the env's
+at `max_episode_steps` (through `gym.make`: its TimeLimit wrapper, 500 steps unless make's
+`max_episode_steps=` says otherwise; made directly: the env's own keyword, default none). A
+step after the env's own end without `reset()` is an error, and so is an action of the wrong
+shape, NaN or outside [-1, 1] (an `ActionError` naming the env, the agent and the space).
+`reset(seed=s)` rebuilds the simulator from `s`, so the same seed gives the same episode bit
+for bit; `reset()` without a seed teleports the UAV to a new start drawn from the env's
 generator (nothing rebuilt).
 
     env = FlightEnv("hover", action="body_rates", render_mode="rgb_array")
@@ -61,12 +63,17 @@ class FlightEnv(BatchOwner, gym.Env):
         task: str | Task = "hover",
         render_mode: str | None = None,
         task_overrides: dict[str, Any] | None = None,
+        max_episode_steps: int | None = None,
         **settings: Any,
     ) -> None:
+        """`max_episode_steps`: the env truncates its episodes there itself; None (the
+        default, as every Gymnasium env) leaves it to the TimeLimit wrapper `gym.make` adds
+        (the registered 500 steps, or make's `max_episode_steps=`, which the env never sees).
+        The other keywords are `FlightSettings` fields."""
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: expected 'rgb_array', 'human' or None")
         self.task = make_task(task, task_overrides)
-        self.settings = FlightSettings(**settings)
+        self.settings = FlightSettings(max_episode_steps=max_episode_steps, **settings)
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "render_fps": self.settings.control_hz}
         self.name = f"skyswarm/{self.task.name} env"

@@ -27,6 +27,13 @@ from skyswarm.envs.tasks import Goal, Hover
         ({"spacing_m": math.inf}, "spacing_m inf"),
         ({"sensors": "gps"}, "sensors 'gps': expected 'ideal' or 'qrsim'"),
         ({"randomize": {"sensors": ("ideal", "px4")}}, "randomize sensors"),
+        # before: 0, -1 and True truncated every step, 2.5 at step 3, "100" was numpy's
+        # UFuncTypeError at the first step
+        ({"max_episode_steps": 0}, "max_episode_steps 0: expected a whole number >= 1"),
+        ({"max_episode_steps": -1}, "max_episode_steps -1"),
+        ({"max_episode_steps": 2.5}, "max_episode_steps 2.5"),
+        ({"max_episode_steps": True}, "max_episode_steps True"),
+        ({"max_episode_steps": "100"}, "max_episode_steps '100'"),
     ],
 )
 def test_bad_settings_are_named(settings, needle) -> None:

@@ -115,6 +115,19 @@ def test_bad_actions_name_the_env_the_agent_and_the_space() -> None:
     env.step(np.ones(4, np.float32))  # the bounds themselves are in the space
 
 
+@pytest.mark.parametrize("limit", [None, 20, 600])
+def test_make_truncates_at_its_max_episode_steps(limit) -> None:
+    # gym.make takes max_episode_steps for its TimeLimit and never passes it on: the env's own
+    # 500-step truncation used to end every episode at 500 whatever make was given (600 here).
+    # Registered: 500. A velocity action of 0 holds the hover, so only the limit ends it.
+    kw = {} if limit is None else {"max_episode_steps": limit}
+    env = gym.make("skyswarm/Hover-v0", action="velocity", **kw)
+    env.reset(seed=0)
+    ends = [env.step(np.zeros(4, np.float32))[2:4] for _ in range(limit or 500)]
+    assert ends[-1] == (False, True) and set(ends[:-1]) == {(False, False)}
+    assert env.spec.max_episode_steps == (limit or 500)
+
+
 def test_stepping_after_the_end_without_reset_is_an_error() -> None:
     env = FlightEnv("hover", max_episode_steps=3)
     with pytest.raises(EpisodeEndedError, match="before reset"):
