@@ -404,7 +404,8 @@ class Swarm:
     ) -> UserController:
         """Call the user controller `fn(state, command)` every `period_s` (a whole number of
         ticks; `self.dt` for every tick) with the sensed state of the alive agents (of
-        `members`, swarm indices; default all) and this swarm's `CommandInterface`. It runs in
+        `members`: swarm indices or a boolean mask, as the commands take; default all) and this
+        swarm's `CommandInterface`. It runs in
         the behaviour phase, so its commands fly from the control phase of the same tick.
 
             def climb(state, command):
@@ -412,7 +413,10 @@ class Swarm:
 
             swarm.control(0.02, climb)
         """
-        rows = None if members is None else np.asarray(members, dtype=np.intp)
+        if not callable(fn):
+            raise TypeError(f"control: fn {fn!r} is not callable: expected fn(state, command)")
+        # indices or a boolean mask, checked now (a mask used to be read as indices 0 and 1)
+        rows = None if members is None else self.command.agent_indices(members, "control")
         controller = UserController(self, fn, period_s, rows)
         self.sim.every(period_s, controller, phase_s, owner=controller, name=name)
         return controller
