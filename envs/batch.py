@@ -17,7 +17,6 @@ sensors one compiled pass, envs/judge.py `teleport`, writes the same): nothing i
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ from skyswarm.envs.judge import (
 )
 from skyswarm.envs.observations import ObservationSpec, observe, read_kinematics
 from skyswarm.envs.randomize import Randomization
-from skyswarm.envs.tasks import Task, finite_real, row_norm
+from skyswarm.envs.tasks import Task, finite_real, row_norm, whole
 from skyswarm.uav.config import UavConfig, load_uav_config
 from skyswarm.uav.estimation import euler_to_quat
 from skyswarm.uav.sensors.config import PRESETS, SensorsConfig
@@ -85,11 +84,13 @@ class FlightSettings:
                 raise ValueError(f"{name} {value!r}: expected a finite number > 0")
         self.ticks_per_step()  # the control period in whole ticks, or ValueError now
         limit = self.max_episode_steps
-        if limit is not None and not (
-            isinstance(limit, numbers.Integral) and not isinstance(limit, bool) and limit >= 1
-        ):
+        if limit is not None and not (whole(limit) and limit >= 1):
             raise ValueError(
                 f"max_episode_steps {limit!r}: expected a whole number >= 1 (None: no truncation)"
+            )
+        if not (whole(self.threads) and self.threads >= 0):
+            raise ValueError(
+                f"threads {self.threads!r}: expected a whole number >= 0 (0: every core)"
             )
         if self.sensors not in PRESETS:
             expected = " or ".join(map(repr, PRESETS))

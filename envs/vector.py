@@ -33,7 +33,7 @@ from gymnasium.vector.utils import batch_space
 from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
 from skyswarm.envs.single import EpisodeEndedError, make_task, spaces
-from skyswarm.envs.tasks import Task
+from skyswarm.envs.tasks import Task, whole
 
 # Sub-environments from which the vector env's default is every core (threads = 0): the
 # compiled passes' threshold when this default was measured (docs/rl.md, 4,096 slots 1.7x on
@@ -58,6 +58,8 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
         task_overrides: dict[str, Any] | None = None,
         **settings: Any,
     ) -> None:
+        if not (whole(num_envs) and num_envs >= 1):
+            raise ValueError(f"num_envs {num_envs!r}: expected a whole number >= 1")
         self.task = make_task(task, task_overrides)
         self.num_envs = int(num_envs)
         if "threads" not in settings:  # every core where two threads pay on a quiet machine
