@@ -128,6 +128,17 @@ def test_make_truncates_at_its_max_episode_steps(limit) -> None:
     assert env.spec.max_episode_steps == (limit or 500)
 
 
+def test_complex_or_text_actions_are_not_numbers() -> None:
+    # Before: numpy dropped the imaginary part (a ComplexWarning, then the real part flew)
+    # and read strings of digits as numbers; now one ActionError for both, changing nothing.
+    env = FlightEnv("hover")
+    env.reset(seed=0)
+    for action in (np.array([0.5 + 1j, 0, 0, 0]), np.array(["0", "0", "0", "0"])):
+        with pytest.raises(ActionError, match=r"is not numeric \(real numbers\)"):
+            env.step(action)
+    assert env.batch.steps.tolist() == [0]
+
+
 def test_stepping_after_the_end_without_reset_is_an_error() -> None:
     env = FlightEnv("hover", max_episode_steps=3)
     with pytest.raises(EpisodeEndedError, match="before reset"):
