@@ -133,6 +133,7 @@ class Simulator:
         self._verdict: str | None = None  # given with request_stop(outcome=...)
         self.events: Any = None  # core.events.EventScheduler of the scenario's [[events]]
         self._stop_requested = False
+        self.closed = False  # close() released the world
         self.wall_s = 0.0
         self.compile_s = 0.0  # set-up time compiling or loading kernels (core/jit.py)
         self._base_dir = Path(base_dir) if base_dir else Path.cwd()
@@ -295,6 +296,10 @@ class Simulator:
     # -- the tick -------------------------------------------------------------------------
     def step(self) -> None:
         """One tick, phase by phase (docs/architecture.md, The tick)."""
+        if self.closed:  # Bullet would say "Not connected to physics server", fast fly on
+            raise RuntimeError(
+                f"Simulator.step() at t = {self.time_s:g} s: the simulator is closed"
+            )
         world = self.world
         if self.dispatcher is not None:
             self.dispatcher.deliver(world.tick)  # 1. comms: messages due this tick
@@ -505,6 +510,8 @@ class Simulator:
         return "stopped" if reason else "stepped"
 
     def close(self) -> None:
+        """Release the world (Bullet's client) and the recorder; a step after it is an error."""
+        self.closed = True
         if self.recorder is not None:
             self.recorder.close(None)
         self.world.close()

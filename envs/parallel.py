@@ -36,11 +36,9 @@ from skyswarm.core.comms.dispatcher import attach_comms
 from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
 from skyswarm.envs.hearing import WIDTH, Hearing, RadioHearing, TruthHearing, neighbour_block
-from skyswarm.envs.single import EpisodeEndedError
+from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError
 from skyswarm.envs.swarm_tasks import SWARM_TASKS, SwarmTask
 from skyswarm.envs.tasks import finite_real, whole
-
-SEED_SPACE = 2**31  # reset() without a seed draws the simulator's seed below this
 
 
 def make_swarm_task(task: str | SwarmTask, overrides: dict[str, Any] | None = None) -> SwarmTask:
@@ -200,7 +198,9 @@ class SwarmParallelEnv(BatchOwner, ParallelEnv):
         return self._view.draw_at(centre)
 
     def close(self) -> None:
+        """Release the simulator: no agent is left until `reset()` builds a new one."""
         self._close_batch()
+        self.agents = []
 
 
 def parallel_env(task: str | SwarmTask = "formation", **kwargs: Any) -> SwarmParallelEnv:

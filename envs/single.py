@@ -28,6 +28,8 @@ from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings, StepOut
 from skyswarm.envs.tasks import TASKS, Task
 
+SEED_SPACE = 2**31  # a new simulator's seed, drawn from an env's generator, is below this
+
 
 class EpisodeEndedError(RuntimeError):
     """`step()` after an episode ended, without `reset()`."""
@@ -87,8 +89,10 @@ class FlightEnv(BatchOwner, gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed, options=options)
-        if seed is not None:
+        if seed is not None or self._batch.sim.closed:  # closed: a new one, as a fresh env's
             self._close_view()
+            if seed is None:
+                seed = int(self.np_random.integers(SEED_SPACE))
             self._batch = FlightBatch(1, self.task, self.settings, seed=seed, rng=self.np_random)
         obs = self._batch.restart(np.arange(1), self.np_random)
         self._ended = False
@@ -98,7 +102,7 @@ class FlightEnv(BatchOwner, gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._ended is None:
-            raise EpisodeEndedError(f"{self.name}: step() before reset()")
+            raise EpisodeEndedError(f"{self.name}: step() before reset() (or after close())")
         if self._ended:
             raise EpisodeEndedError(
                 f"{self.name}: step() after the episode ended (terminated or truncated): "
@@ -131,4 +135,6 @@ class FlightEnv(BatchOwner, gym.Env):
         return frame if self.render_mode == "rgb_array" else None
 
     def close(self) -> None:
+        """Release the simulator; a `reset()` after it builds a new one."""
         self._close_batch()
+        self._ended = None

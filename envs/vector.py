@@ -32,7 +32,7 @@ from gymnasium.vector.utils import batch_space
 
 from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
-from skyswarm.envs.single import EpisodeEndedError, make_task, spaces
+from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError, make_task, spaces
 from skyswarm.envs.tasks import Task, whole
 
 # Sub-environments from which the vector env's default is every core (threads = 0): the
@@ -86,6 +86,9 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
             seed = seed[0]
         if seed is not None:
             self._rng = np.random.default_rng(seed)
+        elif self._batch.sim.closed:  # after close(): a new simulator, as a fresh env's
+            seed = int(self._rng.integers(SEED_SPACE))
+        if seed is not None:
             self._batch = FlightBatch(
                 self.num_envs, self.task, self.settings, seed=seed, rng=self._rng
             )
@@ -98,7 +101,7 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:
-            raise EpisodeEndedError(f"{self.name}: step() before reset()")
+            raise EpisodeEndedError(f"{self.name}: step() before reset() (or after close())")
         out = self._batch.step(self._check(actions))
         terminated = out.crashed | out.reached
         truncated = out.truncated & ~terminated
@@ -141,4 +144,6 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
         return self._view.draw(0)
 
     def close_extras(self, **kwargs: Any) -> None:
+        """Release the simulator; a `reset()` after it builds a new one."""
         self._close_batch()
+        self._started = False

@@ -116,3 +116,18 @@ def test_registries_reject_what_they_cannot_call():
     with pytest.raises(TypeError, match="not FaultCapable"):
         sim.fault_injector.watch([box])
     sim.close()
+
+
+@pytest.mark.parametrize("physics", ["bullet", "fast"])
+def test_a_closed_simulator_refuses_to_step(physics: str) -> None:
+    # Before: Bullet's "Not connected to physics server." from inside pybullet, and the fast
+    # engine flew on as if nothing had happened. Closing twice is fine.
+    sim = Simulator(SimulationConfig(physics=physics), world=WorldConfig())
+    sim.step()
+    sim.close()
+    with pytest.raises(
+        RuntimeError, match=r"Simulator.step\(\) at t = 0.0025 s: the simulator is closed"
+    ):
+        sim.run(until_s=0.01)
+    sim.close()
+    assert sim.world.tick == 1

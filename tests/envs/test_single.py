@@ -15,7 +15,14 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import skyswarm.envs
-from skyswarm.envs import ENV_IDS, ActionError, EpisodeEndedError, FlightEnv
+from skyswarm.envs import (
+    ENV_IDS,
+    ActionError,
+    EpisodeEndedError,
+    FlightEnv,
+    FlightVectorEnv,
+    parallel_env,
+)
 
 STILL = {"start_radius_m": 0.0, "start_speed_m_s": 0.0, "start_tilt_deg": 0.0}
 
@@ -137,6 +144,35 @@ def test_complex_or_text_actions_are_not_numbers() -> None:
         with pytest.raises(ActionError, match=r"is not numeric \(real numbers\)"):
             env.step(action)
     assert env.batch.steps.tolist() == [0]
+
+
+@pytest.mark.parametrize("physics", ["bullet", "fast"])
+def test_after_close_a_step_is_refused_and_a_reset_starts_afresh(physics: str) -> None:
+    # Before: on Bullet every step or unseeded reset after close() was pybullet's "Not
+    # connected to physics server."; on the fast engine the closed env flew on.
+    env, vec = FlightEnv("hover", physics=physics), FlightVectorEnv(2, physics=physics)
+    swarm = parallel_env("formation", swarm_size=2, physics=physics)
+    for e in (env, vec, swarm):
+        e.reset(seed=0)
+        e.close()
+        e.close()  # twice is fine
+    with pytest.raises(
+        EpisodeEndedError, match=r"step\(\) before reset\(\) \(or after close\(\)\)"
+    ):
+        env.step(np.zeros(4))
+    with pytest.raises(EpisodeEndedError, match=r"after close"):
+        vec.step(np.zeros((2, 4)))
+    with pytest.raises(EpisodeEndedError, match="no agent left"):
+        swarm.step({})
+    env.reset()  # a new simulator: steps again
+    assert not env.batch.sim.closed and np.isfinite(env.step(np.zeros(4))[1])
+    vec.reset()
+    assert np.isfinite(vec.step(np.zeros((2, 4)))[1]).all()
+    swarm.reset()
+    assert len(swarm.step({a: np.zeros(4) for a in swarm.agents})[1]) == 2
+    # a seeded reset after close gives the seed's episode, as on a fresh env
+    fresh = FlightEnv("hover", physics=physics)
+    assert (env.reset(seed=3)[0] == fresh.reset(seed=3)[0]).all()
 
 
 def test_stepping_after_the_end_without_reset_is_an_error() -> None:
