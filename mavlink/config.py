@@ -32,7 +32,9 @@ LOOPBACK = "127.0.0.1"
 class MavlinkConfig:
     enabled: bool = param(False, "every selected UAV is a MAVLink 2 vehicle (or --mavlink)")
     agents: tuple[int, ...] = param((), "agent ids of the vehicles; [] for every UAV")
-    system_id: int = param(1, "MAVLink system id of the first vehicle (+i for the i-th)", ge=1)
+    system_id: int = param(
+        1, "MAVLink system id of the first vehicle (+i for the i-th)", ge=1, le=255
+    )
     bind_address: str = param(LOOPBACK, "address the vehicles listen on (others: explicit only)")
     client_address: str = param(LOOPBACK, "where telemetry goes until a client talks")
     vehicle_port: int = param(14580, "UDP port vehicle i listens on: vehicle_port + i", ge=1)
