@@ -128,13 +128,13 @@ class MavlinkService:
         if not c.channel:
             return None
         disp = sim.dispatcher
-        try:
-            if disp is None:
-                raise ValueError("the run has no comms")
-            channel = disp.channels[disp.channel_index(c.channel)]
-        except ValueError as exc:
+        names = [] if disp is None else [ch.name for ch in disp.channels]
+        if c.channel not in names:
             self.close()
-            raise ConfigError(self.file, "mavlink.channel", c.channel, str(exc)) from None
+            known = ", ".join(map(repr, names)) or "none: the run has no comms"
+            expected = f"'' (no channel) or a [comms.channels] channel of the run ({known})"
+            raise ConfigError(self.file, "mavlink.channel", c.channel, expected)
+        channel = disp.channels[disp.channel_index(c.channel)]
         ground = np.array(c.ground_station_m, dtype=float) if c.ground_station_m else None
         model = LinkChannel(channel, link_rng(sim.rng.seed), ground, self.homes)
         for row, v in enumerate(self.vehicles):
