@@ -80,6 +80,14 @@ class MavlinkConfig:
             )
         if len(set(self.agents)) != len(self.agents):
             raise ConfigError(file, f"{path}.agents", list(self.agents), "distinct agent ids")
+        lat, lon, _ = self.home_origin  # as [geo] origin checks its own
+        if not (-90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0):
+            raise ConfigError(
+                file,
+                f"{path}.home_origin",
+                list(self.home_origin),
+                "[latitude -90..90, longitude -180..180, altitude m]",
+            )
 
 
 register_section("mavlink", MavlinkConfig)

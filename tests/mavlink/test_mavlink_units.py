@@ -190,3 +190,15 @@ def test_cli_refuses_system_ids_past_255(repo_root, tmp_path, capsys):
     assert code == 2 and not out.exists()
     err = capsys.readouterr().err
     assert "mavlink.system_id = 254: expected an id <= 252 for 4 vehicles" in err
+
+
+def test_cli_refuses_a_home_origin_off_the_globe(repo_root, tmp_path, capsys):
+    # hover has no [geo] origin, so the vehicles' GPS came from latitude 91: before, it ran
+    # and sent GLOBAL_POSITION_INT lat 91e7 (exit 0). [geo] origin was already checked.
+    from skyswarm.app.cli import main
+
+    out = tmp_path / "run"
+    argv = ["run", "hover", "--mavlink", "--set", "mavlink.home_origin=[91.0, 8.0, 400.0]"]
+    assert main([*argv, "--duration", "0.1", "--out", str(out)]) == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "mavlink.home_origin = [91.0, 8.0, 400.0]: expected [latitude -90..90" in err
