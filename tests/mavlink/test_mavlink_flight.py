@@ -212,6 +212,27 @@ def test_a_non_finite_setpoint_is_refused_whole_and_ignored_fields_stay_out(mav_
     assert north > 5.0 and abs(truth[1] - north) < 1.0  # held (measured 0.64 m of braking)
 
 
+def test_nan_where_a_command_needs_a_number_is_denied_and_the_run_goes_on(mav_run):
+    # int(NaN) inside a handler raised ValueError in the tick and ended the whole run: a
+    # client could crash every vehicle with one COMMAND_LONG (REQUEST_MESSAGE, param1 NaN).
+    run = mav_run()
+    nan = math.nan
+    for cmd, params in [
+        (512, (nan,)),  # REQUEST_MESSAGE of message id NaN
+        (511, (nan, 1e6)),  # SET_MESSAGE_INTERVAL of message id NaN
+        (510, (math.inf,)),  # GET_MESSAGE_INTERVAL
+        (176, (nan, 4, 3)),  # DO_SET_MODE, base mode NaN
+        (176, (1, nan, nan)),  # custom main and sub mode NaN
+        (224, (nan,)),  # MISSION_SET_CURRENT
+        (ARM, (nan,)),  # arm or disarm?
+    ]:
+        assert run.command(cmd, *params) == 2, cmd  # DENIED
+    take_off(run, 3.0)
+    assert run.command(ARM, 0, nan) == 2  # disarm in the air, force flag NaN: denied
+    assert run.service.vehicles[0].armed
+    assert run.wait("HEARTBEAT", 1.5).custom_mode == modes.HOLD.custom_mode
+
+
 def test_parameter_set_limits_speed_in_flight(mav_run):
     run = mav_run()
     c = run.clients[0]
