@@ -184,6 +184,8 @@ class Handlers:
             return DENIED
         lat = c.lat if math.isfinite(c.lat) and c.lat != 0 else None
         lon = c.lon if math.isfinite(c.lon) and c.lon != 0 else None
+        if (lat is not None and abs(lat) > 90.0) or (lon is not None and abs(lon) > 180.0):
+            return DENIED  # off the globe: pymap3d would give a point thousands of km down
         v.take()
         v.set_mode(modes.HOLD)
         if lat is not None and lon is not None:

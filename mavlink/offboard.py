@@ -98,7 +98,11 @@ class Offboard:
         kind = GLOBAL_FRAMES.get(m.coordinate_frame)
         if kind is None:
             return self._refuse(v, f"offboard frame {m.coordinate_frame} not supported")
-        xyz = v.global_to_enu(m.lat_int / 1e7, m.lon_int / 1e7, m.alt, relative=kind != "amsl")
+        lat, lon = m.lat_int / 1e7, m.lon_int / 1e7
+        used = (int(m.type_mask) & POS_IGNORE) != POS_IGNORE
+        if used and (abs(lat) > 90.0 or abs(lon) > 180.0):
+            return self._refuse(v, "offboard setpoint off the globe")
+        xyz = v.global_to_enu(lat, lon, m.alt, relative=kind != "amsl")
         return self._target(v, m, xyz, np.eye(3))
 
     def _target(self, v: Vehicle, m, xyz: np.ndarray, turn: np.ndarray) -> bool:

@@ -233,6 +233,31 @@ def test_nan_where_a_command_needs_a_number_is_denied_and_the_run_goes_on(mav_ru
     assert run.wait("HEARTBEAT", 1.5).custom_mode == modes.HOLD.custom_mode
 
 
+def test_targets_off_the_globe_or_without_a_height_are_refused(mav_run):
+    # Before: a mission whose NAV_TAKEOFF had altitude NaN uploaded, and MISSION_START ended
+    # the run (CommandError: position xyz ... nan, raised in the tick); a waypoint or a
+    # DO_REPOSITION at latitude 95 or 200 was accepted and pymap3d put its target thousands of
+    # km below the ground, where the vehicle flew.
+    run = mav_run()
+    lat0, lon0 = 47.397742, 8.545594
+    assert _upload(run, [_item(0, 22, alt=math.nan)]) == 12  # MAV_MISSION_INVALID_PARAM7
+    assert _upload(run, [_item(0, 16, 95.0, lon0, 5.0)]) == 10  # INVALID_PARAM5_X
+    assert _upload(run, [_item(0, 16, lat0, 200.0, 5.0)]) == 11  # INVALID_PARAM6_Y
+    assert not run.service.vehicles[0].mission.items
+    take_off(run, 5.0)
+    v = run.service.vehicles[0]
+    hold = v.hold_xyz.copy()
+    assert run.command(192, -1, 0, 0, math.nan, 200.0, lon0, HOME_AMSL + 5) == 2  # DENIED
+    assert (v.hold_xyz == hold).all() and v.mode is modes.HOLD
+    mask = 0b0000_1101_1111_1000  # position only
+    run.clients[0].mav.set_position_target_global_int_send(
+        0, 1, 1, 6, mask, 950_000_000, int(lon0 * 1e7), 5.0, 0, 0, 0, 0, 0, 0, 0.0, 0.0
+    )
+    run.pump(1.0)
+    assert v.offboard.unsupported == 1 and v.offboard.kind == ""
+    assert abs(run.truth()[2] - 5.09) < 0.1
+
+
 def test_parameter_set_limits_speed_in_flight(mav_run):
     run = mav_run()
     c = run.clients[0]
