@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -340,6 +342,12 @@ class Simulator:
         it goes (core/thread_tuner.py; results never depend on it).
         """
         end_s = self.settings.duration_s if until_s is None else until_s
+        if (
+            isinstance(end_s, bool)
+            or not isinstance(end_s, numbers.Real)
+            or not math.isfinite(end_s)
+        ):
+            raise ValueError(f"Simulator.run(until_s={until_s!r}): expected a finite time in s")
         end_tick = self.world.ticks_for_until(end_s)
         mission_done = self.mission.is_done if self.mission is not None else None
         self.compile_kernels()  # before the clock: kernels of anything added since set-up

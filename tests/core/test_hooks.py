@@ -131,3 +131,19 @@ def test_a_closed_simulator_refuses_to_step(physics: str) -> None:
         sim.run(until_s=0.01)
     sim.close()
     assert sim.world.tick == 1
+
+
+@pytest.mark.parametrize("until", [float("nan"), float("inf"), "1", None])
+def test_run_until_a_time_that_is_no_finite_number_is_refused(until) -> None:
+    # Before: NaN was "cannot convert float NaN to integer", inf an OverflowError and "1" a
+    # TypeError, all from inside the tick arithmetic. None runs the configured duration.
+    sim = Simulator(SimulationConfig(physics="fast", duration_s=0.01), world=WorldConfig())
+    try:
+        if until is None:
+            assert sim.run(until_s=until) == "duration" and sim.world.tick == 4
+        else:
+            with pytest.raises(ValueError, match="expected a finite time in s"):
+                sim.run(until_s=until)
+            assert sim.world.tick == 0
+    finally:
+        sim.close()

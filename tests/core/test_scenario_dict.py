@@ -71,6 +71,19 @@ def test_numpy_numbers_in_a_dict_are_numbers(tmp_path: Path) -> None:
         )
 
 
+def test_the_wrong_kind_of_argument_is_one_line_naming_it(tmp_path: Path) -> None:
+    # Before: a list as the scenario was "'list' object has no attribute 'get'"; one string of
+    # overrides was read a character at a time ("--set: a = 'a': expected key.path=value").
+    with pytest.raises(ConfigError, match=r"\(scenario\) = \[1, 2\]: expected a dict of sections"):
+        skyswarm.scenario_from_dict([1, 2])
+    needle = "overrides = 'agents.count=2': expected a list of key.path=value strings"
+    with pytest.raises(ConfigError, match=needle):
+        skyswarm.load_scenario("hover", "agents.count=2")
+    with pytest.raises(ConfigError, match=needle):
+        skyswarm.run_scenario("hover", tmp_path / "out", "agents.count=2")
+    assert not (tmp_path / "out").exists()
+
+
 BAD = [
     # (section, key, value, the expected text of the one-line error)
     ("simulation", "tick_s", -1.0, "simulation.tick_s"),
