@@ -60,6 +60,8 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
     ) -> None:
         if not (whole(num_envs) and num_envs >= 1):
             raise ValueError(f"num_envs {num_envs!r}: expected a whole number >= 1")
+        if render_mode not in (None, "rgb_array"):  # render() would return None for it
+            raise ValueError(f"render_mode {render_mode!r}: expected 'rgb_array' or None")
         self.task = make_task(task, task_overrides)
         self.num_envs = int(num_envs)
         if "threads" not in settings:  # every core where two threads pay on a quiet machine

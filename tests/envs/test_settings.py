@@ -103,6 +103,8 @@ def test_gym_make_reports_the_setting() -> None:
         # ZeroDivisionError, a negative one named only the scheduler's "beacons period"
         (lambda: FlightVectorEnv(2.5), "num_envs 2.5: expected a whole number >= 1"),
         (lambda: FlightVectorEnv("3"), "num_envs '3'"),
+        # before: any render_mode was taken and render() returned None for it ("human" too)
+        (lambda: FlightVectorEnv(2, render_mode="human"), "render_mode 'human': expected"),
         (lambda: parallel_env("swap", swarm_size=2.5), "swarm_size 2.5: expected a whole number"),
         (lambda: parallel_env("swap", swarm_size=0), "swarm_size 0: expected a whole number >= 1"),
         (
