@@ -26,7 +26,7 @@ import numpy as np
 from skyswarm.core.backends import World
 from skyswarm.core.backends.fast import FastWorld
 from skyswarm.core.config import SimulationConfig, WorldConfig
-from skyswarm.core.resources import named_or_path
+from skyswarm.core.resources import named_or_path, shipped
 from skyswarm.core.simulator import Simulator
 from skyswarm.envs.actions import ActionLevel, action_level
 from skyswarm.envs.judge import (
@@ -91,6 +91,12 @@ class FlightSettings:
         if not (whole(self.threads) and self.threads >= 0):
             raise ValueError(
                 f"threads {self.threads!r}: expected a whole number >= 0 (0: every core)"
+            )
+        if not named_or_path(self.airframe, "airframes", Path.cwd()).is_file():
+            names = ", ".join(shipped("airframes"))
+            raise ValueError(
+                f"airframe {self.airframe!r}: expected a shipped airframe ({names}) or an "
+                "airframe TOML file"
             )
         if self.sensors not in PRESETS:
             expected = " or ".join(map(repr, PRESETS))

@@ -27,6 +27,8 @@ from skyswarm.envs.tasks import Goal, Hover
         ({"spacing_m": -5.0}, "spacing_m -5.0"),
         ({"spacing_m": math.inf}, "spacing_m inf"),
         ({"sensors": "gps"}, "sensors 'gps': expected 'ideal' or 'qrsim'"),
+        # before: "<cwd>/quad_y: (file) = '<cwd>/quad_y': expected an existing TOML file"
+        ({"airframe": "quad_y"}, "airframe 'quad_y': expected a shipped airframe (quad_x, "),
         ({"randomize": {"sensors": ("ideal", "px4")}}, "randomize sensors"),
         # before: 0, -1 and True truncated every step, 2.5 at step 3, "100" was numpy's
         # UFuncTypeError at the first step
