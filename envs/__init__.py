@@ -61,10 +61,10 @@ def _register() -> None:
             continue
         gym.register(
             env_id,
-            entry_point="skyswarm.envs.single:FlightEnv",
+            entry_point="skyswarm.envs.single:registered",
             vector_entry_point="skyswarm.envs.vector:FlightVectorEnv",
-            # make's TimeLimit truncates the single env (make consumes its max_episode_steps=,
-            # the env never sees it); make_vec hands it to the vector env
+            # make's TimeLimit truncates the single env (make keeps its max_episode_steps= for
+            # that wrapper: `registered` turns the env's own limit off); make_vec passes it on
             max_episode_steps=MAX_EPISODE_STEPS,
             kwargs={"task": task},
         )

@@ -3,10 +3,10 @@
 `FlightEnv` is one UAV in a `FlightBatch` of one slot, with Gymnasium 1.x semantics:
 `reset(seed=, options=)` returns (obs, info); `step(action)` returns (obs, reward, terminated,
 truncated, info), `terminated` when the UAV crashed (or reached its goal, Goal), `truncated`
-at `max_episode_steps` (through `gym.make`: its TimeLimit wrapper, 500 steps unless make's
-`max_episode_steps=` says otherwise; made directly: the env's own keyword, default none). A
-step after the env's own end without `reset()` is an error, and so is an action of the wrong
-shape, NaN or outside [-1, 1] (an `ActionError` naming the env, the agent and the space).
+at `max_episode_steps` (500; through `gym.make`, its TimeLimit wrapper does it: the spec's
+500 steps or make's `max_episode_steps=`, which make never passes on). A step after the env's
+own end without `reset()` is an error, and so is an action of the wrong shape, NaN or outside
+[-1, 1] (an `ActionError` naming the env, the agent and the space).
 `reset(seed=s)` rebuilds the simulator from `s`, so the same seed gives the same episode bit
 for bit; `reset()` without a seed teleports the UAV to a new start drawn from the env's
 generator (nothing rebuilt).
@@ -44,6 +44,13 @@ def make_task(task: str | Task, overrides: dict[str, Any] | None = None) -> Task
     return TASKS[task](**(overrides or {}))
 
 
+def registered(task: str, **kwargs: Any) -> FlightEnv:
+    """`gym.make`'s entry point: a FlightEnv that leaves truncation to the TimeLimit wrapper
+    make adds (the spec's max_episode_steps, 500, or make's own keyword, which make keeps
+    for that wrapper and never passes to the env: before, the env still ended at 500)."""
+    return FlightEnv(task, max_episode_steps=None, **kwargs)
+
+
 def spaces(batch: FlightBatch) -> tuple[gym.spaces.Box, gym.spaces.Box]:
     """(observation space, action space) of one agent of `batch`."""
     obs = gym.spaces.Box(-np.inf, np.inf, (batch.obs_size,), np.float32)
@@ -65,17 +72,12 @@ class FlightEnv(BatchOwner, gym.Env):
         task: str | Task = "hover",
         render_mode: str | None = None,
         task_overrides: dict[str, Any] | None = None,
-        max_episode_steps: int | None = None,
         **settings: Any,
     ) -> None:
-        """`max_episode_steps`: the env truncates its episodes there itself; None (the
-        default, as every Gymnasium env) leaves it to the TimeLimit wrapper `gym.make` adds
-        (the registered 500 steps, or make's `max_episode_steps=`, which the env never sees).
-        The other keywords are `FlightSettings` fields."""
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: expected 'rgb_array', 'human' or None")
         self.task = make_task(task, task_overrides)
-        self.settings = FlightSettings(max_episode_steps=max_episode_steps, **settings)
+        self.settings = FlightSettings(**settings)
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "render_fps": self.settings.control_hz}
         self.name = f"skyswarm/{self.task.name} env"
