@@ -93,7 +93,7 @@ def run_scenario(
             print(json.loads((out / "summary.json").read_text())["sim_time_s"])  # 0.5
             print(sorted(p.name for p in out.glob("*.csv")))  # ['events.csv', 'timeseries.csv']
     """
-    extra = list(overrides)
+    extra = config.override_list(overrides)
     if seed is not None:
         extra.append(f"simulation.seed={seed}")
     if not isinstance(scenario, ScenarioConfig):

@@ -478,8 +478,16 @@ def parse_override(item: str) -> tuple[str, Any]:
     return key, value
 
 
+def override_list(overrides: Iterable[str]) -> list[str]:
+    """`overrides` as a list; one string is refused (it would be read a character at a time,
+    "--set: a = 'a'")."""
+    if isinstance(overrides, str):
+        raise ConfigError("--set", "overrides", overrides, "a list of key.path=value strings")
+    return list(overrides)
+
+
 def apply_overrides(data: dict[str, Any], overrides: Iterable[str], file: str) -> None:
-    for item in overrides:
+    for item in override_list(overrides):
         key, value = parse_override(item)
         node = data
         parts = key.split(".")
@@ -512,6 +520,8 @@ def scenario_from_dict(data: Mapping[str, Any], file: str = "") -> ScenarioConfi
         })
         scenario.to_toml("hover4.toml")  # loads back equal: load_scenario("hover4.toml")
     """
+    if not isinstance(data, Mapping):  # a list or a path: "'list' object has no attribute 'get'"
+        raise ConfigError(file, "(scenario)", data, "a dict of sections, shaped like the TOML file")
     scenario = validate_scenario(data, file)
     from skyswarm.core.checks import agent_count
 

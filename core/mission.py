@@ -60,7 +60,9 @@ class Mission:
 
             def setup(self) -> None:
                 self.cfg = self.config.section("climb")
-                self.swarm = Swarm.from_scenario(self.sim, self.config, hovering=True)
+                self.swarm = Swarm.from_scenario(
+                    self.sim, self.config, hovering=True, altitude_m=2.0
+                )
                 target = self.swarm.start_positions.copy()
                 target[:, 2] = self.cfg.altitude_m
                 self.swarm.command.position(None, target)

@@ -335,7 +335,7 @@ def read_header(results_dir: Path | str) -> dict[str, Any]:
     path = Path(results_dir) / "trajectory.json"
     try:
         header = loads_json(path.read_text(encoding="utf-8"), str(path))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a file given as the folder: the same
         raise ConfigError(
             str(results_dir),
             "(results)",

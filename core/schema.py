@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import functools
 import math
+import numbers
 import types
 import typing
 from collections.abc import Mapping
@@ -276,14 +277,14 @@ def convert(tp: Any, value: Any, key: str, file: str, meta: Mapping[str, Any]) -
         if not isinstance(value, bool):
             raise ConfigError(file, key, value, "true or false")
         return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
+    if tp is int:  # numpy's integers too (a scenario built in Python), as a plain int
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise ConfigError(file, key, value, "an integer")
-        return _bounded(value, key, file, meta)
+        return _bounded(int(value), key, file, meta)
     if tp is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ConfigError(file, key, value, "a number")
-        if isinstance(value, int) and abs(value) > 2**53:
+        if isinstance(value, numbers.Integral) and abs(value) > 2**53:
             raise ConfigError(file, key, value, f"a number of magnitude <= {MAX_MAGNITUDE:g}")
         value = float(value)
         if not math.isfinite(value):

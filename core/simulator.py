@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -133,6 +135,7 @@ class Simulator:
         self._verdict: str | None = None  # given with request_stop(outcome=...)
         self.events: Any = None  # core.events.EventScheduler of the scenario's [[events]]
         self._stop_requested = False
+        self.closed = False  # close() released the world
         self.wall_s = 0.0
         self.compile_s = 0.0  # set-up time compiling or loading kernels (core/jit.py)
         self._base_dir = Path(base_dir) if base_dir else Path.cwd()
@@ -295,6 +298,10 @@ class Simulator:
     # -- the tick -------------------------------------------------------------------------
     def step(self) -> None:
         """One tick, phase by phase (docs/architecture.md, The tick)."""
+        if self.closed:  # Bullet would say "Not connected to physics server", fast fly on
+            raise RuntimeError(
+                f"Simulator.step() at t = {self.time_s:g} s: the simulator is closed"
+            )
         world = self.world
         if self.dispatcher is not None:
             self.dispatcher.deliver(world.tick)  # 1. comms: messages due this tick
@@ -335,6 +342,12 @@ class Simulator:
         it goes (core/thread_tuner.py; results never depend on it).
         """
         end_s = self.settings.duration_s if until_s is None else until_s
+        if (
+            isinstance(end_s, bool)
+            or not isinstance(end_s, numbers.Real)
+            or not math.isfinite(end_s)
+        ):
+            raise ValueError(f"Simulator.run(until_s={until_s!r}): expected a finite time in s")
         end_tick = self.world.ticks_for_until(end_s)
         mission_done = self.mission.is_done if self.mission is not None else None
         self.compile_kernels()  # before the clock: kernels of anything added since set-up
@@ -505,6 +518,8 @@ class Simulator:
         return "stopped" if reason else "stepped"
 
     def close(self) -> None:
+        """Release the world (Bullet's client) and the recorder; a step after it is an error."""
+        self.closed = True
         if self.recorder is not None:
             self.recorder.close(None)
         self.world.close()

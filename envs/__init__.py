@@ -25,7 +25,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 from skyswarm.envs.actions import LEVELS, ActionError
-from skyswarm.envs.batch import FlightSettings
+from skyswarm.envs.batch import MAX_EPISODE_STEPS, FlightSettings
 from skyswarm.envs.parallel import SwarmParallelEnv, parallel_env
 from skyswarm.envs.single import EpisodeEndedError, FlightEnv
 from skyswarm.envs.swarm_tasks import SWARM_TASKS, SwarmTask
@@ -61,8 +61,11 @@ def _register() -> None:
             continue
         gym.register(
             env_id,
-            entry_point="skyswarm.envs.single:FlightEnv",
+            entry_point="skyswarm.envs.single:registered",
             vector_entry_point="skyswarm.envs.vector:FlightVectorEnv",
+            # make's TimeLimit truncates the single env (make keeps its max_episode_steps= for
+            # that wrapper: `registered` turns the env's own limit off); make_vec passes it on
+            max_episode_steps=MAX_EPISODE_STEPS,
             kwargs={"task": task},
         )
 

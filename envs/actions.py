@@ -211,10 +211,14 @@ class ActionCheck:
 
     def _array(self, a: object, shape: tuple[int, ...], whose: str) -> np.ndarray:
         try:
-            arr = np.asarray(a, dtype=np.float64)
+            arr = np.asarray(a)
+            if arr.dtype.kind not in "biuf":  # complex: numpy would drop the imaginary part
+                raise TypeError
+            arr = arr.astype(np.float64, copy=False)
         except (TypeError, ValueError):
             raise ActionError(
-                f"{self.env}: action {a!r} is not numeric; expected {self.space} for {whose}"
+                f"{self.env}: action {a!r} is not numeric (real numbers); expected {self.space} "
+                f"for {whose}"
             ) from None
         if arr.shape != shape:
             raise ActionError(

@@ -26,7 +26,7 @@ import numpy as np
 from skyswarm.core.backends import World
 from skyswarm.core.backends.fast import FastWorld
 from skyswarm.core.config import SimulationConfig, WorldConfig
-from skyswarm.core.resources import named_or_path
+from skyswarm.core.resources import named_or_path, shipped
 from skyswarm.core.simulator import Simulator
 from skyswarm.envs.actions import ActionLevel, action_level
 from skyswarm.envs.judge import (
@@ -39,13 +39,14 @@ from skyswarm.envs.judge import (
 )
 from skyswarm.envs.observations import ObservationSpec, observe, read_kinematics
 from skyswarm.envs.randomize import Randomization
-from skyswarm.envs.tasks import Task, finite_real, row_norm
+from skyswarm.envs.tasks import Task, finite_real, row_norm, whole
 from skyswarm.uav.config import UavConfig, load_uav_config
 from skyswarm.uav.estimation import euler_to_quat
 from skyswarm.uav.sensors.config import PRESETS, SensorsConfig
 from skyswarm.uav.swarm import Swarm
 
 SLOT_GAP_M = 1.0  # m kept between two slots' reaches: more than two airframes' half-spans
+MAX_EPISODE_STEPS = 500  # steps, the envs' default truncation (10 s at 50 Hz)
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class FlightSettings:
     observe: str = "truth"  # "truth" or "estimate"
     sensors: str = "ideal"  # [uav.sensors] preset: "ideal" or "qrsim"
     last_action: bool = True
-    max_episode_steps: int = 500  # truncation (10 s at 50 Hz)
+    max_episode_steps: int | None = MAX_EPISODE_STEPS  # truncation (10 s at 50 Hz); None: never
     spacing_m: float = 50.0  # m between slots
     randomize: Randomization = Randomization()  # envs/randomize.py (a dict of its fields too)
     # The flight model the policies learn on: a shipped airframe name or a TOML path. The envs
@@ -82,6 +83,21 @@ class FlightSettings:
             if not (finite_real(value) and value > 0.0):
                 raise ValueError(f"{name} {value!r}: expected a finite number > 0")
         self.ticks_per_step()  # the control period in whole ticks, or ValueError now
+        limit = self.max_episode_steps
+        if limit is not None and not (whole(limit) and limit >= 1):
+            raise ValueError(
+                f"max_episode_steps {limit!r}: expected a whole number >= 1 (None: no truncation)"
+            )
+        if not (whole(self.threads) and self.threads >= 0):
+            raise ValueError(
+                f"threads {self.threads!r}: expected a whole number >= 0 (0: every core)"
+            )
+        if not named_or_path(self.airframe, "airframes", Path.cwd()).is_file():
+            names = ", ".join(shipped("airframes"))
+            raise ValueError(
+                f"airframe {self.airframe!r}: expected a shipped airframe ({names}) or an "
+                "airframe TOML file"
+            )
         if self.sensors not in PRESETS:
             expected = " or ".join(map(repr, PRESETS))
             raise ValueError(f"sensors {self.sensors!r}: expected {expected}")
@@ -314,10 +330,17 @@ class FlightBatch:
         )  # fmt: skip
         self.action[:] = action
         self.steps += 1
-        truncated = self.steps >= self.settings.max_episode_steps
+        truncated = self._truncated()
         if self._obs_layout == OBS_NONE:
             obs = self.observe()
         return StepOut(obs, reward, crashed, reached, truncated, dist)
+
+    def _truncated(self) -> np.ndarray:
+        """(n,) bool: the slots at `max_episode_steps` (never with None)."""
+        limit = self.settings.max_episode_steps
+        if limit is None:
+            return np.zeros(self.n, dtype=bool)
+        return self.steps >= limit
 
     def _alone(self) -> bool:
         """Whether the swarm's flight kernel is all that acts in a tick on the fast engine: the
@@ -354,7 +377,7 @@ class FlightBatch:
         )
         self.action[:] = action
         self.steps += 1
-        truncated = self.steps >= self.settings.max_episode_steps
+        truncated = self._truncated()
         return StepOut(self.observe(), reward, crashed, reached, truncated, dist)
 
 

@@ -36,10 +36,9 @@ from skyswarm.core.comms.dispatcher import attach_comms
 from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
 from skyswarm.envs.hearing import WIDTH, Hearing, RadioHearing, TruthHearing, neighbour_block
-from skyswarm.envs.single import EpisodeEndedError
+from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError
 from skyswarm.envs.swarm_tasks import SWARM_TASKS, SwarmTask
-
-SEED_SPACE = 2**31  # reset() without a seed draws the simulator's seed below this
+from skyswarm.envs.tasks import finite_real, whole
 
 
 def make_swarm_task(task: str | SwarmTask, overrides: dict[str, Any] | None = None) -> SwarmTask:
@@ -73,8 +72,11 @@ class SwarmParallelEnv(BatchOwner, ParallelEnv):
             raise ValueError(f"hear {hear!r}: expected 'radio' or 'truth'")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode {render_mode!r}: expected 'rgb_array' or None")
-        if swarm_size < 1 or neighbours < 0:
-            raise ValueError(f"swarm_size {swarm_size!r} >= 1 and neighbours {neighbours!r} >= 0")
+        for name, value, low in (("swarm_size", swarm_size, 1), ("neighbours", neighbours, 0)):
+            if not (whole(value) and value >= low):
+                raise ValueError(f"{name} {value!r}: expected a whole number >= {low}")
+        if not (finite_real(beacon_hz) and beacon_hz > 0.0):
+            raise ValueError(f"beacon_hz {beacon_hz!r}: expected a finite number > 0")
         self.task = make_swarm_task(task, task_overrides)
         self.settings = FlightSettings(**settings)
         self.n, self.k, self.hear = int(swarm_size), int(neighbours), hear
@@ -196,7 +198,9 @@ class SwarmParallelEnv(BatchOwner, ParallelEnv):
         return self._view.draw_at(centre)
 
     def close(self) -> None:
+        """Release the simulator: no agent is left until `reset()` builds a new one."""
         self._close_batch()
+        self.agents = []
 
 
 def parallel_env(task: str | SwarmTask = "formation", **kwargs: Any) -> SwarmParallelEnv:

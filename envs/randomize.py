@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skyswarm.core.wind import WindConfig
+from skyswarm.envs.tasks import finite_real
 from skyswarm.uav.config import Airframe
 from skyswarm.uav.sensors.config import PRESETS
 
@@ -45,8 +46,10 @@ class Randomization:
     def __post_init__(self) -> None:
         for name in SCALES + ("wind_speed_m_s", "radio_loss"):
             r = getattr(self, name)
-            if r is not None and not (len(r) == 2 and 0.0 <= r[0] <= r[1]):
-                raise ValueError(f"randomize {name} {r!r}: expected (low, high), 0 <= low <= high")
+            if r is not None and not (_pair(r) and 0.0 <= r[0] <= r[1]):
+                raise ValueError(
+                    f"randomize {name} {r!r}: expected (low, high), finite, 0 <= low <= high"
+                )
         for name in SCALES:
             if getattr(self, name)[0] <= 0.0:
                 raise ValueError(f"randomize {name} {getattr(self, name)!r}: expected low > 0")
@@ -106,6 +109,13 @@ class Randomization:
 
 
 SCALES = ("mass_scale", "motor_constant_scale", "motor_lag_scale")  # factors on a nominal value
+
+
+def _pair(r: object) -> bool:
+    """Whether `r` is a (low, high) pair of finite real numbers (not bools)."""
+    return (
+        isinstance(r, (tuple, list, np.ndarray)) and len(r) == 2 and all(finite_real(x) for x in r)
+    )
 
 
 def _scales(rng: np.random.Generator, k: int, r: Range) -> np.ndarray | None:

@@ -3,10 +3,12 @@
 `FlightEnv` is one UAV in a `FlightBatch` of one slot, with Gymnasium 1.x semantics:
 `reset(seed=, options=)` returns (obs, info); `step(action)` returns (obs, reward, terminated,
 truncated, info), `terminated` when the UAV crashed (or reached its goal, Goal), `truncated`
-at `max_episode_steps`. A step after the end without `reset()` is an error, and so is an action
-of the wrong shape, NaN or outside [-1, 1] (an `ActionError` naming the env, the agent and the
-space). `reset(seed=s)` rebuilds the simulator from `s`, so the same seed gives the same episode
-bit for bit; `reset()` without a seed teleports the UAV to a new start drawn from the env's
+at `max_episode_steps` (500; through `gym.make`, its TimeLimit wrapper does it: the spec's
+500 steps or make's `max_episode_steps=`, which make never passes on). A step after the env's
+own end without `reset()` is an error, and so is an action of the wrong shape, NaN or outside
+[-1, 1] (an `ActionError` naming the env, the agent and the space).
+`reset(seed=s)` rebuilds the simulator from `s`, so the same seed gives the same episode bit
+for bit; `reset()` without a seed teleports the UAV to a new start drawn from the env's
 generator (nothing rebuilt).
 
     env = FlightEnv("hover", action="body_rates", render_mode="rgb_array")
@@ -26,6 +28,8 @@ from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings, StepOut
 from skyswarm.envs.tasks import TASKS, Task
 
+SEED_SPACE = 2**31  # a new simulator's seed, drawn from an env's generator, is below this
+
 
 class EpisodeEndedError(RuntimeError):
     """`step()` after an episode ended, without `reset()`."""
@@ -38,6 +42,13 @@ def make_task(task: str | Task, overrides: dict[str, Any] | None = None) -> Task
     if task not in TASKS:
         raise ValueError(f"task {task!r}: expected one of {', '.join(map(repr, TASKS))}")
     return TASKS[task](**(overrides or {}))
+
+
+def registered(task: str, **kwargs: Any) -> FlightEnv:
+    """`gym.make`'s entry point: a FlightEnv that leaves truncation to the TimeLimit wrapper
+    make adds (the spec's max_episode_steps, 500, or make's own keyword, which make keeps
+    for that wrapper and never passes to the env: before, the env still ended at 500)."""
+    return FlightEnv(task, max_episode_steps=None, **kwargs)
 
 
 def spaces(batch: FlightBatch) -> tuple[gym.spaces.Box, gym.spaces.Box]:
@@ -80,8 +91,10 @@ class FlightEnv(BatchOwner, gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed, options=options)
-        if seed is not None:
+        if seed is not None or self._batch.sim.closed:  # closed: a new one, as a fresh env's
             self._close_view()
+            if seed is None:
+                seed = int(self.np_random.integers(SEED_SPACE))
             self._batch = FlightBatch(1, self.task, self.settings, seed=seed, rng=self.np_random)
         obs = self._batch.restart(np.arange(1), self.np_random)
         self._ended = False
@@ -91,7 +104,7 @@ class FlightEnv(BatchOwner, gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._ended is None:
-            raise EpisodeEndedError(f"{self.name}: step() before reset()")
+            raise EpisodeEndedError(f"{self.name}: step() before reset() (or after close())")
         if self._ended:
             raise EpisodeEndedError(
                 f"{self.name}: step() after the episode ended (terminated or truncated): "
@@ -124,4 +137,6 @@ class FlightEnv(BatchOwner, gym.Env):
         return frame if self.render_mode == "rgb_array" else None
 
     def close(self) -> None:
+        """Release the simulator; a `reset()` after it builds a new one."""
         self._close_batch()
+        self._ended = None

@@ -150,6 +150,11 @@ def finite_real(value: object) -> bool:
     return real and math.isfinite(value)  # type: ignore[arg-type]
 
 
+def whole(value: object) -> bool:
+    """Whether `value` is a whole number (numpy's too), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def _check(task: Task, name: str, ok: Callable[[float], bool], expected: str) -> None:
     """ValueError naming the field, its value and `expected` unless it is a finite real
     number for which ok(value) holds."""

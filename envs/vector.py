@@ -32,8 +32,8 @@ from gymnasium.vector.utils import batch_space
 
 from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
-from skyswarm.envs.single import EpisodeEndedError, make_task, spaces
-from skyswarm.envs.tasks import Task
+from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError, make_task, spaces
+from skyswarm.envs.tasks import Task, whole
 
 # Sub-environments from which the vector env's default is every core (threads = 0): the
 # compiled passes' threshold when this default was measured (docs/rl.md, 4,096 slots 1.7x on
@@ -58,6 +58,10 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
         task_overrides: dict[str, Any] | None = None,
         **settings: Any,
     ) -> None:
+        if not (whole(num_envs) and num_envs >= 1):
+            raise ValueError(f"num_envs {num_envs!r}: expected a whole number >= 1")
+        if render_mode not in (None, "rgb_array"):  # render() would return None for it
+            raise ValueError(f"render_mode {render_mode!r}: expected 'rgb_array' or None")
         self.task = make_task(task, task_overrides)
         self.num_envs = int(num_envs)
         if "threads" not in settings:  # every core where two threads pay on a quiet machine
@@ -84,6 +88,9 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
             seed = seed[0]
         if seed is not None:
             self._rng = np.random.default_rng(seed)
+        elif self._batch.sim.closed:  # after close(): a new simulator, as a fresh env's
+            seed = int(self._rng.integers(SEED_SPACE))
+        if seed is not None:
             self._batch = FlightBatch(
                 self.num_envs, self.task, self.settings, seed=seed, rng=self._rng
             )
@@ -96,7 +103,7 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:
-            raise EpisodeEndedError(f"{self.name}: step() before reset()")
+            raise EpisodeEndedError(f"{self.name}: step() before reset() (or after close())")
         out = self._batch.step(self._check(actions))
         terminated = out.crashed | out.reached
         truncated = out.truncated & ~terminated
@@ -139,4 +146,6 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
         return self._view.draw(0)
 
     def close_extras(self, **kwargs: Any) -> None:
+        """Release the simulator; a `reset()` after it builds a new one."""
         self._close_batch()
+        self._started = False

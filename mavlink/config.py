@@ -32,7 +32,9 @@ LOOPBACK = "127.0.0.1"
 class MavlinkConfig:
     enabled: bool = param(False, "every selected UAV is a MAVLink 2 vehicle (or --mavlink)")
     agents: tuple[int, ...] = param((), "agent ids of the vehicles; [] for every UAV")
-    system_id: int = param(1, "MAVLink system id of the first vehicle (+i for the i-th)", ge=1)
+    system_id: int = param(
+        1, "MAVLink system id of the first vehicle (+i for the i-th)", ge=1, le=255
+    )
     bind_address: str = param(LOOPBACK, "address the vehicles listen on (others: explicit only)")
     client_address: str = param(LOOPBACK, "where telemetry goes until a client talks")
     vehicle_port: int = param(14580, "UDP port vehicle i listens on: vehicle_port + i", ge=1)
@@ -78,6 +80,14 @@ class MavlinkConfig:
             )
         if len(set(self.agents)) != len(self.agents):
             raise ConfigError(file, f"{path}.agents", list(self.agents), "distinct agent ids")
+        lat, lon, _ = self.home_origin  # as [geo] origin checks its own
+        if not (-90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0):
+            raise ConfigError(
+                file,
+                f"{path}.home_origin",
+                list(self.home_origin),
+                "[latitude -90..90, longitude -180..180, altitude m]",
+            )
 
 
 register_section("mavlink", MavlinkConfig)

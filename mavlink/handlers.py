@@ -39,11 +39,16 @@ FORCE_DISARM = 21196
 REAL32 = 9  # MAV_PARAM_TYPE_REAL32
 
 
+class BadParamError(ValueError):
+    """A command parameter that must be a number is NaN or inf: the command is DENIED."""
+
+
 class Cmd:
     """COMMAND_LONG or COMMAND_INT, normalised: params 1..4, lat/lon deg, z (param7) and whether
     z is above home (`relative`): COMMAND_INT's frame says (GLOBAL_RELATIVE_ALT(_INT) and the
     terrain frames over flat ground: above home; GLOBAL(_INT): AMSL); COMMAND_LONG's param7 is
-    AMSL, as PX4 reads it."""
+    AMSL, as PX4 reads it. `real(k)` and `whole(k)` read param k + 1 where NaN means nothing.
+    """
 
     def __init__(self, m, is_int: bool) -> None:
         self.command = int(m.command)
@@ -55,6 +60,18 @@ class Cmd:
         else:
             self.lat, self.lon, self.z, self.frame = m.param5, m.param6, m.param7, 0
             self.relative = False
+
+    def real(self, k: int) -> float:
+        """Param k + 1 (k = 0..3); BadParamError when it is not finite."""
+        x = float(self.p[k])
+        if not math.isfinite(x):
+            raise BadParamError(f"param{k + 1} = {x}")
+        return x
+
+    def whole(self, k: int) -> int:
+        """Param k + 1 (k = 0..3) as an integer (an id, a mode, a flag); BadParamError when it is
+        not finite (`int` of NaN would raise inside the tick and end the run)."""
+        return int(self.real(k))
 
 
 class Handlers:
@@ -91,10 +108,10 @@ class Handlers:
             192: self.reposition,
             176: self.do_set_mode,
             300: self.mission_start,
-            224: lambda c: ACCEPTED if v.mission.set_current(v, int(c.p[0])) else DENIED,
+            224: lambda c: ACCEPTED if v.mission.set_current(v, c.whole(0)) else DENIED,
             511: self.set_interval,
             510: self.get_interval,
-            512: lambda c: v.service.telemetry.request(v, int(c.p[0])),
+            512: lambda c: v.service.telemetry.request(v, c.whole(0)),
             520: lambda c: v.service.telemetry.request(v, 148),
             410: lambda c: v.service.telemetry.request(v, 242),
         }
@@ -112,7 +129,10 @@ class Handlers:
             return  # another component's (camera, gimbal ...): not the autopilot's to answer
         c = Cmd(m, is_int)
         fn = self.commands.get(c.command)
-        result = UNSUPPORTED if fn is None else fn(c)
+        try:
+            result = UNSUPPORTED if fn is None else fn(c)
+        except BadParamError:  # NaN or inf where a number is needed: refused, the run goes on
+            result = DENIED
         ack = link.mav.command_ack_encode(
             c.command, result, 0, 0, m.get_srcSystem(), m.get_srcComponent()
         )
@@ -121,7 +141,7 @@ class Handlers:
 
     def arm_disarm(self, c: Cmd) -> int:
         v = self.v
-        if c.p[0] >= 0.5:
+        if c.real(0) >= 0.5:
             if v.armed:
                 return ACCEPTED
             if not v.on_ground or not v.alive:
@@ -132,7 +152,7 @@ class Handlers:
             return ACCEPTED
         if not v.armed:
             return ACCEPTED
-        if not v.on_ground and int(c.p[1]) != FORCE_DISARM:
+        if not v.on_ground and c.whole(1) != FORCE_DISARM:
             v.statustext("Disarming denied: not landed", 4)
             return DENIED
         v.take()
@@ -164,6 +184,8 @@ class Handlers:
             return DENIED
         lat = c.lat if math.isfinite(c.lat) and c.lat != 0 else None
         lon = c.lon if math.isfinite(c.lon) and c.lon != 0 else None
+        if (lat is not None and abs(lat) > 90.0) or (lon is not None and abs(lon) > 180.0):
+            return DENIED  # off the globe: pymap3d would give a point thousands of km down
         v.take()
         v.set_mode(modes.HOLD)
         if lat is not None and lon is not None:
@@ -178,9 +200,9 @@ class Handlers:
         return ACCEPTED
 
     def do_set_mode(self, c: Cmd) -> int:
-        if not int(c.p[0]) & modes.CUSTOM:
+        if not c.whole(0) & modes.CUSTOM:
             return UNSUPPORTED
-        return self.switch(int(c.p[1]), int(c.p[2]))
+        return self.switch(c.whole(1), c.whole(2))
 
     def switch(self, main: int, sub: int) -> int:
         v = self.v
@@ -217,10 +239,10 @@ class Handlers:
         return ACCEPTED
 
     def set_interval(self, c: Cmd) -> int:
-        return self.v.service.telemetry.set_interval(self.v, int(c.p[0]), c.p[1])
+        return self.v.service.telemetry.set_interval(self.v, c.whole(0), c.p[1])
 
     def get_interval(self, c: Cmd) -> int:
-        return self.v.service.telemetry.report_interval(self.v, self.link, int(c.p[0]))
+        return self.v.service.telemetry.report_interval(self.v, self.link, c.whole(0))
 
     def mission_clear(self, link: Link, m) -> None:
         mtype = int(getattr(m, "mission_type", 0))

@@ -37,6 +37,7 @@ ALT_FRAMES = {0: False, 5: False, 3: True, 6: True, 10: True, 11: True, 2: True}
 INT_FRAMES = {5, 6, 11}
 # MAV_MISSION_RESULT
 ACCEPTED, ERROR, UNSUPPORTED_FRAME, UNSUPPORTED = 0, 1, 2, 3
+INVALID_PARAM5_X, INVALID_PARAM6_Y, INVALID_PARAM7 = 10, 11, 12
 INVALID_SEQUENCE, CANCELLED = 13, 15
 # MISSION_CURRENT.mission_state
 NO_MISSION, NOT_STARTED, ACTIVE, COMPLETE = 1, 2, 3, 5
@@ -98,10 +99,16 @@ class MissionStore:
         if m.frame not in ALT_FRAMES and m.command in NAV_COMMANDS:
             return self._abort(link, UNSUPPORTED_FRAME)
         scale = 1e-7 if is_int else 1.0
+        lat, lon = m.x * scale, m.y * scale
+        if m.command in NAV_COMMANDS:  # NaN lat/lon: here; NaN z: this height, but takeoff's
+            if math.isfinite(lat) and not -90.0 <= lat <= 90.0:
+                return self._abort(link, INVALID_PARAM5_X)
+            if math.isfinite(lon) and not -180.0 <= lon <= 180.0:
+                return self._abort(link, INVALID_PARAM6_Y)
+            if m.command == 22 and not math.isfinite(m.z):
+                return self._abort(link, INVALID_PARAM7)
         params = (float(m.param1), float(m.param2), float(m.param3), float(m.param4))
-        up[m.seq] = Item(
-            m.seq, m.frame, m.command, m.autocontinue, params, m.x * scale, m.y * scale, m.z
-        )
+        up[m.seq] = Item(m.seq, m.frame, m.command, m.autocontinue, params, lat, lon, m.z)
         if m.seq + 1 < len(up):
             self._ask(link, m.seq + 1)
             return

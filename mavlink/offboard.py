@@ -10,7 +10,9 @@ What is honoured (PX4's semantics, type_mask bits of POSITION_TARGET_TYPEMASK):
   frames GLOBAL_INT (5, AMSL), GLOBAL_RELATIVE_ALT_INT (6) and GLOBAL_TERRAIN_ALT_INT (11,
   flat ground: relative);
 - acceleration/force (any of AX, AY, AZ not ignored) is not supported: the setpoint is
-  ignored, counted (`Offboard.unsupported`) and reported once by STATUSTEXT;
+  ignored, counted (`Offboard.unsupported`) and reported once by STATUSTEXT; so is one with
+  a non-finite value in a field it uses (the last accepted setpoint stands); ignored fields
+  are never read;
 - SET_ATTITUDE_TARGET: the quaternion (NED/FRD) with a normalised thrust 0..1 of full thrust,
   or (ATTITUDE ignored, bit 128) body rates FRD with thrust.
 Every accepted setpoint restarts the offboard-loss clock (vehicle.py, COM_OF_LOSS_T).
@@ -88,7 +90,7 @@ class Offboard:
         turn = _heading_turn(v) if f in BODY_FRAMES else np.eye(3)  # velocities
         pos_turn = turn if f in OFFSET_FRAMES | {12} else np.eye(3)  # BODY_NED: like LOCAL
         base = v.pos if f in OFFSET_FRAMES | {12} else v.home
-        p_ned = pos_turn @ np.array([m.x, m.y, m.z], dtype=float)
+        p_ned = pos_turn @ _used(int(m.type_mask), 0, (m.x, m.y, m.z))
         return self._target(v, m, base + ned_to_enu(p_ned), turn)
 
     def global_int(self, v: Vehicle, m) -> bool:
@@ -96,7 +98,11 @@ class Offboard:
         kind = GLOBAL_FRAMES.get(m.coordinate_frame)
         if kind is None:
             return self._refuse(v, f"offboard frame {m.coordinate_frame} not supported")
-        xyz = v.global_to_enu(m.lat_int / 1e7, m.lon_int / 1e7, m.alt, relative=kind != "amsl")
+        lat, lon = m.lat_int / 1e7, m.lon_int / 1e7
+        used = (int(m.type_mask) & POS_IGNORE) != POS_IGNORE
+        if used and (abs(lat) > 90.0 or abs(lon) > 180.0):
+            return self._refuse(v, "offboard setpoint off the globe")
+        xyz = v.global_to_enu(lat, lon, m.alt, relative=kind != "amsl")
         return self._target(v, m, xyz, np.eye(3))
 
     def _target(self, v: Vehicle, m, xyz: np.ndarray, turn: np.ndarray) -> bool:
@@ -104,19 +110,18 @@ class Offboard:
         if (mask & ACC_IGNORE) != ACC_IGNORE:
             return self._refuse(v, "offboard acceleration setpoints are not supported")
         if (mask & POS_IGNORE) != POS_IGNORE:
-            keep = [bool(mask & (1 << i)) for i in range(3)]
-            self.xyz = np.where(keep, v.pos, xyz)
-            self.kind = "position"
+            kind, value = "position", np.where(_ignored_enu(mask, 0), v.pos, xyz)
         elif (mask & VEL_IGNORE) != VEL_IGNORE:
-            vel = ned_to_enu(turn @ np.array([m.vx, m.vy, m.vz], dtype=float))
-            keep = [bool(mask & (1 << (3 + i))) for i in range(3)]
-            self.velocity = np.where(keep, 0.0, vel)
-            self.kind = "velocity"
+            kind, value = "velocity", ned_to_enu(turn @ _used(mask, 3, (m.vx, m.vy, m.vz)))
         else:
             return self._refuse(v, "offboard setpoint sets nothing")
-        if not np.all(np.isfinite(self.xyz)) or not np.all(np.isfinite(self.velocity)):
-            self.kind = ""
+        if not np.all(np.isfinite(value)):  # refused whole: the last setpoint stands
             return self._refuse(v, "offboard setpoint not finite")
+        if kind == "position":
+            self.xyz = value
+        else:
+            self.velocity = value
+        self.kind = kind
         self._yaw(v, mask, m.yaw, m.yaw_rate)
         self.last_tick = v.tick
         return True
@@ -159,6 +164,18 @@ class Offboard:
             v.statustext(text, 4)  # MAV_SEVERITY_WARNING, once
         self.unsupported += 1
         return False
+
+
+def _used(mask: int, bit: int, ned: tuple[float, float, float]) -> np.ndarray:
+    """(3,) the NED x, y, z of a setpoint field group whose ignore bits start at `bit`, the
+    ignored ones 0: whatever a client puts there (NaN, often) stays out of the sums."""
+    return np.array([0.0 if mask & (1 << (bit + i)) else x for i, x in enumerate(ned)])
+
+
+def _ignored_enu(mask: int, bit: int) -> np.ndarray:
+    """(3,) bool, ENU order: which axes of the field group at `bit` the type mask ignores
+    (its bits are NED x north, y east, z down)."""
+    return np.array([bool(mask & (1 << (bit + i))) for i in (1, 0, 2)])
 
 
 def _heading_turn(v: Vehicle) -> np.ndarray:

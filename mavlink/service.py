@@ -60,6 +60,7 @@ class MavlinkService:
         self.origin = tuple(geo) if geo else tuple(config.home_origin)
         agents = self._select(sim, config)
         _check_ports(config, len(agents), file)
+        _check_system_ids(config, len(agents), file)
         key = _signing_key(config, file)
         self.vehicles: list[Vehicle] = []
         self.links: list[Link] = []
@@ -127,13 +128,13 @@ class MavlinkService:
         if not c.channel:
             return None
         disp = sim.dispatcher
-        try:
-            if disp is None:
-                raise ValueError("the run has no comms")
-            channel = disp.channels[disp.channel_index(c.channel)]
-        except ValueError as exc:
+        names = [] if disp is None else [ch.name for ch in disp.channels]
+        if c.channel not in names:
             self.close()
-            raise ConfigError(self.file, "mavlink.channel", c.channel, str(exc)) from None
+            known = ", ".join(map(repr, names)) or "none: the run has no comms"
+            expected = f"'' (no channel) or a [comms.channels] channel of the run ({known})"
+            raise ConfigError(self.file, "mavlink.channel", c.channel, expected)
+        channel = disp.channels[disp.channel_index(c.channel)]
         ground = np.array(c.ground_station_m, dtype=float) if c.ground_station_m else None
         model = LinkChannel(channel, link_rng(sim.rng.seed), ground, self.homes)
         for row, v in enumerate(self.vehicles):
@@ -284,6 +285,17 @@ def _signing_key(config: MavlinkConfig, file: str) -> bytes | None:
     if len(data) == 32:
         return data
     raise ConfigError(file, "mavlink.signing_key_file", str(path), "32 raw bytes or 64 hex digits")
+
+
+def _check_system_ids(c: MavlinkConfig, n: int, file: str) -> None:
+    """The system ids of `n` vehicles, system_id .. system_id + n - 1, fit MAVLink's byte."""
+    if c.system_id + n - 1 > 255:
+        raise ConfigError(
+            file,
+            "mavlink.system_id",
+            c.system_id,
+            f"an id <= {256 - n} for {n} vehicles (ids: 1..255)",
+        )
 
 
 def _check_ports(c: MavlinkConfig, n: int, file: str) -> None:

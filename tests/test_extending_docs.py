@@ -28,3 +28,26 @@ def test_snippet_runs(index: int, tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_the_mission_snippet_flies_its_uavs(tmp_path: Path) -> None:
+    # The page's Climb mission on a scenario's default agents (z = 0): before, it built them
+    # hovering at z = 0, in the ground, and every UAV crashed in the second tick ("all agents
+    # lost"). Flown 4 s: all alive and climbing from 2 m.
+    (block,) = [b for b in BLOCKS if "class Climb(Mission)" in b]
+    (tmp_path / "climb_doc.py").write_text(block)
+    script = (
+        "import skyswarm\n"
+        "sc = skyswarm.scenario_from_dict({'simulation': {'duration_s': 4.0},"
+        " 'mission': {'type': 'climb_doc:Climb'}, 'agents': {'count': 2}})\n"
+        "sim = skyswarm.Simulator.from_scenario(sc)\n"
+        "sim.run()\n"
+        "z = sim.world.state.position[sim.mission.swarm.slots, 2]\n"
+        "print(sim.mission.swarm.alive.all(), z.min())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    alive, z = done.stdout.split()
+    assert alive == "True" and float(z) > 4.0

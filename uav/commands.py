@@ -89,7 +89,7 @@ class CommandInterface:
         """Fly to world positions `xyz` (k, 3) m (z = altitude above the ground plane), holding
         yaw `yaw` (k,) rad ENU (None: keep each agent's yaw target). Speeds are limited by
         [control] max_speed_m_s, max_climb_m_s and max_descent_m_s."""
-        idx = self._agents(agents, "position")
+        idx = self.agent_indices(agents, "position")
         at = self._rows(agents, idx)
         p = self._array(xyz, (len(idx), 3), idx, "position", "xyz")
         y = None if yaw is None else self._array(yaw, (len(idx),), idx, "position", "yaw")
@@ -113,7 +113,7 @@ class CommandInterface:
         rate to +-max_yaw_rate_deg_s."""
         if yaw_rate is not None and yaw is not None:
             raise CommandError("command velocity: give yaw_rate or yaw, not both")
-        idx = self._agents(agents, "velocity")
+        idx = self.agent_indices(agents, "velocity")
         at = self._rows(agents, idx)
         w = self._array(v, (len(idx), 3), idx, "velocity", "v").copy()
         speed = np.hypot(w[:, 0], w[:, 1])
@@ -144,7 +144,7 @@ class CommandInterface:
         (default 0, clipped to +-max_yaw_rate_deg_s) or a yaw angle (k,) rad ENU."""
         if yaw_rate is not None and yaw is not None:
             raise CommandError("command attitude: give yaw_rate or yaw, not both")
-        idx = self._agents(agents, "attitude")
+        idx = self.agent_indices(agents, "attitude")
         at = self._rows(agents, idx)
         k = len(idx)
         rp = [
@@ -168,7 +168,7 @@ class CommandInterface:
         p and q clipped to +-[control] max_body_rate_deg_s, r to +-max_yaw_rate_deg_s) with a
         collective thrust (k,) N (clipped to [0, 4 max_thrust_n]). What RL policies and
         autopilots' inner loops command."""
-        idx = self._agents(agents, "body_rates")
+        idx = self.agent_indices(agents, "body_rates")
         at = self._rows(agents, idx)
         w = self._array(rates, (len(idx), 3), idx, "body_rates", "rates")
         f = self._array(thrust, (len(idx),), idx, "body_rates", "thrust")
@@ -195,7 +195,7 @@ class CommandInterface:
             raise CommandError(
                 "command motors: give exactly one of thrust_n, normalised, rotor_speed"
             )
-        idx = self._agents(agents, "motors")
+        idx = self.agent_indices(agents, "motors")
         at = self._rows(agents, idx)
         shape = (len(idx), 4)
         if thrust_n is not None:
@@ -215,12 +215,13 @@ class CommandInterface:
 
     def hold(self, agents: AgentsLike) -> None:
         """Hold position: Position mode at each agent's current sensed spot and yaw."""
-        idx = self._agents(agents, "hold")
+        idx = self.agent_indices(agents, "hold")
         self.swarm.set_mode(idx, ctl.POSITION)
 
     # -- checks ---------------------------------------------------------------------------
-    def _agents(self, agents: AgentsLike, level: str) -> np.ndarray:
-        """Swarm indices (k,) from indices, a boolean mask (N,) or None (all)."""
+    def agent_indices(self, agents: AgentsLike, level: str) -> np.ndarray:
+        """Swarm indices (k,) from indices, a boolean mask (N,) or None (all); a CommandError
+        naming `level` (the command or the caller) for anything else."""
         n = self.swarm.n
         if agents is None:
             return np.arange(n)

@@ -68,7 +68,7 @@ class Swarm:
     Build it in a mission's `setup()` from the scenario's agents and `[uav]` section, then
     command it (`command`, a `CommandInterface`) or give it a controller (`control`):
 
-        self.swarm = Swarm.from_scenario(self.sim, self.config, hovering=True)
+        self.swarm = Swarm.from_scenario(self.sim, self.config, hovering=True, altitude_m=2.0)
         self.swarm.command.position(None, self.swarm.start_positions + [0.0, 0.0, 2.0])
         self.swarm.control(0.01, my_controller)  # my_controller(state, command), 100 Hz
 
@@ -175,8 +175,9 @@ class Swarm:
         """The scenario's agents as one swarm of its `[uav]` airframe.
 
         On the ground (`hovering=False`) each body stands on its legs at its agent's (x, y, z);
-        hovering, it holds (x, y, z), or (x, y, `altitude_m`) where the agent's z is 0. `yaws`
-        (N,) rad overrides the agents' configured headings.
+        hovering, it holds (x, y, z), or (x, y, `altitude_m`) where the agent's z is 0 (a
+        hovering start in the ground plane is a ValueError). `yaws` (N,) rad overrides the
+        agents' configured headings.
         """
         specs = scenario.agents.resolved()
         start = np.array([s.position for s in specs], dtype=float).reshape(-1, 3)
@@ -184,6 +185,14 @@ class Swarm:
             start[start[:, 2] == 0.0, 2] = altitude_m
         elif not hovering:
             start[:, 2] += REST_HEIGHT_M
+        low = start[:, 2] < REST_HEIGHT_M
+        if hovering and sim.world.has_ground and low.any():
+            k = int(np.argmax(low))
+            raise ValueError(
+                f"Swarm.from_scenario(hovering=True): agent {specs[k].id} would hover at z = "
+                f"{start[k, 2]:g} m, in the ground: expected altitude_m= (the height for the "
+                "agents at z = 0) or agents above the ground"
+            )
         if yaws is None:
             yaws = np.array([heading_to_yaw(s.heading_deg) for s in specs], dtype=float)
         uav = scenario.section("uav").load(scenario.base_dir)
@@ -395,7 +404,8 @@ class Swarm:
     ) -> UserController:
         """Call the user controller `fn(state, command)` every `period_s` (a whole number of
         ticks; `self.dt` for every tick) with the sensed state of the alive agents (of
-        `members`, swarm indices; default all) and this swarm's `CommandInterface`. It runs in
+        `members`: swarm indices or a boolean mask, as the commands take; default all) and this
+        swarm's `CommandInterface`. It runs in
         the behaviour phase, so its commands fly from the control phase of the same tick.
 
             def climb(state, command):
@@ -403,7 +413,10 @@ class Swarm:
 
             swarm.control(0.02, climb)
         """
-        rows = None if members is None else np.asarray(members, dtype=np.intp)
+        if not callable(fn):
+            raise TypeError(f"control: fn {fn!r} is not callable: expected fn(state, command)")
+        # indices or a boolean mask, checked now (a mask used to be read as indices 0 and 1)
+        rows = None if members is None else self.command.agent_indices(members, "control")
         controller = UserController(self, fn, period_s, rows)
         self.sim.every(period_s, controller, phase_s, owner=controller, name=name)
         return controller

@@ -19,7 +19,8 @@ them). Of equal distances the ground wins, then the lower object number (boxes b
 bodies), then the terrain.
 
 A ray that starts inside a box or body does not see that solid (it sees what lies beyond it),
-as Bullet's ray test does: a UAV's rays start at its own centre and never see itself.
+as Bullet's ray test does for a convex shape (on Bullet a UAV is several convex parts:
+the lidar skips its own UAV's others itself, uav/sensors/lidar.py).
 A ray that lies in the plane of a face (grazing) misses that box, as on Bullet; a ray just
 inside the face hits it; a ray that only touches a body's bounding sphere (tangent) is tested
 against its box like any other (tests/core/test_rays.py). A hit exactly at max_range counts.

@@ -116,3 +116,34 @@ def test_registries_reject_what_they_cannot_call():
     with pytest.raises(TypeError, match="not FaultCapable"):
         sim.fault_injector.watch([box])
     sim.close()
+
+
+@pytest.mark.parametrize("physics", ["bullet", "fast"])
+def test_a_closed_simulator_refuses_to_step(physics: str) -> None:
+    # Before: Bullet's "Not connected to physics server." from inside pybullet, and the fast
+    # engine flew on as if nothing had happened. Closing twice is fine.
+    sim = Simulator(SimulationConfig(physics=physics), world=WorldConfig())
+    sim.step()
+    sim.close()
+    with pytest.raises(
+        RuntimeError, match=r"Simulator.step\(\) at t = 0.0025 s: the simulator is closed"
+    ):
+        sim.run(until_s=0.01)
+    sim.close()
+    assert sim.world.tick == 1
+
+
+@pytest.mark.parametrize("until", [float("nan"), float("inf"), "1", None])
+def test_run_until_a_time_that_is_no_finite_number_is_refused(until) -> None:
+    # Before: NaN was "cannot convert float NaN to integer", inf an OverflowError and "1" a
+    # TypeError, all from inside the tick arithmetic. None runs the configured duration.
+    sim = Simulator(SimulationConfig(physics="fast", duration_s=0.01), world=WorldConfig())
+    try:
+        if until is None:
+            assert sim.run(until_s=until) == "duration" and sim.world.tick == 4
+        else:
+            with pytest.raises(ValueError, match="expected a finite time in s"):
+                sim.run(until_s=until)
+            assert sim.world.tick == 0
+    finally:
+        sim.close()

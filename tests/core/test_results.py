@@ -124,3 +124,10 @@ def test_an_unknown_format_is_a_config_error() -> None:
 def test_a_directory_that_is_not_a_run_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no trajectory.json"):
         skyswarm.load_results(tmp_path)
+
+
+def test_a_file_given_as_the_results_folder_is_one_line(tmp_path: Path) -> None:
+    # Before: NotADirectoryError "[Errno 20] Not a directory: '.../trajectory.json'".
+    (tmp_path / "summary.json").write_text("{}")
+    with pytest.raises(ConfigError, match="expected a results directory of `skyswarm run`"):
+        skyswarm.load_results(tmp_path / "summary.json")

@@ -48,6 +48,42 @@ def test_a_scenario_built_in_python_flies(tmp_path: Path) -> None:
     assert dataclasses.replace(back, file="") == scenario
 
 
+def test_numpy_numbers_in_a_dict_are_numbers(tmp_path: Path) -> None:
+    # A sweep written with numpy (np.arange, np.linspace) hands np.int64 and np.float32 over:
+    # before, "agents.count = np.int64(4): expected an integer". They become plain Python
+    # numbers, so the TOML written back holds plain numbers and loads back equal.
+    import numpy as np
+
+    scenario = skyswarm.scenario_from_dict(
+        {
+            "mission": {"type": "missions.hover"},
+            "simulation": {"duration_s": np.float32(0.5), "seed": np.uint8(3)},
+            "agents": {"count": np.int64(4), "spacing_m": np.float64(2.0)},
+        }
+    )
+    assert (scenario.agents.count, scenario.simulation.seed) == (4, 3)
+    assert type(scenario.agents.count) is int and type(scenario.simulation.duration_s) is float
+    back = skyswarm.load_scenario(scenario.to_toml(tmp_path / "np.toml"))
+    assert dataclasses.replace(back, file="") == scenario
+    with pytest.raises(ConfigError, match="agents.count = np.True_: expected an integer"):
+        skyswarm.scenario_from_dict(
+            {"mission": {"type": "missions.hover"}, "agents": {"count": np.True_}}
+        )
+
+
+def test_the_wrong_kind_of_argument_is_one_line_naming_it(tmp_path: Path) -> None:
+    # Before: a list as the scenario was "'list' object has no attribute 'get'"; one string of
+    # overrides was read a character at a time ("--set: a = 'a': expected key.path=value").
+    with pytest.raises(ConfigError, match=r"\(scenario\) = \[1, 2\]: expected a dict of sections"):
+        skyswarm.scenario_from_dict([1, 2])
+    needle = "overrides = 'agents.count=2': expected a list of key.path=value strings"
+    with pytest.raises(ConfigError, match=needle):
+        skyswarm.load_scenario("hover", "agents.count=2")
+    with pytest.raises(ConfigError, match=needle):
+        skyswarm.run_scenario("hover", tmp_path / "out", "agents.count=2")
+    assert not (tmp_path / "out").exists()
+
+
 BAD = [
     # (section, key, value, the expected text of the one-line error)
     ("simulation", "tick_s", -1.0, "simulation.tick_s"),

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import skyswarm.envs  # noqa: F401  (registers the envs)
+from skyswarm.envs import FlightVectorEnv, parallel_env
 from skyswarm.envs.batch import SLOT_GAP_M, FlightBatch, FlightSettings
 from skyswarm.envs.tasks import Goal, Hover
 
@@ -26,7 +27,22 @@ from skyswarm.envs.tasks import Goal, Hover
         ({"spacing_m": -5.0}, "spacing_m -5.0"),
         ({"spacing_m": math.inf}, "spacing_m inf"),
         ({"sensors": "gps"}, "sensors 'gps': expected 'ideal' or 'qrsim'"),
+        # before: "<cwd>/quad_y: (file) = '<cwd>/quad_y': expected an existing TOML file"
+        ({"airframe": "quad_y"}, "airframe 'quad_y': expected a shipped airframe (quad_x, "),
         ({"randomize": {"sensors": ("ideal", "px4")}}, "randomize sensors"),
+        # before: 0, -1 and True truncated every step, 2.5 at step 3, "100" was numpy's
+        # UFuncTypeError at the first step
+        ({"max_episode_steps": 0}, "max_episode_steps 0: expected a whole number >= 1"),
+        ({"max_episode_steps": -1}, "max_episode_steps -1"),
+        ({"max_episode_steps": 2.5}, "max_episode_steps 2.5"),
+        ({"max_episode_steps": True}, "max_episode_steps True"),
+        ({"max_episode_steps": "100"}, "max_episode_steps '100'"),
+        # before: numba's own words at the first build ("The number of threads must be...")
+        ({"threads": -1}, "threads -1: expected a whole number >= 0"),
+        ({"threads": 1.5}, "threads 1.5"),
+        # before: "object of type 'float' has no len()"; numpy's OverflowError at the reset
+        ({"randomize": {"mass_scale": 1.0}}, "randomize mass_scale 1.0: expected"),
+        ({"randomize": {"wind_speed_m_s": (0.0, math.inf)}}, "randomize wind_speed_m_s"),
     ],
 )
 def test_bad_settings_are_named(settings, needle) -> None:
@@ -80,3 +96,27 @@ def test_gym_make_reports_the_setting() -> None:
         gym.make("skyswarm/Hover-v0", sensors="gps")
     with pytest.raises(ValueError, match="spacing_m 20.0: expected more than 27.4 m"):
         gym.make("skyswarm/Goal-v0", spacing_m=20.0)  # one slot: still refused (vector envs)
+
+
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        # before: 2.5 UAVs flew as 2, 2.0 and "3" envs as 2 and 3; a zero beacon rate was a
+        # ZeroDivisionError, a negative one named only the scheduler's "beacons period"
+        (lambda: FlightVectorEnv(2.5), "num_envs 2.5: expected a whole number >= 1"),
+        (lambda: FlightVectorEnv("3"), "num_envs '3'"),
+        # before: any render_mode was taken and render() returned None for it ("human" too)
+        (lambda: FlightVectorEnv(2, render_mode="human"), "render_mode 'human': expected"),
+        (lambda: parallel_env("swap", swarm_size=2.5), "swarm_size 2.5: expected a whole number"),
+        (lambda: parallel_env("swap", swarm_size=0), "swarm_size 0: expected a whole number >= 1"),
+        (
+            lambda: parallel_env("swap", neighbours=-1),
+            "neighbours -1: expected a whole number >= 0",
+        ),
+        (lambda: parallel_env("swap", beacon_hz=0), "beacon_hz 0: expected a finite number > 0"),
+        (lambda: parallel_env("swap", beacon_hz=-10.0), "beacon_hz -10.0"),
+    ],
+)
+def test_bad_sizes_and_rates_of_the_vector_and_swarm_envs_are_named(make, needle) -> None:
+    with pytest.raises(ValueError, match=needle):
+        make()

@@ -15,7 +15,14 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import skyswarm.envs
-from skyswarm.envs import ENV_IDS, ActionError, EpisodeEndedError, FlightEnv
+from skyswarm.envs import (
+    ENV_IDS,
+    ActionError,
+    EpisodeEndedError,
+    FlightEnv,
+    FlightVectorEnv,
+    parallel_env,
+)
 
 STILL = {"start_radius_m": 0.0, "start_speed_m_s": 0.0, "start_tilt_deg": 0.0}
 
@@ -113,6 +120,59 @@ def test_bad_actions_name_the_env_the_agent_and_the_space() -> None:
     with pytest.raises(ActionError, match="not numeric"):
         env.step("up")
     env.step(np.ones(4, np.float32))  # the bounds themselves are in the space
+
+
+@pytest.mark.parametrize("limit", [None, 20, 600])
+def test_make_truncates_at_its_max_episode_steps(limit) -> None:
+    # gym.make takes max_episode_steps for its TimeLimit and never passes it on: the env's own
+    # 500-step truncation used to end every episode at 500 whatever make was given (600 here).
+    # Registered: 500. A velocity action of 0 holds the hover, so only the limit ends it.
+    kw = {} if limit is None else {"max_episode_steps": limit}
+    env = gym.make("skyswarm/Hover-v0", action="velocity", **kw)
+    env.reset(seed=0)
+    ends = [env.step(np.zeros(4, np.float32))[2:4] for _ in range(limit or 500)]
+    assert ends[-1] == (False, True) and set(ends[:-1]) == {(False, False)}
+    assert env.spec.max_episode_steps == (limit or 500)
+
+
+def test_complex_or_text_actions_are_not_numbers() -> None:
+    # Before: numpy dropped the imaginary part (a ComplexWarning, then the real part flew)
+    # and read strings of digits as numbers; now one ActionError for both, changing nothing.
+    env = FlightEnv("hover")
+    env.reset(seed=0)
+    for action in (np.array([0.5 + 1j, 0, 0, 0]), np.array(["0", "0", "0", "0"])):
+        with pytest.raises(ActionError, match=r"is not numeric \(real numbers\)"):
+            env.step(action)
+    assert env.batch.steps.tolist() == [0]
+
+
+@pytest.mark.parametrize("physics", ["bullet", "fast"])
+def test_after_close_a_step_is_refused_and_a_reset_starts_afresh(physics: str) -> None:
+    # Before: on Bullet every step or unseeded reset after close() was pybullet's "Not
+    # connected to physics server."; on the fast engine the closed env flew on.
+    env, vec = FlightEnv("hover", physics=physics), FlightVectorEnv(2, physics=physics)
+    swarm = parallel_env("formation", swarm_size=2, physics=physics)
+    for e in (env, vec, swarm):
+        e.reset(seed=0)
+        e.close()
+        e.close()  # twice is fine
+    with pytest.raises(
+        EpisodeEndedError, match=r"step\(\) before reset\(\) \(or after close\(\)\)"
+    ):
+        env.step(np.zeros(4))
+    with pytest.raises(EpisodeEndedError, match=r"after close"):
+        vec.step(np.zeros((2, 4)))
+    with pytest.raises(EpisodeEndedError, match="no agent left"):
+        swarm.step({})
+    env.reset()  # a new simulator: steps again
+    assert not env.batch.sim.closed and np.isfinite(env.step(np.zeros(4))[1])
+    vec.reset()
+    assert np.isfinite(vec.step(np.zeros((2, 4)))[1]).all()
+    swarm.reset()
+    assert len(swarm.step({a: np.zeros(4) for a in swarm.agents})[1]) == 2
+    # a seeded reset after close gives the seed's episode, as on a fresh env
+    fresh = FlightEnv("hover", physics=physics)
+    assert (env.reset(seed=3)[0] == fresh.reset(seed=3)[0]).all()
 
 
 def test_stepping_after_the_end_without_reset_is_an_error() -> None:

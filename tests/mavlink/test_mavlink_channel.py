@@ -112,13 +112,18 @@ def test_out_of_range_of_the_ground_station_nothing_crosses(repo_root):
 
 
 @pytest.mark.parametrize(
-    ("override", "key"),
+    ("override", "needle"),
     [
-        ("mavlink.channel='nope'", "mavlink.channel"),
+        # before: "mavlink.channel = 'nope': expected no channel 'nope'; configured channels: .."
+        (
+            "mavlink.channel='nope'",
+            "mavlink.channel = 'nope': expected '' (no channel) or a [comms.channels] channel "
+            "of the run ('radio', 'long_range')",
+        ),
         ("mavlink.ground_station_m=[1, 2]", "mavlink.ground_station_m"),
     ],
 )
-def test_bad_channel_settings_are_one_line_errors(repo_root, override, key):
+def test_bad_channel_settings_are_one_line_errors(repo_root, override, needle):
     with pytest.raises(ConfigError) as err:
         Run(repo_root, 1, overrides=["mavlink.channel='radio'", override])
-    assert key in str(err.value)
+    assert needle in str(err.value)

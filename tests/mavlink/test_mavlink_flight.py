@@ -177,6 +177,87 @@ def test_acceleration_setpoints_are_ignored_and_counted(mav_run):
     assert run.command(SET_MODE, 1, 6) == 2  # no accepted setpoint: still no offboard signal
 
 
+def _position_setpoint(run, x, y, z, mask, vehicle=0):
+    run.clients[vehicle].mav.set_position_target_local_ned_send(
+        0, vehicle + 1, 1, 1, mask, x, y, z, 0, 0, 0, 0, 0, 0, 0.0, 0.0
+    )
+
+
+def test_a_non_finite_setpoint_is_refused_whole_and_ignored_fields_stay_out(mav_run):
+    # A position setpoint with x = NaN (used) is refused and changes nothing: the vehicle
+    # keeps flying the velocity setpoints after it (before: the NaN stayed in the stored
+    # position, every velocity setpoint after it was refused as "not finite", and the
+    # offboard-loss failsafe put the vehicle in Hold 1 s later).
+    run = mav_run()
+    take_off(run, 5.0)
+    v = run.service.vehicles[0]
+    send = lambda: _velocity_setpoint(run, 2.0, 0.0, 0.0)  # noqa: E731  2 m/s north
+    run.pump(0.2, every=send)
+    assert run.command(SET_MODE, 1, 6, every=send) == 0
+    run.pump(1.0, every=send)
+    _position_setpoint(run, math.nan, 0.0, -5.0, mask=0b0000_1101_1111_1000)
+    run.pump(2.0, every=send)
+    assert v.mode is modes.OFFBOARD and v.offboard.kind == "velocity"
+    assert v.offboard.unsupported == 1
+    assert run.wait("LOCAL_POSITION_NED", 1.1, every=send).vx == pytest.approx(2.0, abs=0.1)
+    # x (north) ignored and NaN, y = 3 m east, z = 5 m up: east and height are flown, north
+    # held (before: the ignored NaN reached every axis and the setpoint was refused; with
+    # x = 0 the ignore bit of north held east instead, and north flew to 0)
+    north = run.truth()[1]
+    hold = lambda: _position_setpoint(run, math.nan, 3.0, -5.0, mask=0b0000_1101_1111_1001)  # noqa: E731
+    run.pump(8.0, every=hold)
+    assert v.offboard.kind == "position" and v.offboard.unsupported == 1
+    truth = run.truth()
+    assert abs(truth[0] - 3.0) < 0.1 and abs(truth[2] - 5.09) < 0.1  # ENU east, up
+    assert north > 5.0 and abs(truth[1] - north) < 1.0  # held (measured 0.64 m of braking)
+
+
+def test_nan_where_a_command_needs_a_number_is_denied_and_the_run_goes_on(mav_run):
+    # int(NaN) inside a handler raised ValueError in the tick and ended the whole run: a
+    # client could crash every vehicle with one COMMAND_LONG (REQUEST_MESSAGE, param1 NaN).
+    run = mav_run()
+    nan = math.nan
+    for cmd, params in [
+        (512, (nan,)),  # REQUEST_MESSAGE of message id NaN
+        (511, (nan, 1e6)),  # SET_MESSAGE_INTERVAL of message id NaN
+        (510, (math.inf,)),  # GET_MESSAGE_INTERVAL
+        (176, (nan, 4, 3)),  # DO_SET_MODE, base mode NaN
+        (176, (1, nan, nan)),  # custom main and sub mode NaN
+        (224, (nan,)),  # MISSION_SET_CURRENT
+        (ARM, (nan,)),  # arm or disarm?
+    ]:
+        assert run.command(cmd, *params) == 2, cmd  # DENIED
+    take_off(run, 3.0)
+    assert run.command(ARM, 0, nan) == 2  # disarm in the air, force flag NaN: denied
+    assert run.service.vehicles[0].armed
+    assert run.wait("HEARTBEAT", 1.5).custom_mode == modes.HOLD.custom_mode
+
+
+def test_targets_off_the_globe_or_without_a_height_are_refused(mav_run):
+    # Before: a mission whose NAV_TAKEOFF had altitude NaN uploaded, and MISSION_START ended
+    # the run (CommandError: position xyz ... nan, raised in the tick); a waypoint or a
+    # DO_REPOSITION at latitude 95 or 200 was accepted and pymap3d put its target thousands of
+    # km below the ground, where the vehicle flew.
+    run = mav_run()
+    lat0, lon0 = 47.397742, 8.545594
+    assert _upload(run, [_item(0, 22, alt=math.nan)]) == 12  # MAV_MISSION_INVALID_PARAM7
+    assert _upload(run, [_item(0, 16, 95.0, lon0, 5.0)]) == 10  # INVALID_PARAM5_X
+    assert _upload(run, [_item(0, 16, lat0, 200.0, 5.0)]) == 11  # INVALID_PARAM6_Y
+    assert not run.service.vehicles[0].mission.items
+    take_off(run, 5.0)
+    v = run.service.vehicles[0]
+    hold = v.hold_xyz.copy()
+    assert run.command(192, -1, 0, 0, math.nan, 200.0, lon0, HOME_AMSL + 5) == 2  # DENIED
+    assert (v.hold_xyz == hold).all() and v.mode is modes.HOLD
+    mask = 0b0000_1101_1111_1000  # position only
+    run.clients[0].mav.set_position_target_global_int_send(
+        0, 1, 1, 6, mask, 950_000_000, int(lon0 * 1e7), 5.0, 0, 0, 0, 0, 0, 0, 0.0, 0.0
+    )
+    run.pump(1.0)
+    assert v.offboard.unsupported == 1 and v.offboard.kind == ""
+    assert abs(run.truth()[2] - 5.09) < 0.1
+
+
 def test_parameter_set_limits_speed_in_flight(mav_run):
     run = mav_run()
     c = run.clients[0]

@@ -178,3 +178,27 @@ def test_cli_refuses_a_bad_bind_address_without_leaving_results(repo_root, tmp_p
     code = main(["run", "mavlink", "--mavlink-bind", "example.org", "--out", str(out)])
     assert code == 2 and not out.exists()
     assert "bind_address = 'example.org': expected an IPv4 address" in capsys.readouterr().err
+
+
+def test_cli_refuses_system_ids_past_255(repo_root, tmp_path, capsys):
+    # Four vehicles from system id 254 would be 254..257: before, a traceback ending in
+    # struct.error "ubyte format requires 0 <= number <= 255" from pymavlink's packer.
+    from skyswarm.app.cli import main
+
+    out = tmp_path / "run"
+    code = main(["run", "mavlink", "--set", "mavlink.system_id=254", "--out", str(out)])
+    assert code == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "mavlink.system_id = 254: expected an id <= 252 for 4 vehicles" in err
+
+
+def test_cli_refuses_a_home_origin_off_the_globe(repo_root, tmp_path, capsys):
+    # hover has no [geo] origin, so the vehicles' GPS came from latitude 91: before, it ran
+    # and sent GLOBAL_POSITION_INT lat 91e7 (exit 0). [geo] origin was already checked.
+    from skyswarm.app.cli import main
+
+    out = tmp_path / "run"
+    argv = ["run", "hover", "--mavlink", "--set", "mavlink.home_origin=[91.0, 8.0, 400.0]"]
+    assert main([*argv, "--duration", "0.1", "--out", str(out)]) == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "mavlink.home_origin = [91.0, 8.0, 400.0]: expected [latitude -90..90" in err

@@ -190,6 +190,24 @@ def test_a_subset_by_mask_and_the_rest_untouched() -> None:
     assert modes == ["Motors", "Position", "Motors"]
 
 
+def test_a_controller_takes_members_as_the_commands_take_agents() -> None:
+    # A boolean mask picks agents 0 and 2 (before: read as indices [1, 0, 1], agent 1 twice);
+    # an index outside the swarm or not a callable is refused when installed (before: an
+    # IndexError or "'int' object is not callable" at the first call, inside the run).
+    sim, swarm = make("fast", [(0, 0, 10.0), (3, 0, 10.0), (6, 0, 10.0)])
+    seen: list[list[int]] = []
+    swarm.control(0.01, lambda state, command: seen.append(state.index.tolist()),
+                  members=np.array([True, False, True]))  # fmt: skip
+    with pytest.raises(CommandError, match="agent index 3 is not in the swarm"):
+        swarm.control(0.01, lambda state, command: None, members=[3])
+    with pytest.raises(CommandError, match=r"agents must be swarm indices, got \[1.5\]"):
+        swarm.control(0.01, lambda state, command: None, members=[1.5])
+    with pytest.raises(TypeError, match="control: fn 5 is not callable"):
+        swarm.control(0.01, 5)
+    run(sim, 0.02)
+    assert seen == [[0, 2], [0, 2]]
+
+
 @pytest.mark.parametrize("physics", BACKENDS)
 def test_a_user_controller_at_body_rate_level_holds_altitude(physics: str) -> None:
     # A 100 Hz controller from the state arrays alone: level attitude by body-rate commands,

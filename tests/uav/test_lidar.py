@@ -164,3 +164,26 @@ def test_one_config_on_a_wall_a_pillar_and_a_slope_agrees_across_backends() -> N
     assert np.nanmax(np.abs(rb - rf)) < 2e-3
     flat = (hf == GROUND) | (hf == terrain) | (hf == -2)
     assert np.abs(rb[flat] - rf[flat]).max() < 1e-5
+
+
+@pytest.mark.parametrize("physics", ["fast", "bullet"])
+def test_beams_never_see_their_own_uav_of_the_shipped_airframe(physics: str) -> None:
+    # The shipped quad_x: on Bullet its mesh is six convex parts (hub, arms, motors, rotors,
+    # legs, nose), and a beam from the centre met the nose, legs or arms at 0-6 cm. A sphere
+    # of 16 x 9 beams from 3 m up sees no part of its own UAV, and the downward rangefinder
+    # the ground 3 m below.
+    from skyswarm.uav.config import load_uav_config
+    from skyswarm.uav.swarm import add_uav_bodies
+
+    w = make_world(physics)
+    w.add_ground()
+    pos = np.array([[0.0, 0.0, 3.0]])
+    slots = add_uav_bodies(w, load_uav_config().airframe, pos, np.zeros(1))
+    zeros = np.zeros((1, 3))
+    truth = Truth(pos, zeros, zeros, zeros, zeros, np.eye(3)[None], np.ones(1, dtype=bool))
+    s = lidar(w, slots, truth, sigma_m=0.0, enabled=True, beams=16, channels=9, vfov_deg=180.0)
+    assert (s.hit != slots[0]).all()
+    assert s.hit[0, :16].tolist() == [GROUND] * 16  # the lowest row, straight down
+    assert s.ranges[0, :16] == pytest.approx([3.0] * 16, abs=1e-6)
+    down = lidar(w, slots, truth, cls=Rangefinder, enabled=True, sigma_m=0.0)
+    assert down.hit[0, 0] == GROUND and down.ranges[0, 0] == pytest.approx(3.0, abs=1e-6)

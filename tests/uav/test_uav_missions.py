@@ -37,3 +37,20 @@ def test_a_bad_waypoint_names_the_key() -> None:
     with pytest.raises(ConfigError) as err:
         load_scenario(CONFIGS / "waypoints.toml", ["waypoints.points=[[1.0, 2.0]]"])
     assert err.value.key.startswith("waypoints.points[0]")
+
+
+def test_a_hovering_start_in_the_ground_is_refused() -> None:
+    # Agents at z = 0 (the default layout) hovering without altitude_m: the bodies would be
+    # made in the ground plane and crash at once; refused, naming the agent and the height.
+    from skyswarm.uav.swarm import Swarm
+
+    scenario = load_scenario(CONFIGS / "hover.toml", ["agents.origin=[0.0, 0.0, 0.0]"])
+    sim = Simulator(scenario.simulation, world=scenario.world)
+    assert sim.world.has_ground
+    try:
+        with pytest.raises(ValueError, match="agent 1 would hover at z = 0 m, in the ground"):
+            Swarm.from_scenario(sim, scenario, hovering=True)
+        swarm = Swarm.from_scenario(sim, scenario, hovering=True, altitude_m=3.0)
+        assert sim.world.state.position[swarm.slots, 2].tolist() == [3.0] * swarm.n
+    finally:
+        sim.close()

@@ -5,8 +5,9 @@ A pattern is `channels` rows of `beams` beams: azimuths spread over `fov_deg` (0
 counter-clockwise; a 360 deg scan starts ahead and never repeats a beam), elevations over
 `vfov_deg` (0: a flat 2-D scan). The sensor frame is the body frame turned by `mount_rpy_deg`
 (roll, pitch, yaw; pitch +90 points the forward beam straight down) and every beam starts at
-the body centre plus `mount_m`; keep the mount inside the airframe's collision box: a ray
-starting inside its own UAV does not see it (World.cast_rays), one starting outside would.
+the body centre plus `mount_m`. A beam never sees its own UAV: a hit on it is cast again
+from just past it (on Bullet the airframe is several convex parts, and a ray from inside one
+meets the others; `_cast_past_own`).
 The same class with other defaults is the single-beam rangefinder (down, 10 m).
 
 What a sample holds, (N, M) arrays, M = channels x beams (channel-major):
@@ -43,6 +44,11 @@ import numpy as np
 from skyswarm.core.backends.rays import MISS
 from skyswarm.core.schema import ConfigError, param
 from skyswarm.uav.sensors.base import Sensor, Setting, Truth, register_sensor
+
+# A beam never sees its own UAV: past a hit on it, cast again this far on, at most this often
+# (Bullet's quadrotor is 6 convex parts; 2 mm: Bullet's ray test hits a surface within 1 mm)
+OWN_STEP_M = 0.002  # m
+OWN_PARTS = 6
 
 
 @dataclass(frozen=True)
@@ -160,9 +166,8 @@ class Lidar(Sensor):
         hit = np.full((n, m), MISS, dtype=np.int64)
         if len(live):
             o = np.repeat(self.origins[live], m, axis=0)
-            dist, ids = self.world.cast_rays(
-                o, self.directions[live].reshape(-1, 3), self.cfg.max_range_m
-            )
+            own = np.repeat(self.slots[live], m)
+            dist, ids = self._cast_past_own(o, self.directions[live].reshape(-1, 3), own)
             d[live], hit[live] = dist.reshape(-1, m), ids.reshape(-1, m)
         noise = self.cfg.sigma_m * self.rng.standard_normal((n, m))
         lost = self.rng.random((n, m)) < self.cfg.dropout
@@ -171,6 +176,29 @@ class Lidar(Sensor):
         self.hit = np.where(returned, hit, MISS)
         body = returned & (hit >= 0) & (hit < len(self._agent_of_slot))
         self.agent = np.where(body, self._agent_of_slot[np.where(body, hit, 0)], -1)
+
+    def _cast_past_own(
+        self, origins: np.ndarray, dirs: np.ndarray, own: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """World.cast_rays of (R, 3) origins and unit directions, never stopping at the ray's
+        own UAV (`own` (R,) its slot). On Bullet a UAV is a compound of convex hulls (hub,
+        arms, motors, legs, nose): a ray from inside the hub does not see the hub but meets
+        the other parts from outside. Such a ray is cast again from just past that hit, up to
+        OWN_PARTS times (then: no return); on the fast backend (the UAV one box) never."""
+        t_max = self.cfg.max_range_m
+        dist, ids = self.world.cast_rays(origins, dirs, t_max)
+        for _ in range(OWN_PARTS):
+            again = np.flatnonzero(ids == own)
+            if not len(again):
+                return dist, ids
+            start = dist[again] + OWN_STEP_M  # m along the ray, past the own part
+            o2 = origins[again] + start[:, None] * dirs[again]
+            d2, i2 = self.world.cast_rays(o2, dirs[again], t_max)
+            beyond = start + d2 > t_max
+            dist[again] = np.where(beyond, np.inf, start + d2)
+            ids[again] = np.where(beyond, MISS, i2)
+        ids = np.where(ids == own, MISS, ids)
+        return np.where(ids == MISS, np.inf, dist), ids
 
     def reading(self, rows: np.ndarray) -> ScanReading:
         """The last scan of the swarm indices `rows` (copies)."""
