@@ -21,7 +21,7 @@ as they are. A rolling camera (FPV) keeps the OpenGL ground: `ground_view` retur
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numba import types as nb_types
@@ -55,10 +55,6 @@ class GroundView:
     far: float
     inv_fog: float
     sky_from: int
-    # the translucent triangles lying on the ground (the mission's coverage quads), painted
-    # on it in this order: (T, 3, 2) viewport pixels (x right, y up) and (T, 4) RGBA
-    triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 2)))
-    colours: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
 
     def params(self) -> np.ndarray:
         """The kernels' `prm`: centre x, y, half side, near, far, 1 / fog, then COLOURS'
@@ -109,24 +105,7 @@ def paint(rgba: np.ndarray, view: GroundView) -> None:
     """Put `view`'s ground under the premultiplied pixels of `rgba` ((H, W) uint32, each
     pixel's R, G, B, A bytes as one little-endian word, bottom row first, as OpenGL reads
     them), in its viewport; pixels there come out opaque."""
-    paint_ground(rgba, *view.viewport, view.minv, view.params(), view.triangles, view.colours)
-
-
-def ground_triangles(
-    corners: np.ndarray, matrix: np.ndarray, view: GroundView
-) -> np.ndarray | None:
-    """(T, 3, 2) viewport pixels of the quads lying on the ground, `corners` (K, 4, 3) m, as
-    OpenGL draws them (triangles 0-1-2 and 0-2-3) through the view-projection `matrix`; None
-    when a corner is not between `view`'s near and far planes (OpenGL would clip it)."""
-    c = np.asarray(corners, dtype=np.float64)
-    tri = np.stack([c[:, 0], c[:, 1], c[:, 2], c[:, 0], c[:, 2], c[:, 3]], axis=1)
-    clip = tri.reshape(-1, 3) @ matrix[:, :3].T + matrix[:, 3]
-    w = clip[:, 3]
-    if not np.all((w >= view.near) & (w <= view.far)):
-        return None
-    _, _, vw, vh = view.viewport
-    px = (clip[:, :2] / w[:, None] + 1.0) * (0.5 * np.array([vw, vh]))
-    return np.ascontiguousarray(px.reshape(-1, 3, 2))
+    paint_ground(rgba, *view.viewport, view.minv, view.params())
 
 
 _U = np.uint32
@@ -149,78 +128,16 @@ def _under(row: np.ndarray, ground: np.ndarray) -> None:  # pragma: no cover - c
 
 
 @njit(nogil=True)
-def _mul_norm(x, y):  # pragma: no cover - compiled
-    """x y / 255 for 8-bit levels x, y (uint32), rounded as llvmpipe rounds it."""
-    p = x * y + _U(0x80)
-    return (p + (p >> _U(8))) >> _U(8)
-
-
-@njit(nogil=True)
 def _byte(c: float) -> int:  # pragma: no cover - compiled
     return int(round(min(max(c, 0.0), 1.0) * 255.0))
 
 
 @njit(nogil=True, error_model="numpy")
-def paint_ground(rgba, vx, vy, vw, vh, minv, prm, tris, tcol):  # pragma: no cover - compiled
+def paint_ground(rgba, vx, vy, vw, vh, minv, prm):  # pragma: no cover - compiled
     """`paint`'s kernel: every row of the viewport (x, y, w, h) `_ground_row`."""
     index, ground = _row_buffers(vw)
-    low, high = _row_ranges(tris)
     for j in range(vy, vy + vh):
-        row = rgba[j, vx : vx + vw]
-        _ground_row(j - vy, vw, vh, minv, prm, index, ground)
-        _triangles_row(ground, j - vy + 0.5, tris, tcol, low, high)
-        _under(row, ground)
-
-
-@njit(nogil=True)
-def _row_ranges(tris):  # pragma: no cover - compiled
-    """Each triangle's lowest and highest y (pixels)."""
-    n = tris.shape[0]
-    low, high = np.empty(n), np.empty(n)
-    for t in range(n):
-        low[t] = min(tris[t, 0, 1], tris[t, 1, 1], tris[t, 2, 1])
-        high[t] = max(tris[t, 0, 1], tris[t, 1, 1], tris[t, 2, 1])
-    return low, high
-
-
-@njit(nogil=True)
-def _triangles_row(ground, yc, tris, tcol, low, high):  # pragma: no cover - compiled
-    """Blend each triangle of `tris` (T, 3, 2) that the row of pixel centres at height `yc`
-    crosses over `ground` (that row's uint32 words) in its colour `tcol` (RGBA, as OpenGL's
-    SRC_ALPHA, ONE_MINUS_SRC_ALPHA blending): the pixels whose centre x lies in the span
-    between the triangle's two edges there (an edge holds the heights from its lower end up
-    to, not including, its upper one, so the triangles of a quad share the pixels of their
-    common edge once)."""
-    w = ground.shape[0]
-    for t in range(tris.shape[0]):
-        if not (low[t] <= yc < high[t]):
-            continue
-        xl, xr, found = math.inf, -math.inf, 0
-        for e in range(3):
-            ax, ay = tris[t, e, 0], tris[t, e, 1]
-            bx, by = tris[t, (e + 1) % 3, 0], tris[t, (e + 1) % 3, 1]
-            if by < ay or (by == ay and bx < ax):  # the same edge the same way from both sides
-                ax, ay, bx, by = bx, by, ax, ay
-            if ay <= yc < by:
-                x = ax + (yc - ay) * (bx - ax) / (by - ay)
-                xl, xr, found = min(xl, x), max(xr, x), found + 1
-        if found < 2:
-            continue
-        i0 = max(0, int(math.ceil(xl - 0.5)))
-        i1 = min(w, int(math.ceil(xr - 0.5)))
-        # in 8-bit levels as llvmpipe blends a unorm8 framebuffer: each product x y / 255
-        # rounded (`_mul_norm`), the two summed (tests/gui/test_cpu_ground.py checks it)
-        a = _U(_byte(tcol[t, 3]))
-        keep = _U(255) - a
-        k0 = _mul_norm(_U(_byte(tcol[t, 0])), a)
-        k1 = _mul_norm(_U(_byte(tcol[t, 1])), a)
-        k2 = _mul_norm(_U(_byte(tcol[t, 2])), a)
-        for i in range(i0, i1):
-            q = ground[i]
-            r0 = min(k0 + _mul_norm(q & _U(255), keep), _U(255))
-            r1 = min(k1 + _mul_norm((q >> _U(8)) & _U(255), keep), _U(255))
-            r2 = min(k2 + _mul_norm((q >> _U(16)) & _U(255), keep), _U(255))
-            ground[i] = r0 | (r1 << _U(8)) | (r2 << _U(16))
+        _ground_row(rgba[j, vx : vx + vw], j - vy, vw, vh, minv, prm, index, ground)
 
 
 @njit(nogil=True)
@@ -233,12 +150,12 @@ def _row_buffers(vw):  # pragma: no cover - compiled
 
 
 @njit(nogil=True, error_model="numpy")
-def _ground_row(j, vw, vh, minv, prm, index, ground):  # pragma: no cover - compiled
-    """The ground of the viewport's row `j` from its bottom (`vw` x `vh` pixels):
+def _ground_row(row, j, vw, vh, minv, prm, index, ground):  # pragma: no cover - compiled
+    """The ground under `row`, the viewport's row `j` from its bottom (`vw` x `vh` pixels):
     the row's view depth 1 / s, the fog, and the ground coordinates x = xa + xb i,
     y = ya + yb i of its pixels i; per pixel `GROUND_FS`'s grid in float32 (its line coverage
     from the derivatives of the grid coordinate across one pixel, here exact instead of the
-    2x2 block's differences) into `ground` (uint32 words). `prm`: `GroundView.params`."""
+    2x2 block's differences) into `ground`, then `_under`. `prm`: `GroundView.params`."""
     su, sv = 2.0 / vw, 2.0 / vh
     cx, cy, half, near, far, inv_fog = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
     g0, g1, g2 = _F(prm[6]), _F(prm[7]), _F(prm[8])
@@ -253,6 +170,7 @@ def _ground_row(j, vw, vh, minv, prm, index, ground):  # pragma: no cover - comp
     depth = 1.0 / s if s > 0.0 else -1.0
     if not (s > 0.0 and depth >= near and depth <= far):  # above the horizon, or clipped
         ground[:] = clear
+        _under(row, ground)
         return
     e = math.exp(-depth * inv_fog)  # 1 - the fog
     f0, f1, f2 = _F(h0 * (1.0 - e)), _F(h1 * (1.0 - e)), _F(h2 * (1.0 - e))
@@ -301,13 +219,13 @@ def _ground_row(j, vw, vh, minv, prm, index, ground):  # pragma: no cover - comp
         r2 = np.int32((f2 + c2 * fe) * _F(255.0) + _F(0.5))
         word = _U(r0 | (r1 << np.int32(8)) | (r2 << np.int32(16)))
         ground[i] = word if inside else clear
+    _under(row, ground)
 
 
 _ROWS = nb_types.Array(nb_types.uint32, 2, "C")
 _M3 = nb_types.Array(nb_types.float64, 2, "C")
 _V = nb_types.Array(nb_types.float64, 1, "C")
-_T = nb_types.Array(nb_types.float64, 3, "C")
-SIGNATURE = (_ROWS, *[nb_types.int64] * 4, _M3, _V, _T, _M3)
+SIGNATURE = (_ROWS, *[nb_types.int64] * 4, _M3, _V)
 ahead(paint_ground, SIGNATURE)
 
 

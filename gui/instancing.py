@@ -87,15 +87,9 @@ class FlatBatches:
         return last is not None and last[0] is key
 
     def draw(
-        self,
-        name: str,
-        parts: list[np.ndarray],
-        mode: int,
-        key: object | None = None,
-        show: bool = True,
+        self, name: str, parts: list[np.ndarray], mode: int, key: object | None = None
     ) -> None:
-        """Upload the (N, 7) `parts` (unless `key` matches the last upload) and draw them
-        (`show`: else only upload them, for another view of the frame)."""
+        """Upload the (N, 7) `parts` (unless `key` matches the last upload) and draw them."""
         if key is not None and self.is_current(name, key):
             count = self._keys[name][1]
         else:
@@ -104,7 +98,7 @@ class FlatBatches:
             if count:
                 self._upload(name, data)  # type: ignore[arg-type]
             self._keys[name] = (key, count)
-        if count and show:
+        if count:
             self._slots[name][1].render(mode, vertices=count)
 
     def _upload(self, name: str, data: np.ndarray) -> None:

@@ -9,7 +9,6 @@ are drawn by `gui/drones.py` (one instanced draw call per mesh); colours and siz
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import lru_cache
 
 import moderngl
@@ -17,7 +16,7 @@ import numpy as np
 
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.drones import DronePass, colored, projected_scale
-from skyswarm.gui.ground import GroundView, ground_triangles, ground_view
+from skyswarm.gui.ground import GroundView, ground_view
 from skyswarm.gui.instancing import FlatBatches, InstancedMesh, model_matrices
 from skyswarm.gui.meshes import box_mesh, load_obj
 from skyswarm.gui.overlays import Lines, Quads, ground_cross
@@ -110,10 +109,6 @@ class Renderer:
         self._static_flat = self._static_geometry(scenery, center, half_extent_m)
         # the main view's ground left to the caller by the last render(ground_later=True)
         self.ground_views: list[GroundView] = []
-        # (overlay list, corners (K, 4, 3), colours (2K, 4)) of the quads lying on the ground
-        self._ground_quads: tuple[object, np.ndarray, np.ndarray] = (
-            None, np.zeros((0, 4, 3)), np.zeros((0, 4)),
-        )  # fmt: skip
         self._obstacles = self._obstacle_meshes(scenery)
         self.marker_prog = ctx.program(vertex_shader=FLAT_VS, fragment_shader=MARKER_FS)
         self.flat = FlatBatches(ctx, self.flat_prog)
@@ -250,20 +245,14 @@ class Renderer:
             moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA, moderngl.ONE,
             moderngl.ONE_MINUS_SRC_ALPHA,
         )  # fmt: skip
-        quads = True  # the quads lying on the ground drawn here, else painted with the ground
-        if later is not None:
-            tris = self._ground_triangles(frame.overlays, camera, later)
-            if tris is not None:
-                self.ground_views = [replace(later, triangles=tris[0], colours=tris[1])]
-                quads = False
+        self.drones.draw_shadows(frame)
         # Overlays lying on the ground, in a scene with no obstacles or terrain, need no depth
         # test: whatever is in front of a ground point is above the ground and drawn later
         # (a depth test over the coverage cells costs a video frame ~0.8 ms on llvmpipe).
         for rect in shown:
             ctx.scissor = rect
-            self._draw_overlays(frame.overlays, ground=True, quads=quads)
+            self._draw_overlays(frame.overlays, ground=True)
         ctx.scissor = None
-        self.drones.draw_shadows(frame)  # over everything on the ground
         ctx.enable(moderngl.DEPTH_TEST)
         for inst in self._obstacles:
             inst.draw()
@@ -391,17 +380,14 @@ class Renderer:
             lines.append(colored(np.array([p, [p[0], p[1], 0.0]]), SELECTED))
         self.flat.draw("lines_after", lines, moderngl.LINES)
 
-    def _draw_overlays(
-        self, overlays: list[Lines | Quads], ground: bool, quads: bool = True
-    ) -> None:
-        """Quads (unless `quads` is False) then lines of the mission overlays that lie on the
-        ground (`ground`: every vertex within GROUND_OVERLAY_M of it, in a scene without
-        obstacles) or of the others. The vertices are built and uploaded only when `overlays`
-        is not the list object drawn last (a video's render process keeps the list while the
-        mission's do not change)."""
+    def _draw_overlays(self, overlays: list[Lines | Quads], ground: bool) -> None:
+        """Quads then lines of the mission overlays that lie on the ground (`ground`: every
+        vertex within GROUND_OVERLAY_M of it, in a scene without obstacles) or of the others.
+        The vertices are built and uploaded only when `overlays` is not the list object drawn
+        last (a video's render process keeps the list while the mission's do not change)."""
         names = ("ground_tris", "ground_lines") if ground else ("overlay_tris", "overlay_lines")
         if self.flat.is_current(names[0], overlays):
-            self.flat.draw(names[0], [], moderngl.TRIANGLES, key=overlays, show=quads)
+            self.flat.draw(names[0], [], moderngl.TRIANGLES, key=overlays)
             self.flat.draw(names[1], [], moderngl.LINES, key=overlays)
             return
         lines: list[np.ndarray] = []
@@ -415,23 +401,8 @@ class Renderer:
                 c = ov.corners
                 tri = np.stack([c[:, 0], c[:, 1], c[:, 2], c[:, 0], c[:, 2], c[:, 3]], axis=1)
                 tris.append(colored(tri.reshape(-1, 3), ov.color))
-        self.flat.draw(names[0], tris, moderngl.TRIANGLES, key=overlays, show=quads)
+        self.flat.draw(names[0], tris, moderngl.TRIANGLES, key=overlays)
         self.flat.draw(names[1], lines, moderngl.LINES, key=overlays)
-
-    def _ground_triangles(
-        self, overlays: list[Lines | Quads], camera: Camera, view: GroundView
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """The quads lying on the ground as `view`'s triangles (gui/ground.py's
-        `ground_triangles`) and their colours, or None when OpenGL must draw them (a corner
-        outside the near or far plane). The corners are gathered once per overlay list."""
-        if self._ground_quads[0] is not overlays:
-            on = [ov for ov in overlays if isinstance(ov, Quads) and self._on_ground(ov)]
-            corners = np.concatenate([ov.corners for ov in on]) if on else np.zeros((0, 4, 3))
-            colours = [np.tile(np.asarray(ov.color, float), (2 * len(ov.corners), 1)) for ov in on]
-            self._ground_quads = (overlays, corners, np.concatenate(colours or [np.zeros((0, 4))]))
-        _, corners, colours = self._ground_quads
-        tris = ground_triangles(corners, np.asarray(camera.matrix, float), view)
-        return None if tris is None else (tris, np.ascontiguousarray(colours))
 
     def _on_ground(self, overlay: Lines | Quads) -> bool:
         if self._obstacles:
