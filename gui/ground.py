@@ -15,7 +15,8 @@ ONE_MINUS_SRC_ALPHA for alpha), so a pixel holds a premultiplied colour C and co
 after read-back, the ground G goes under it: C + (1 - A) G, what blending over a drawn ground
 gives (to a rounding of each channel). Other views (the inset map, picture-in-picture) draw
 their own ground in OpenGL and cover their rects with opaque pixels, which the ground leaves
-as they are. A rolling camera (FPV) keeps the OpenGL ground: `ground_view` returns None.
+as they are. A camera that rolls (none of the command line's cameras does: the chase and FPV
+views look along level axes) keeps the OpenGL ground: `ground_view` returns None for it.
 """
 
 from __future__ import annotations
@@ -129,6 +130,7 @@ def _under(row: np.ndarray, ground: np.ndarray) -> None:  # pragma: no cover - c
 
 @njit(nogil=True)
 def _byte(c: float) -> int:  # pragma: no cover - compiled
+    """A colour channel 0..1 as the 8-bit level OpenGL stores it."""
     return int(round(min(max(c, 0.0), 1.0) * 255.0))
 
 

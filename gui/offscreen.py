@@ -54,7 +54,7 @@ class OffscreenCanvas:
         )
         self.renderer = Renderer(self.ctx, scenery, center, half_extent_m, agent_scale)
         self._pixels = np.empty((size[1], size[0], 3), np.uint8)  # reused by every read()
-        self._rgba: np.ndarray | None = None  # (H, W) uint32, made by the first yuv read
+        self._rgba: np.ndarray | None = None  # (H, W) uint32, made by the first read
 
     def render(
         self,
