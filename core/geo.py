@@ -30,13 +30,18 @@ class GeoConfig:
         if not self.origin:
             return
         lat, lon, _ = self.origin if len(self.origin) == 3 else (None, None, None)
-        if lat is None or not -90.0 <= lat <= 90.0 or not -180.0 <= lon <= 180.0:
+        if lat is None or not on_globe(lat, lon):
             raise ConfigError(
                 file,
                 f"{path}.origin",
                 list(self.origin),
                 "[latitude -90..90, longitude -180..180, altitude m] or []",
             )
+
+
+def on_globe(lat: float, lon: float) -> bool:
+    """Whether (lat, lon) degrees is a place on the Earth: -90..90, -180..180 (NaN: no)."""
+    return -90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0
 
 
 def enu_to_wgs84(points: np.ndarray, origin: tuple[float, ...]) -> np.ndarray:

@@ -23,6 +23,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from skyswarm.core.config import register_section
+from skyswarm.core.geo import on_globe
 from skyswarm.core.schema import ConfigError, param
 
 LOOPBACK = "127.0.0.1"
@@ -81,7 +82,7 @@ class MavlinkConfig:
         if len(set(self.agents)) != len(self.agents):
             raise ConfigError(file, f"{path}.agents", list(self.agents), "distinct agent ids")
         lat, lon, _ = self.home_origin  # as [geo] origin checks its own
-        if not (-90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0):
+        if not on_globe(lat, lon):
             raise ConfigError(
                 file,
                 f"{path}.home_origin",

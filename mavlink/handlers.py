@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skyswarm.core.geo import on_globe
 from skyswarm.mavlink import modes
 from skyswarm.mavlink.frames import yaw_ned_to_enu
 from skyswarm.mavlink.mission_protocol import ALT_FRAMES
@@ -184,7 +185,7 @@ class Handlers:
             return DENIED
         lat = c.lat if math.isfinite(c.lat) and c.lat != 0 else None
         lon = c.lon if math.isfinite(c.lon) and c.lon != 0 else None
-        if (lat is not None and abs(lat) > 90.0) or (lon is not None and abs(lon) > 180.0):
+        if not on_globe(0.0 if lat is None else lat, 0.0 if lon is None else lon):
             return DENIED  # off the globe: pymap3d would give a point thousands of km down
         v.take()
         v.set_mode(modes.HOLD)

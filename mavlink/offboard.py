@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from skyswarm.core.frames import euler_from_matrix
+from skyswarm.core.geo import on_globe
 from skyswarm.mavlink.frames import (
     frd_to_flu,
     ned_to_enu,
@@ -100,7 +101,7 @@ class Offboard:
             return self._refuse(v, f"offboard frame {m.coordinate_frame} not supported")
         lat, lon = m.lat_int / 1e7, m.lon_int / 1e7
         used = (int(m.type_mask) & POS_IGNORE) != POS_IGNORE
-        if used and (abs(lat) > 90.0 or abs(lon) > 180.0):
+        if used and not on_globe(lat, lon):
             return self._refuse(v, "offboard setpoint off the globe")
         xyz = v.global_to_enu(lat, lon, m.alt, relative=kind != "amsl")
         return self._target(v, m, xyz, np.eye(3))
