@@ -42,6 +42,17 @@ if TYPE_CHECKING:
 
 # Render processes of a pool (1 on a single-core machine): two keep two cores busy.
 WORKERS = 2
+
+
+def raster_threads(cores: int, workers: int) -> int:
+    """llvmpipe's rasteriser threads for each of `workers` render processes on `cores` CPUs
+    (its LP_NUM_THREADS; it starts one per core by default): none, rasterising in the drawing
+    thread, where the render processes, the simulation and ffmpeg already keep every core
+    busy; else the cores left over, shared. On 2 cores the picture has little left for
+    llvmpipe since its ground is painted on the CPU (gui/ground.py), and its threads' hand-offs
+    cost more than they save: 8.5-8.7 CPU ms a frame without them against 9.1-10.7 with one or
+    two (docs/gui.md, "Rasterising in the drawing thread")."""
+    return max(0, (cores - 2) // max(1, workers))
 # Frames in flight to the pool before the simulation waits: 8 s of 30 fps video. The simulation
 # makes frames ~4x faster than they are drawn and encoded; a deep queue lets it run ahead and
 # finish, after which both cores render and encode. A frame on the wire is the agents' state
@@ -252,8 +263,11 @@ class RenderPool:
             self.video = VideoWriter(Path(spec.video), spec.size, spec.fps, VIDEO_FMT, spec.encoder)
         drawn = replace(spec, video=None)  # the workers draw; only this process encodes
         self.queues = [ctx.Queue(maxsize=max(1, QUEUE_FRAMES // n)) for _ in range(n)]
+        lp = raster_threads(os.cpu_count() or 1, n)
         self.procs = [
-            ctx.Process(target=_render_loop, args=(drawn, q, self.errors, slots, j), daemon=True)
+            ctx.Process(
+                target=_render_loop, args=(drawn, q, self.errors, slots, j, lp), daemon=True
+            )
             for j, q in enumerate(self.queues)
         ]
         for p in self.procs:
@@ -386,22 +400,27 @@ class RenderPool:
         return self._worker_error(ERROR_WAIT_S) or f"exited with {proc.exitcode}"
 
     def _check(self) -> None:
-        """Raise if a worker or the video writer failed."""
+        """Raise if a worker or the video writer failed. A worker that fails reports why and
+        exits (`_render_loop`), so its exit code is what is looked at for every frame (one
+        waitpid each); the error queue only once one has exited (polling it, a lock and a
+        pipe's poll, cost the simulation ~0.2 ms a frame)."""
         if self.failure is None:
-            if (err := self._worker_error()) is not None:
-                self.failure = err
-            else:
-                for p in self.procs:
-                    if p.exitcode not in (None, 0):
-                        self.failure = self._exit_reason(p)
-                        break
+            for p in self.procs:
+                if p.exitcode not in (None, 0):
+                    self.failure = self._exit_reason(p)
+                    break
         if self.failure is not None:
             raise RuntimeError(f"video render process failed: {self.failure}")
 
 
-def _render_loop(spec: RenderSpec, frames: Any, errors: Any, slots: Any, worker: int) -> None:
+def _render_loop(
+    spec: RenderSpec, frames: Any, errors: Any, slots: Any, worker: int, raster: int
+) -> None:
     """A worker: frames from its queue until None, drawn into a LocalRender; each read into its
-    slot of shared memory (video) and/or saved as PNG frame k."""
+    slot of shared memory (video) and/or saved as PNG frame k. `raster`: llvmpipe's threads
+    (`raster_threads`), unless the environment sets LP_NUM_THREADS already."""
+    # read by Mesa when the context's display starts, in LocalRender
+    os.environ.setdefault("LP_NUM_THREADS", str(raster))
     try:
         local = LocalRender(spec)
         views: list[memoryview] = []

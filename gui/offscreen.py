@@ -110,12 +110,18 @@ class OffscreenCanvas:
         )
         if rect is not None and second is not None:
             if layout == "pip":
-                self.renderer.render_inset(frame, second, rect, self.size, PIP_MARKER_PX, extra)
+                self.renderer.render_inset(
+                    frame, second, rect, self.size, PIP_MARKER_PX, extra, ground_later=True
+                )  # fmt: skip
             else:
-                self.renderer.render_view(frame, second, rect, self.size, extra=extra)
+                self.renderer.render_view(
+                    frame, second, rect, self.size, extra=extra, ground_later=True
+                )  # fmt: skip
                 self.renderer.draw_image(divider(self.size[1]), mw, 0, self.size)
         if view.inset is not None:
-            self.renderer.render_inset(frame, inset_camera(frame), view.inset, self.size)
+            self.renderer.render_inset(
+                frame, inset_camera(frame), view.inset, self.size, ground_later=True
+            )  # fmt: skip
         if hud:
             draw_hud(self.renderer, self.size, frame)
         return view

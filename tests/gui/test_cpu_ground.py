@@ -74,10 +74,17 @@ def test_the_painted_ground_is_the_shader_s_ground(monkeypatch, name: str) -> No
         painted, drawn, views = _pictures(canvas, frame, cam, monkeypatch)
     finally:
         canvas.release()
-    assert len(views) == 1  # every camera of the views is level: the CPU paints the ground
+    # every camera is level: the CPU paints the ground of the inset map's top view (first:
+    # its pixels then cover the main view's) and of the main view
+    assert len(views) == 2
+    assert views[0].inv_fog == 0.0 and views[0].viewport[2] < SIZE[0] // 4
+    assert views[1].viewport == (0, 0, *SIZE)
     diff = np.abs(painted - drawn).max(axis=-1)
     assert (diff > FAR_OFF_LEVELS).mean() < FAR_OFF_SHARE, (name, (diff > FAR_OFF_LEVELS).mean())
     assert diff.mean() < MEAN_LEVELS, (name, diff.mean())
+    x, y, w, h = views[0].viewport  # the inset map alone (~5 % of the picture)
+    inset = diff[SIZE[1] - y - h : SIZE[1] - y, x : x + w]
+    assert (inset > FAR_OFF_LEVELS).mean() < FAR_OFF_SHARE and inset.mean() < MEAN_LEVELS
     # Not two blank pictures: the grid shows (several distinct shades of ground), and both
     # pictures have the same ones where the scene is ground.
     assert len(np.unique(drawn.reshape(-1, 3), axis=0)) > 50
@@ -95,7 +102,10 @@ def test_the_painted_ground_is_the_shader_s_ground(monkeypatch, name: str) -> No
 
 def test_a_camera_that_rolls_keeps_the_shader_s_ground(monkeypatch) -> None:
     """Rows of a rolled view are not level on the ground: `ground_view` says no, the renderer
-    draws the ground itself, and the picture is the shader's byte for byte."""
+    draws the main view's ground itself, and the picture is the shader's byte for byte outside
+    the inset map (whose top view the CPU still paints: within the tolerances above)."""
+    from skyswarm.gui.layout import Layout
+
     from skyswarm.gui.camera import FixedCamera, OrbitCamera
     from skyswarm.gui.offscreen import OffscreenCanvas
     from skyswarm.gui.scene import Scenery
@@ -112,8 +122,14 @@ def test_a_camera_that_rolls_keeps_the_shader_s_ground(monkeypatch) -> None:
         painted, drawn, views = _pictures(canvas, frame, cam, monkeypatch)
     finally:
         canvas.release()
-    assert views == []
-    assert np.array_equal(painted, drawn)
+    x, y, w, h = Layout.of(frame, SIZE).inset
+    assert [v.viewport for v in views] == [(x, SIZE[1] - y - h, w, h)]  # the inset's alone
+    outside = np.ones(SIZE[::-1], bool)
+    outside[y : y + h, x : x + w] = False
+    assert np.array_equal(painted[outside], drawn[outside])
+    diff = np.abs(painted - drawn).max(axis=-1)[~outside]
+    assert (diff > FAR_OFF_LEVELS).mean() < FAR_OFF_SHARE and diff.mean() < MEAN_LEVELS
+    assert diff.max() > 0  # the inset's ground is the CPU's, not the shader's
 
 
 def test_the_ground_goes_under_each_premultiplied_pixel_rounded() -> None:

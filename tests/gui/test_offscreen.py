@@ -245,6 +245,50 @@ def test_render_pool_reports_a_worker_that_fails(tmp_path: Path) -> None:
     assert not any(p.is_alive() for p in pool.procs)
 
 
+def test_render_processes_rasterise_with_the_threads_the_cores_leave(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """llvmpipe's rasteriser threads in each render process: none where the render processes,
+    the simulation and ffmpeg fill the cores (2 cores: the drawing thread rasterises), else
+    the cores left over; counted by Mesa's thread names while the pool draws. A user's own
+    LP_NUM_THREADS is kept."""
+    import os
+    import time
+
+    from skyswarm.gui.camera import OrbitCamera
+    from skyswarm.gui.capture import RenderPool, RenderSpec, raster_threads
+    from skyswarm.gui.scene import Frame, Scenery, upright
+
+    assert [raster_threads(c, 2) for c in (1, 2, 3, 4, 6, 8)] == [0, 0, 0, 1, 2, 3]
+    assert raster_threads(2, 1) == 0 and raster_threads(4, 1) == 2
+
+    def threads_seen(env: str | None) -> list[int]:
+        if env is None:
+            monkeypatch.delenv("LP_NUM_THREADS", raising=False)
+        else:
+            monkeypatch.setenv("LP_NUM_THREADS", env)
+        spec = RenderSpec(Scenery(), (64, 36), (0.0, 0.0), 10.0, tmp_path / f"v{env}.mp4", None,
+                          10.0, False)  # fmt: skip
+        pool = RenderPool(spec, workers=2)
+        frame = Frame(0.0, np.array([1]), ["uav"], np.zeros(1, int), np.zeros((1, 3)), upright(1),
+                      np.ones(1, bool))  # fmt: skip
+        try:
+            for _ in range(20):
+                pool.submit(frame, OrbitCamera((0.0, 0.0, 0.0), 10.0))
+            time.sleep(3.0)  # both workers have drawn (their contexts exist) and wait for more
+            counts = []
+            for p in pool.procs:
+                names = [(Path(t) / "comm").read_text().strip()
+                         for t in Path(f"/proc/{p.pid}/task").iterdir()]  # fmt: skip
+                counts.append(sum(n.startswith("llvmpipe") for n in names))
+        finally:
+            pool.close()
+        return counts
+
+    assert threads_seen(None) == [raster_threads(os.cpu_count() or 1, 2)] * 2
+    assert threads_seen("1") == [1, 1]
+
+
 def test_video_without_the_gui_extra_is_a_one_line_bad_input(tmp_path: Path) -> None:
     """`run --video` where moderngl is not installed: exit 2 and one line naming the option and
     the extra to install, before any results directory exists."""
