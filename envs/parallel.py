@@ -34,21 +34,29 @@ from pettingzoo import ParallelEnv
 from skyswarm.core.comms.channels import DEFAULT_CHANNELS, ChannelConfig, CommsConfig
 from skyswarm.core.comms.dispatcher import attach_comms
 from skyswarm.envs.actions import ActionCheck
-from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
+from skyswarm.envs.batch import BatchOwner, FlightBatch, flight_settings
 from skyswarm.envs.hearing import WIDTH, Hearing, RadioHearing, TruthHearing, neighbour_block
 from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError
 from skyswarm.envs.swarm_tasks import SWARM_TASKS, SwarmTask
-from skyswarm.envs.tasks import finite_real, whole
+from skyswarm.envs.tasks import check_keys, fields_of, finite_real, whole
+
+# the swarm env's keywords beside FlightSettings' (for an unknown keyword's "did you mean")
+OWN_KEYWORDS = ("task", "swarm_size", "neighbours", "hear", "radio", "beacon_hz", "render_mode",
+                "task_overrides")  # fmt: skip
 
 
 def make_swarm_task(task: str | SwarmTask, overrides: dict[str, Any] | None = None) -> SwarmTask:
-    """A swarm task by name (SWARM_TASKS) or as given, with `overrides` of its fields."""
+    """A swarm task by name (SWARM_TASKS) or as given, with `overrides` of its fields (an
+    unknown field is a ValueError with the closest one)."""
+    overrides = {} if overrides is None else overrides
+    cls = type(task) if isinstance(task, SwarmTask) else SwarmTask
+    check_keys("task_overrides", overrides, fields_of(cls))
     if isinstance(task, SwarmTask):
-        return replace(task, **(overrides or {}))
+        return replace(task, **overrides)
     if task not in SWARM_TASKS:
         names = ", ".join(map(repr, SWARM_TASKS))
         raise ValueError(f"swarm task {task!r}: expected one of {names}")
-    return SWARM_TASKS[task](**(overrides or {}))
+    return SWARM_TASKS[task](**overrides)
 
 
 class SwarmParallelEnv(BatchOwner, ParallelEnv):
@@ -78,9 +86,11 @@ class SwarmParallelEnv(BatchOwner, ParallelEnv):
         if not (finite_real(beacon_hz) and beacon_hz > 0.0):
             raise ValueError(f"beacon_hz {beacon_hz!r}: expected a finite number > 0")
         self.task = make_swarm_task(task, task_overrides)
-        self.settings = FlightSettings(**settings)
+        self.settings = flight_settings(settings, OWN_KEYWORDS)
         self.n, self.k, self.hear = int(swarm_size), int(neighbours), hear
-        self.channel = ChannelConfig(**{**_default_radio(), **(radio or {})})
+        radio = {} if radio is None else radio
+        check_keys("radio", radio, fields_of(ChannelConfig))
+        self.channel = ChannelConfig(**{**_default_radio(), **radio})
         self.beacon_hz = beacon_hz
         self.render_mode = render_mode
         self.name = f"skyswarm/{self.task.name} parallel env"

@@ -25,8 +25,8 @@ import gymnasium as gym
 import numpy as np
 
 from skyswarm.envs.actions import ActionCheck
-from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings, StepOut
-from skyswarm.envs.tasks import TASKS, Task
+from skyswarm.envs.batch import BatchOwner, FlightBatch, StepOut, flight_settings
+from skyswarm.envs.tasks import TASKS, Task, check_keys, fields_of
 
 SEED_SPACE = 2**31  # a new simulator's seed, drawn from an env's generator, is below this
 
@@ -36,12 +36,16 @@ class EpisodeEndedError(RuntimeError):
 
 
 def make_task(task: str | Task, overrides: dict[str, Any] | None = None) -> Task:
-    """A task by name (envs/tasks.py TASKS) or as given, with `overrides` of its fields."""
+    """A task by name (envs/tasks.py TASKS) or as given, with `overrides` of its fields (an
+    unknown field is a ValueError with the closest one)."""
+    overrides = {} if overrides is None else overrides
+    cls = type(task) if isinstance(task, Task) else Task
+    check_keys("task_overrides", overrides, fields_of(cls))
     if isinstance(task, Task):
-        return replace(task, **(overrides or {}))
+        return replace(task, **overrides)
     if task not in TASKS:
         raise ValueError(f"task {task!r}: expected one of {', '.join(map(repr, TASKS))}")
-    return TASKS[task](**(overrides or {}))
+    return TASKS[task](**overrides)
 
 
 def registered(task: str, **kwargs: Any) -> FlightEnv:
@@ -77,7 +81,7 @@ class FlightEnv(BatchOwner, gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: expected 'rgb_array', 'human' or None")
         self.task = make_task(task, task_overrides)
-        self.settings = FlightSettings(**settings)
+        self.settings = flight_settings(settings, ("task", "render_mode", "task_overrides"))
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "render_fps": self.settings.control_hz}
         self.name = f"skyswarm/{self.task.name} env"

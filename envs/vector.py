@@ -31,7 +31,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from skyswarm.envs.actions import ActionCheck
-from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
+from skyswarm.envs.batch import BatchOwner, FlightBatch, flight_settings
 from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError, make_task, spaces
 from skyswarm.envs.tasks import Task, whole
 
@@ -39,6 +39,7 @@ from skyswarm.envs.tasks import Task, whole
 # compiled passes' threshold when this default was measured (docs/rl.md, 4,096 slots 1.7x on
 # two quiet threads); a vector env runs no `Simulator.run` that could measure it per run.
 VECTOR_THREADS_FROM = 2048
+OWN_KEYWORDS = ("num_envs", "task", "render_mode", "task_overrides")  # beside FlightSettings'
 
 
 class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
@@ -66,7 +67,7 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
         self.num_envs = int(num_envs)
         if "threads" not in settings:  # every core where two threads pay on a quiet machine
             settings["threads"] = 0 if self.num_envs >= VECTOR_THREADS_FROM else 1
-        self.settings = FlightSettings(**settings)
+        self.settings = flight_settings(settings, OWN_KEYWORDS)
         self.render_mode = render_mode
         self.name = f"skyswarm/{self.task.name} vector env"
         self._batch = FlightBatch(self.num_envs, self.task, self.settings)
