@@ -13,7 +13,8 @@ An agent that crashes (envs/tasks.py) or collides with another dies: terminated 
 its body taken out of the world and its radio silent; it is absent from `agents` from then on.
 At `max_episode_steps` every remaining agent is truncated. `reset(seed=s)` builds the
 simulator from `s` (same seed, same episode bit for bit); `reset()` builds it from a seed drawn
-from the env's generator (a dead UAV is not revived in place).
+from the env's generator (a dead UAV is not revived in place). It takes no reset option: one
+given is named in a `ResetOptionWarning` (PettingZoo's API test passes one and expects a reset).
 
     env = parallel_env("swap", swarm_size=6, action="velocity")
     obs, infos = env.reset(seed=0)
@@ -24,6 +25,8 @@ from the env's generator (a dead UAV is not revived in place).
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -36,7 +39,7 @@ from skyswarm.core.comms.dispatcher import attach_comms
 from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import BatchOwner, FlightBatch, flight_settings
 from skyswarm.envs.hearing import WIDTH, Hearing, RadioHearing, TruthHearing, neighbour_block
-from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError
+from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError, unknown_option
 from skyswarm.envs.swarm_tasks import SWARM_TASKS, SwarmTask
 from skyswarm.envs.tasks import check_keys, fields_of, finite_real, whole
 
@@ -57,6 +60,11 @@ def make_swarm_task(task: str | SwarmTask, overrides: dict[str, Any] | None = No
         names = ", ".join(map(repr, SWARM_TASKS))
         raise ValueError(f"swarm task {task!r}: expected one of {names}")
     return SWARM_TASKS[task](**overrides)
+
+
+class ResetOptionWarning(UserWarning):
+    """A reset option the swarm env does not take, ignored (`SwarmParallelEnv.reset`); make it
+    an error with `warnings.simplefilter("error", ResetOptionWarning)`."""
 
 
 class SwarmParallelEnv(BatchOwner, ParallelEnv):
@@ -133,6 +141,14 @@ class SwarmParallelEnv(BatchOwner, ParallelEnv):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, dict[str, Any]]]:
+        """A new episode (see the module docstring). The env takes no reset option; one given
+        is named in a `ResetOptionWarning`, not refused: PettingZoo's own `parallel_api_test`
+        resets with `options={"options": 1}` and expects that to work."""
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"{self.name}: reset options {options!r}: expected a dict or None")
+        for key in options or {}:
+            message = f"{unknown_option(self.name, key, ())}: ignored"
+            warnings.warn(message, ResetOptionWarning, stacklevel=2)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._close_batch()

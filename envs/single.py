@@ -9,7 +9,8 @@ own end without `reset()` is an error, and so is an action of the wrong shape, N
 [-1, 1] (an `ActionError` naming the env, the agent and the space).
 `reset(seed=s)` rebuilds the simulator from `s`, so the same seed gives the same episode bit
 for bit; `reset()` without a seed teleports the UAV to a new start drawn from the env's
-generator (nothing rebuilt).
+generator (nothing rebuilt). The env takes no reset option: `options` None or {} (Gymnasium's
+default), anything else a ValueError naming the key (never ignored).
 
     env = FlightEnv("hover", action="body_rates", render_mode="rgb_array")
     obs, info = env.reset(seed=0)
@@ -18,12 +19,14 @@ generator (nothing rebuilt).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from skyswarm.core.schema import did_you_mean
 from skyswarm.envs.actions import ActionCheck
 from skyswarm.envs.batch import BatchOwner, FlightBatch, StepOut, flight_settings
 from skyswarm.envs.tasks import TASKS, Task, check_keys, fields_of
@@ -33,6 +36,29 @@ SEED_SPACE = 2**31  # a new simulator's seed, drawn from an env's generator, is 
 
 class EpisodeEndedError(RuntimeError):
     """`step()` after an episode ended, without `reset()`."""
+
+
+def reset_options(
+    name: str, options: Mapping[str, Any] | None, accepted: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """`reset`'s `options` as a dict (None: none, as Gymnasium passes by default), or a
+    ValueError naming the first key the env does not take (`unknown_option`): an option the
+    env would not honour is refused, never ignored."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"{name}: reset options {options!r}: expected a dict or None")
+    for key in options:
+        if key not in accepted:
+            raise ValueError(unknown_option(name, key, accepted))
+    return dict(options)
+
+
+def unknown_option(name: str, key: object, accepted: tuple[str, ...]) -> str:
+    """The message for a reset option `key` env `name` does not take: the closest it does."""
+    takes = ", ".join(map(repr, accepted)) if accepted else "none (options=None or {})"
+    hint = did_you_mean(str(key), accepted)
+    return f"{name}: reset option {key!r} is not one this env takes{hint}; it takes {takes}"
 
 
 def make_task(task: str | Task, overrides: dict[str, Any] | None = None) -> Task:
@@ -94,6 +120,7 @@ class FlightEnv(BatchOwner, gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        reset_options(self.name, options)
         super().reset(seed=seed, options=options)
         if seed is not None or self._batch.sim.closed:  # closed: a new one, as a fresh env's
             self._close_view()
