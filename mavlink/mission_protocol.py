@@ -10,7 +10,8 @@ MISSION_ITEM_INT. Only the mission type 0 (MISSION) holds items; fence and rally
 
 Items flown: NAV_WAYPOINT (16, hold p1 s, acceptance p2 m or NAV_ACC_RAD, yaw p4 deg),
 NAV_LOITER_UNLIM (17), NAV_LOITER_TURNS (18, as a waypoint), NAV_LOITER_TIME (19, p1 s),
-NAV_RETURN_TO_LAUNCH (20, switches to RTL), NAV_LAND (21), NAV_TAKEOFF (22); DO_* items (e.g.
+NAV_RETURN_TO_LAUNCH (20, switches to RTL), NAV_LAND (21), NAV_TAKEOFF (22, at least
+MIS_TAKEOFF_ALT above home, as the command: `Vehicle.takeoff_target`); DO_* items (e.g.
 DO_CHANGE_SPEED) are accepted and passed over. Frames: GLOBAL(_INT) (AMSL),
 GLOBAL_RELATIVE_ALT(_INT) and GLOBAL_TERRAIN_ALT(_INT) (above home: the ground is flat), MISSION
 (DO items). After the last item the vehicle holds (AUTO.LOITER), or stays landed.
@@ -239,7 +240,7 @@ def _fly_takeoff(store: MissionStore, v: Vehicle, item: Item) -> bool:
         if not v.armed:
             v.fly_off()
             return False
-        v.takeoff_z = v.alt_to_z(item.z, ALT_FRAMES.get(item.frame, True))
+        v.takeoff_z = v.takeoff_target(v.alt_to_z(item.z, ALT_FRAMES.get(item.frame, True)))
         modes.TAKEOFF.enter(v)
         store.phase = "climb"
     climb = v.params.values["MPC_TKO_SPEED"] * v.poll_s
