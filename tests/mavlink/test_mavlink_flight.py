@@ -354,3 +354,23 @@ def test_a_mission_takeoff_item_below_home_climbs_to_the_minimum_and_goes_on(mav
     assert reached is not None
     assert abs(run.truth()[2] - (0.09 + 2.5)) < 0.8  # NAV_MC_ALT_RAD
     run.wait("MISSION_ITEM_REACHED", 4.0, test=lambda m: m.seq == 1)
+
+
+def test_an_unanswered_upload_is_re_asked_every_half_second_of_sim_time_then_cancelled(mav_run):
+    # Before: the retries ran on the wall clock, so in lockstep (or at any pace but real
+    # time) how much simulated flight passed between re-asks, and whether an upload over a
+    # lossy simulated link finished, depended on the machine's speed. Now: RETRY_S = 0.5 s
+    # and RETRIES = 10 in simulated time, as PX4's mission manager (hrt time = sim time in
+    # SITL lockstep): 11 requests 0.5 s apart, then MISSION_ACK OPERATION_CANCELLED (15).
+    run = mav_run()
+    start = len(run.log)
+    run.clients[0].mav.mission_count_send(1, 1, 2, 0)  # two items announced, none sent
+    ack = run.wait("MISSION_ACK", 8.0)
+    assert ack.type == 15
+    asked = [t for t, _, m in run.log[start:] if m.get_type() == "MISSION_REQUEST_INT"]
+    assert all(m.seq == 0 for _, _, m in run.log[start:] if m.get_type() == "MISSION_REQUEST_INT")
+    assert len(asked) == 11
+    np.testing.assert_allclose(np.diff(asked), 0.5, atol=1e-9)
+    acked = next(t for t, _, m in run.log[start:] if m is ack)
+    assert acked - asked[-1] == pytest.approx(0.5, abs=1e-9)
+    assert not run.service.vehicles[0].mission.items
