@@ -26,7 +26,7 @@ import gymnasium as gym
 
 from skyswarm.envs.actions import LEVELS, ActionError
 from skyswarm.envs.batch import MAX_EPISODE_STEPS, FlightSettings
-from skyswarm.envs.parallel import SwarmParallelEnv, parallel_env
+from skyswarm.envs.parallel import ResetOptionWarning, SwarmParallelEnv, parallel_env
 from skyswarm.envs.single import EpisodeEndedError, FlightEnv
 from skyswarm.envs.swarm_tasks import SWARM_TASKS, SwarmTask
 from skyswarm.envs.tasks import TASKS, Task
@@ -40,6 +40,7 @@ __all__ = [
     "FlightEnv",
     "FlightSettings",
     "FlightVectorEnv",
+    "ResetOptionWarning",
     "SWARM_TASKS",
     "SwarmParallelEnv",
     "SwarmTask",

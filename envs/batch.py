@@ -39,7 +39,7 @@ from skyswarm.envs.judge import (
 )
 from skyswarm.envs.observations import ObservationSpec, observe, read_kinematics
 from skyswarm.envs.randomize import Randomization
-from skyswarm.envs.tasks import Task, finite_real, row_norm, whole
+from skyswarm.envs.tasks import Task, check_keys, fields_of, finite_real, row_norm, whole
 from skyswarm.uav.config import UavConfig, load_uav_config
 from skyswarm.uav.estimation import euler_to_quat
 from skyswarm.uav.sensors.config import PRESETS, SensorsConfig
@@ -77,6 +77,7 @@ class FlightSettings:
 
     def __post_init__(self) -> None:
         if isinstance(self.randomize, dict):
+            check_keys("randomize", self.randomize, fields_of(Randomization))
             object.__setattr__(self, "randomize", Randomization(**self.randomize))
         for name in ("control_hz", "tick_s", "spacing_m"):
             value = getattr(self, name)
@@ -114,6 +115,13 @@ class FlightSettings:
     @property
     def observation(self) -> ObservationSpec:
         return ObservationSpec(self.rotation, self.observe, self.last_action)
+
+
+def flight_settings(settings: dict[str, Any], own: tuple[str, ...] = ()) -> FlightSettings:
+    """The `FlightSettings` of an env's other keyword arguments `settings`; an unknown one is
+    a ValueError naming the closest of the settings and the env's `own` keywords."""
+    check_keys("keyword", settings, fields_of(FlightSettings) + own)
+    return FlightSettings(**settings)
 
 
 @dataclass(frozen=True)

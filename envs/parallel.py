@@ -13,7 +13,8 @@ An agent that crashes (envs/tasks.py) or collides with another dies: terminated 
 its body taken out of the world and its radio silent; it is absent from `agents` from then on.
 At `max_episode_steps` every remaining agent is truncated. `reset(seed=s)` builds the
 simulator from `s` (same seed, same episode bit for bit); `reset()` builds it from a seed drawn
-from the env's generator (a dead UAV is not revived in place).
+from the env's generator (a dead UAV is not revived in place). It takes no reset option: one
+given is named in a `ResetOptionWarning` (PettingZoo's API test passes one and expects a reset).
 
     env = parallel_env("swap", swarm_size=6, action="velocity")
     obs, infos = env.reset(seed=0)
@@ -24,6 +25,8 @@ from the env's generator (a dead UAV is not revived in place).
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -34,21 +37,34 @@ from pettingzoo import ParallelEnv
 from skyswarm.core.comms.channels import DEFAULT_CHANNELS, ChannelConfig, CommsConfig
 from skyswarm.core.comms.dispatcher import attach_comms
 from skyswarm.envs.actions import ActionCheck
-from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
+from skyswarm.envs.batch import BatchOwner, FlightBatch, flight_settings
 from skyswarm.envs.hearing import WIDTH, Hearing, RadioHearing, TruthHearing, neighbour_block
-from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError
+from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError, unknown_option
 from skyswarm.envs.swarm_tasks import SWARM_TASKS, SwarmTask
-from skyswarm.envs.tasks import finite_real, whole
+from skyswarm.envs.tasks import check_keys, fields_of, finite_real, whole
+
+# the swarm env's keywords beside FlightSettings' (for an unknown keyword's "did you mean")
+OWN_KEYWORDS = ("task", "swarm_size", "neighbours", "hear", "radio", "beacon_hz", "render_mode",
+                "task_overrides")  # fmt: skip
 
 
 def make_swarm_task(task: str | SwarmTask, overrides: dict[str, Any] | None = None) -> SwarmTask:
-    """A swarm task by name (SWARM_TASKS) or as given, with `overrides` of its fields."""
+    """A swarm task by name (SWARM_TASKS) or as given, with `overrides` of its fields (an
+    unknown field is a ValueError with the closest one)."""
+    overrides = {} if overrides is None else overrides
+    cls = type(task) if isinstance(task, SwarmTask) else SwarmTask
+    check_keys("task_overrides", overrides, fields_of(cls))
     if isinstance(task, SwarmTask):
-        return replace(task, **(overrides or {}))
+        return replace(task, **overrides)
     if task not in SWARM_TASKS:
         names = ", ".join(map(repr, SWARM_TASKS))
         raise ValueError(f"swarm task {task!r}: expected one of {names}")
-    return SWARM_TASKS[task](**(overrides or {}))
+    return SWARM_TASKS[task](**overrides)
+
+
+class ResetOptionWarning(UserWarning):
+    """A reset option the swarm env does not take, ignored (`SwarmParallelEnv.reset`); make it
+    an error with `warnings.simplefilter("error", ResetOptionWarning)`."""
 
 
 class SwarmParallelEnv(BatchOwner, ParallelEnv):
@@ -78,9 +94,11 @@ class SwarmParallelEnv(BatchOwner, ParallelEnv):
         if not (finite_real(beacon_hz) and beacon_hz > 0.0):
             raise ValueError(f"beacon_hz {beacon_hz!r}: expected a finite number > 0")
         self.task = make_swarm_task(task, task_overrides)
-        self.settings = FlightSettings(**settings)
+        self.settings = flight_settings(settings, OWN_KEYWORDS)
         self.n, self.k, self.hear = int(swarm_size), int(neighbours), hear
-        self.channel = ChannelConfig(**{**_default_radio(), **(radio or {})})
+        radio = {} if radio is None else radio
+        check_keys("radio", radio, fields_of(ChannelConfig))
+        self.channel = ChannelConfig(**{**_default_radio(), **radio})
         self.beacon_hz = beacon_hz
         self.render_mode = render_mode
         self.name = f"skyswarm/{self.task.name} parallel env"
@@ -123,6 +141,14 @@ class SwarmParallelEnv(BatchOwner, ParallelEnv):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, dict[str, Any]]]:
+        """A new episode (see the module docstring). The env takes no reset option; one given
+        is named in a `ResetOptionWarning`, not refused: PettingZoo's own `parallel_api_test`
+        resets with `options={"options": 1}` and expects that to work."""
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"{self.name}: reset options {options!r}: expected a dict or None")
+        for key in options or {}:
+            message = f"{unknown_option(self.name, key, ())}: ignored"
+            warnings.warn(message, ResetOptionWarning, stacklevel=2)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._close_batch()

@@ -9,7 +9,8 @@ own end without `reset()` is an error, and so is an action of the wrong shape, N
 [-1, 1] (an `ActionError` naming the env, the agent and the space).
 `reset(seed=s)` rebuilds the simulator from `s`, so the same seed gives the same episode bit
 for bit; `reset()` without a seed teleports the UAV to a new start drawn from the env's
-generator (nothing rebuilt).
+generator (nothing rebuilt). The env takes no reset option: `options` None or {} (Gymnasium's
+default), anything else a ValueError naming the key (never ignored).
 
     env = FlightEnv("hover", action="body_rates", render_mode="rgb_array")
     obs, info = env.reset(seed=0)
@@ -18,15 +19,17 @@ generator (nothing rebuilt).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from skyswarm.core.schema import did_you_mean
 from skyswarm.envs.actions import ActionCheck
-from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings, StepOut
-from skyswarm.envs.tasks import TASKS, Task
+from skyswarm.envs.batch import BatchOwner, FlightBatch, StepOut, flight_settings
+from skyswarm.envs.tasks import TASKS, Task, check_keys, fields_of
 
 SEED_SPACE = 2**31  # a new simulator's seed, drawn from an env's generator, is below this
 
@@ -35,13 +38,40 @@ class EpisodeEndedError(RuntimeError):
     """`step()` after an episode ended, without `reset()`."""
 
 
+def reset_options(
+    name: str, options: Mapping[str, Any] | None, accepted: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """`reset`'s `options` as a dict (None: none, as Gymnasium passes by default), or a
+    ValueError naming the first key the env does not take (`unknown_option`): an option the
+    env would not honour is refused, never ignored."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"{name}: reset options {options!r}: expected a dict or None")
+    for key in options:
+        if key not in accepted:
+            raise ValueError(unknown_option(name, key, accepted))
+    return dict(options)
+
+
+def unknown_option(name: str, key: object, accepted: tuple[str, ...]) -> str:
+    """The message for a reset option `key` env `name` does not take: the closest it does."""
+    takes = ", ".join(map(repr, accepted)) if accepted else "none (options=None or {})"
+    hint = did_you_mean(str(key), accepted)
+    return f"{name}: reset option {key!r} is not one this env takes{hint}; it takes {takes}"
+
+
 def make_task(task: str | Task, overrides: dict[str, Any] | None = None) -> Task:
-    """A task by name (envs/tasks.py TASKS) or as given, with `overrides` of its fields."""
+    """A task by name (envs/tasks.py TASKS) or as given, with `overrides` of its fields (an
+    unknown field is a ValueError with the closest one)."""
+    overrides = {} if overrides is None else overrides
+    cls = type(task) if isinstance(task, Task) else Task
+    check_keys("task_overrides", overrides, fields_of(cls))
     if isinstance(task, Task):
-        return replace(task, **(overrides or {}))
+        return replace(task, **overrides)
     if task not in TASKS:
         raise ValueError(f"task {task!r}: expected one of {', '.join(map(repr, TASKS))}")
-    return TASKS[task](**(overrides or {}))
+    return TASKS[task](**overrides)
 
 
 def registered(task: str, **kwargs: Any) -> FlightEnv:
@@ -77,7 +107,7 @@ class FlightEnv(BatchOwner, gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: expected 'rgb_array', 'human' or None")
         self.task = make_task(task, task_overrides)
-        self.settings = FlightSettings(**settings)
+        self.settings = flight_settings(settings, ("task", "render_mode", "task_overrides"))
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "render_fps": self.settings.control_hz}
         self.name = f"skyswarm/{self.task.name} env"
@@ -90,6 +120,7 @@ class FlightEnv(BatchOwner, gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        reset_options(self.name, options)
         super().reset(seed=seed, options=options)
         if seed is not None or self._batch.sim.closed:  # closed: a new one, as a fresh env's
             self._close_view()

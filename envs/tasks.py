@@ -17,13 +17,16 @@ R `max_error_m`, C `crash_penalty`, B `goal_bonus`. An agent *crashes* (terminat
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from skyswarm.core.schema import did_you_mean
 from skyswarm.core.wind import WindConfig
 
 
@@ -153,6 +156,24 @@ def finite_real(value: object) -> bool:
 def whole(value: object) -> bool:
     """Whether `value` is a whole number (numpy's too), not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_keys(what: str, given: Any, known: Collection[str]) -> None:
+    """A ValueError unless `given` is a mapping whose keys are all in `known`: it names the
+    first other key, the closest known one ("did you mean", as config files get, core/schema.py)
+    and every known key. Before, `Task(**overrides)` and the like raised Python's TypeError
+    ("unexpected keyword argument"), naming no alternative."""
+    if not isinstance(given, Mapping):
+        raise ValueError(f"{what} {given!r}: expected a dict of {', '.join(known)}")
+    for key in given:
+        if key not in known:
+            hint = did_you_mean(str(key), known)
+            raise ValueError(f"{what} {key!r}: no such key{hint}; known keys: {', '.join(known)}")
+
+
+def fields_of(cls: type) -> tuple[str, ...]:
+    """The names a dataclass `cls` takes as keywords (its `init` fields), in order."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
 def _check(task: Task, name: str, ok: Callable[[float], bool], expected: str) -> None:

@@ -7,7 +7,8 @@ the observation returned for it is already the first of its next episode; the la
 its info in `infos["final_info"]` (with its masks). A step is one compiled call for the 8
 physics ticks of every slot (on the fast engine; envs/batch.py `_fly_ticks`) and compiled
 passes and numpy over arrays for the rest: no Python per sub-environment (the slots that ended
-are restarted together, by teleport).
+are restarted together, by teleport). `reset(options={"reset_mask": mask})` restarts only the
+sub-environments `mask` selects, as Gymnasium's vector envs do.
 
     envs = gymnasium.make_vec("skyswarm/Hover-v0", num_envs=1024,
                               vectorization_mode="vector_entry_point")
@@ -31,14 +32,15 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from skyswarm.envs.actions import ActionCheck
-from skyswarm.envs.batch import BatchOwner, FlightBatch, FlightSettings
-from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError, make_task, spaces
+from skyswarm.envs.batch import BatchOwner, FlightBatch, flight_settings
+from skyswarm.envs.single import SEED_SPACE, EpisodeEndedError, make_task, reset_options, spaces
 from skyswarm.envs.tasks import Task, whole
 
 # Sub-environments from which the vector env's default is every core (threads = 0): the
 # compiled passes' threshold when this default was measured (docs/rl.md, 4,096 slots 1.7x on
 # two quiet threads); a vector env runs no `Simulator.run` that could measure it per run.
 VECTOR_THREADS_FROM = 2048
+OWN_KEYWORDS = ("num_envs", "task", "render_mode", "task_overrides")  # beside FlightSettings'
 
 
 class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
@@ -66,7 +68,7 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
         self.num_envs = int(num_envs)
         if "threads" not in settings:  # every core where two threads pay on a quiet machine
             settings["threads"] = 0 if self.num_envs >= VECTOR_THREADS_FROM else 1
-        self.settings = FlightSettings(**settings)
+        self.settings = flight_settings(settings, OWN_KEYWORDS)
         self.render_mode = render_mode
         self.name = f"skyswarm/{self.task.name} vector env"
         self._batch = FlightBatch(self.num_envs, self.task, self.settings)
@@ -82,10 +84,31 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Every sub-environment anew. `seed` (an int; a list takes its first) rebuilds the
-        simulator from it: the same seed gives the same episodes bit for bit."""
+        """Every sub-environment anew, or those of `options["reset_mask"]` (Gymnasium's partial
+        reset: a bool array (num_envs,) with at least one True; the others keep their episodes
+        and the returned obs holds their current observations). `seed` (an int; a list takes
+        its first) rebuilds the simulator from it: the same seed gives the same episodes bit for
+        bit; the simulator is every sub-environment's, so a seed resets them all (a seed with a
+        partial mask is a ValueError). Any other option is a ValueError naming it."""
+        mask = self._reset_mask(reset_options(self.name, options, ("reset_mask",)))
         if isinstance(seed, list | tuple):
             seed = seed[0]
+        if mask is not None and not mask.all():
+            if seed is not None:
+                raise ValueError(
+                    f"{self.name}: reset(seed=, options={{'reset_mask': ...}}): a seed rebuilds "
+                    "the one simulator of every sub-environment: reset them all with a seed, or "
+                    "some of them without one"
+                )
+            if not self._started:
+                raise ValueError(
+                    f"{self.name}: a partial reset_mask before the first full reset() (or after "
+                    "close()): the other sub-environments have no episode to keep"
+                )
+            obs = self._batch.observe()  # the others' current observations (a step's own)
+            index = np.flatnonzero(mask)
+            obs[index] = self._batch.restart(index, self._rng)
+            return obs, {}
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         elif self._batch.sim.closed:  # after close(): a new simulator, as a fresh env's
@@ -98,6 +121,22 @@ class FlightVectorEnv(BatchOwner, gym.vector.VectorEnv):
         obs = self._batch.restart(np.arange(self.num_envs), self._rng)
         self._started = True
         return obs, {}
+
+    def _reset_mask(self, options: dict[str, Any]) -> np.ndarray | None:
+        """`options["reset_mask"]` checked as Gymnasium's vector envs check it (a ValueError
+        naming what is wrong), or None without one."""
+        if "reset_mask" not in options:
+            return None
+        given = options["reset_mask"]
+        mask = np.asarray(given)
+        if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+            raise ValueError(
+                f"{self.name}: reset_mask {given!r}: expected a bool array of shape "
+                f"({self.num_envs},), True for each sub-environment to reset"
+            )
+        if not mask.any():
+            raise ValueError(f"{self.name}: reset_mask selects no sub-environment (all False)")
+        return mask
 
     def step(
         self, actions: Any

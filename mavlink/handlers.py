@@ -5,7 +5,9 @@ offboard setpoints, MANUAL_CONTROL and TIMESYNC.
 Commands (MAV_CMD) and their answers, as PX4 gives them:
 - 400 COMPONENT_ARM_DISARM: arm only on the ground, disarm only on the ground unless forced
   (param2 = 21196) -> ACCEPTED / DENIED;
-- 22 NAV_TAKEOFF (param7 AMSL m; NaN: MIS_TAKEOFF_ALT above home), armed only; 21 NAV_LAND;
+- 22 NAV_TAKEOFF (param7 AMSL m; NaN: MIS_TAKEOFF_ALT above home; raised to at least
+  MIS_TAKEOFF_ALT above home and never below the vehicle, as PX4: `Vehicle.takeoff_target`),
+  armed only; 21 NAV_LAND;
   20 NAV_RETURN_TO_LAUNCH; 192 DO_REPOSITION (lat, lon, alt AMSL; NaN keeps the current);
   as COMMAND_INT the altitude is in the command's frame (above home in the relative ones);
 - 176 DO_SET_MODE (param1 with MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, param2 main, param3 sub):
@@ -165,8 +167,7 @@ class Handlers:
         if not v.armed:
             v.statustext("Takeoff denied: disarmed", 4)
             return DENIED
-        rel = v.params.values["MIS_TAKEOFF_ALT"]
-        v.takeoff_z = v.alt_to_z(c.z, c.relative) if math.isfinite(c.z) else v.home[2] + rel
+        v.takeoff_z = v.takeoff_target(v.alt_to_z(c.z, c.relative) if math.isfinite(c.z) else None)
         v.take()
         v.set_mode(modes.TAKEOFF)
         return ACCEPTED

@@ -2,15 +2,19 @@
 mission's execution in AUTO.MISSION.
 
 Upload: MISSION_COUNT -> MISSION_REQUEST_INT(0) -> MISSION_ITEM_INT(0) -> ... -> MISSION_ACK.
-A request not answered within `RETRY_S` (wall clock: a link matter, not flight) is sent again,
-`RETRIES` times, then the upload is abandoned (MISSION_ACK OPERATION_CANCELLED). Download:
+A request not answered within `RETRY_S` of simulated time is sent again, `RETRIES` times, then
+the upload is abandoned (MISSION_ACK OPERATION_CANCELLED): the vehicle's clock, as PX4's
+mission manager times its retries on hrt time, which is the simulated time in SITL lockstep.
+(It was the wall clock: how much flight passed before a re-ask, and whether an upload over a
+lossy simulated link completed, depended on how fast the machine ran the simulation.) Download:
 MISSION_REQUEST_LIST -> MISSION_COUNT, then MISSION_REQUEST_INT/MISSION_REQUEST(seq) ->
 MISSION_ITEM_INT. Only the mission type 0 (MISSION) holds items; fence and rally lists are empty
 (an upload of 0 items is accepted, of more refused as UNSUPPORTED).
 
 Items flown: NAV_WAYPOINT (16, hold p1 s, acceptance p2 m or NAV_ACC_RAD, yaw p4 deg),
 NAV_LOITER_UNLIM (17), NAV_LOITER_TURNS (18, as a waypoint), NAV_LOITER_TIME (19, p1 s),
-NAV_RETURN_TO_LAUNCH (20, switches to RTL), NAV_LAND (21), NAV_TAKEOFF (22); DO_* items (e.g.
+NAV_RETURN_TO_LAUNCH (20, switches to RTL), NAV_LAND (21), NAV_TAKEOFF (22, at least
+MIS_TAKEOFF_ALT above home, as the command: `Vehicle.takeoff_target`); DO_* items (e.g.
 DO_CHANGE_SPEED) are accepted and passed over. Frames: GLOBAL(_INT) (AMSL),
 GLOBAL_RELATIVE_ALT(_INT) and GLOBAL_TERRAIN_ALT(_INT) (above home: the ground is flat), MISSION
 (DO items). After the last item the vehicle holds (AUTO.LOITER), or stays landed.
@@ -19,7 +23,6 @@ GLOBAL_RELATIVE_ALT(_INT) and GLOBAL_TERRAIN_ALT(_INT) (above home: the ground i
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,7 +33,7 @@ from skyswarm.mavlink import modes
 if TYPE_CHECKING:
     from skyswarm.mavlink.vehicle import Vehicle
 
-RETRY_S, RETRIES = 0.5, 10
+RETRY_S, RETRIES = 0.5, 10  # s of simulated time (PX4: 0.25-0.5 s), re-asks
 NAV_COMMANDS = {16, 17, 18, 19, 20, 21, 22}
 DO_COMMANDS = range(176, 253)  # DO_* and CONDITION_* ids: accepted, passed over
 ALT_FRAMES = {0: False, 5: False, 3: True, 6: True, 10: True, 11: True, 2: True}  # relative?
@@ -66,7 +69,7 @@ class MissionStore:
         self.state = NO_MISSION
         self._upload: list[Item | None] | None = None
         self._peer = (0, 0)
-        self._asked_at = 0.0
+        self._asked_at = 0.0  # sim s of the last request
         self._asks = 0
         self.reached_at: float | None = None  # sim s the current item was reached (holding)
         self.phase = ""
@@ -84,7 +87,7 @@ class MissionStore:
             return
         self._upload = [None] * int(m.count)
         self._peer = (m.get_srcSystem(), m.get_srcComponent())
-        self._ask(link, 0)
+        self._ask(link, 0, v.time_s)
 
     def on_item(self, v: Vehicle, link, m, is_int: bool) -> None:
         up = self._upload
@@ -92,7 +95,7 @@ class MissionStore:
             return
         expected = up.index(None)
         if m.seq != expected:
-            self._ask(link, expected)
+            self._ask(link, expected, v.time_s)
             return
         if m.command not in NAV_COMMANDS and m.command not in DO_COMMANDS:
             return self._abort(link, UNSUPPORTED)
@@ -110,7 +113,7 @@ class MissionStore:
         params = (float(m.param1), float(m.param2), float(m.param3), float(m.param4))
         up[m.seq] = Item(m.seq, m.frame, m.command, m.autocontinue, params, lat, lon, m.z)
         if m.seq + 1 < len(up):
-            self._ask(link, m.seq + 1)
+            self._ask(link, m.seq + 1, v.time_s)
             return
         self.items = [i for i in up if i is not None]
         self._upload = None
@@ -118,22 +121,23 @@ class MissionStore:
         link.send(link.mav.mission_ack_encode(*self._peer, ACCEPTED, 0))
         v.announce_mission()
 
-    def _ask(self, link, seq: int) -> None:
-        self._asked_at, self._asks, self._link, self._seq = time.monotonic(), 0, link, seq
+    def _ask(self, link, seq: int, now_s: float) -> None:
+        """Request item `seq` at sim time `now_s` s."""
+        self._asked_at, self._asks, self._link, self._seq = now_s, 0, link, seq
         link.send(link.mav.mission_request_int_encode(*self._peer, seq, 0))
 
     def _abort(self, link, result: int) -> None:
         self._upload = None
         link.send(link.mav.mission_ack_encode(*self._peer, result, 0))
 
-    def poll(self) -> None:
-        """Re-ask an unanswered upload request, or give up (wall-clock timing)."""
-        if self._upload is None or time.monotonic() - self._asked_at < RETRY_S:
+    def poll(self, now_s: float) -> None:
+        """Re-ask an unanswered upload request, or give up, at sim time `now_s` s."""
+        if self._upload is None or now_s - self._asked_at < RETRY_S - 1e-9:  # whole polls
             return
         if self._asks >= RETRIES:
             return self._abort(self._link, CANCELLED)
         asks = self._asks + 1
-        self._ask(self._link, self._seq)
+        self._ask(self._link, self._seq, now_s)
         self._asks = asks
 
     def on_request_list(self, link, m) -> None:
@@ -239,7 +243,7 @@ def _fly_takeoff(store: MissionStore, v: Vehicle, item: Item) -> bool:
         if not v.armed:
             v.fly_off()
             return False
-        v.takeoff_z = v.alt_to_z(item.z, ALT_FRAMES.get(item.frame, True))
+        v.takeoff_z = v.takeoff_target(v.alt_to_z(item.z, ALT_FRAMES.get(item.frame, True)))
         modes.TAKEOFF.enter(v)
         store.phase = "climb"
     climb = v.params.values["MPC_TKO_SPEED"] * v.poll_s

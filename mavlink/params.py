@@ -27,7 +27,7 @@ from skyswarm.uav.swarm import Swarm
 
 # name -> (default, low, high, doc): PX4's defaults (PX4 user guide, parameter reference)
 VEHICLE_PARAMS: dict[str, tuple[float, float, float, str]] = {
-    "MIS_TAKEOFF_ALT": (2.5, 0.0, 1000.0, "takeoff height when the command gives none, m"),
+    "MIS_TAKEOFF_ALT": (2.5, 0.0, 1000.0, "takeoff height above home: default and least, m"),
     "MPC_TKO_SPEED": (1.5, 0.1, 10.0, "takeoff climb speed, m/s"),
     "MPC_LAND_SPEED": (0.7, 0.1, 5.0, "final descent speed of a landing, m/s"),
     "MPC_LAND_ALT2": (5.0, 0.0, 100.0, "height below which a landing slows to MPC_LAND_SPEED, m"),

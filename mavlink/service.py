@@ -192,7 +192,7 @@ class MavlinkService:
             if alive[i]:  # a killed UAV's messages are read (bounded) and dropped
                 for link, m in inbox[i]:
                     v.handlers.handle(link, m)
-            v.mission.poll()
+            v.mission.poll(time_s)
             if alive[i]:
                 v.update()
         for _, _, _, targets in self.groups:

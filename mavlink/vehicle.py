@@ -219,6 +219,26 @@ class Vehicle:
     def alt_to_z(self, alt: float, relative: bool) -> float:
         return float(self.home[2] + alt if relative else alt - self.service.origin[2])
 
+    def takeoff_target(self, z: float | None) -> float:
+        """The height (world z, m) a takeoff climbs to from `z` (None: MIS_TAKEOFF_ALT above
+        home), by PX4's rule (navigator takeoff.cpp and mission.cpp, v1.x): at least
+        MIS_TAKEOFF_ALT above home ("Using minimum takeoff altitude"), and never below where the
+        vehicle is ("Already higher than takeoff altitude": a takeoff does not descend). Before,
+        a takeoff below home (an altitude above home sent as AMSL, say) left the vehicle on
+        the ground in TAKEOFF for good, its target under the ground."""
+        minimum = float(self.home[2] + self.params.values["MIS_TAKEOFF_ALT"])
+        if z is None:
+            z = minimum
+        elif z < minimum:
+            if z < minimum - 0.1:  # PX4 says nothing within 10 cm of it
+                alt = self.params.values["MIS_TAKEOFF_ALT"]
+                self.statustext(f"Using minimum takeoff altitude: {alt:.2f} m", 2)
+            z = minimum
+        if z < self.pos[2]:
+            self.statustext("Already higher than takeoff altitude", 2)
+            z = float(self.pos[2])
+        return z
+
     def yaw_from_heading_deg(self, heading_deg: float) -> float:
         return float(heading_to_yaw(heading_deg))
 

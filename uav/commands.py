@@ -16,7 +16,8 @@ holds until the next one.
                                                              #  or rotor speed rad/s)
 
 Limits saturate, as documented on each method (the airframe's and [control]'s numbers); NaN or
-inf in a command is a `CommandError` naming the agent and the field, and so is a wrong shape.
+inf in a command is a `CommandError` naming the agent and the field, and so is a wrong shape,
+and an agent index given twice in one call (its last row would silently win).
 Levels (docs: concepts/commands): Position and Velocity(+heading) run the whole cascade;
 Attitude enters at the angle loops; BodyRates at the rate loops (gains `[control.body_rate]`,
 yaw on `[control.yaw_rate]`); Motors replaces the mixer's output, through the motor model
@@ -241,7 +242,14 @@ class CommandInterface:
             raise CommandError(
                 f"command {level}: agent index {int(a[bad][0])} is not in the swarm (0..{n - 1})"
             )
-        return a.astype(np.intp)
+        idx = a.astype(np.intp)
+        repeated = first_repeat(idx)
+        if repeated is not None:  # its last row would silently win
+            raise CommandError(
+                f"command {level}: agent index {repeated} is given {int((idx == repeated).sum())} "
+                "times: expected each agent at most once (one row per agent)"
+            )
+        return idx
 
     def _array(
         self, values: ArrayLike, shape: tuple[int, ...], idx: np.ndarray, level: str, field: str
@@ -283,6 +291,17 @@ class CommandInterface:
         switch = idx[self.swarm.setpoints.mode[at] != ctl.mode_index(mode)]
         if len(switch):
             self.swarm.set_mode(switch, mode)
+
+
+def first_repeat(idx: np.ndarray) -> int | None:
+    """The first value of the integers `idx` (k,) that occurs more than once, or None.
+    Strictly increasing indices (np.flatnonzero's, a mask's) are told apart in one pass."""
+    if len(idx) < 2 or (idx[1:] > idx[:-1]).all():
+        return None
+    values, counts = np.unique(idx, return_counts=True)
+    if (counts == 1).all():
+        return None
+    return int(idx[np.argmax(np.isin(idx, values[counts > 1]))])
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ import numpy as np
 from skyswarm.core.comms.beacons import BeaconNet, NeighbourTable
 from skyswarm.core.geo import heading_to_yaw, yaw_of
 from skyswarm.uav import control as ctl
+from skyswarm.uav.commands import first_repeat
 
 if TYPE_CHECKING:
     from skyswarm.core.tasks import Task
@@ -147,7 +148,8 @@ class Commands:
       the current heading target is kept);
     - `velocity` + `vertical_speed` (n,) m/s: GroundSpeedAndVertSpeed (`fly_velocity`);
     - `position` (n, 2) m + `altitude` [+ `heading_deg`]: Position (`goto`).
-    `rows` (m,) restricts the command to those rows of the call (the arrays then have m rows).
+    `rows` (m,) restricts the command to those rows of the call (the arrays then have m rows;
+    a row given twice is a ValueError).
     The world-frame velocity is turned into each agent's heading frame with its sensed yaw.
     """
 
@@ -164,6 +166,12 @@ def apply_commands(swarm: Swarm, g: GroupInputs, cmd: Commands) -> None:
     sel = np.arange(g.n) if cmd.rows is None else np.asarray(cmd.rows, dtype=np.intp)
     if not len(sel):
         return
+    repeated = first_repeat(sel)
+    if repeated is not None:  # its last row would silently win
+        raise ValueError(
+            f"Commands.rows: row {repeated} is given more than once: expected each row of the "
+            "call at most once"
+        )
     idx = g.index[sel]
     sp = swarm.setpoints
     if cmd.position is not None:

@@ -385,10 +385,11 @@ class Swarm:
         name: str = "group",
     ) -> GroupBehaviour:
         """Run the swarm-level behaviour `fn` every `period_s` for the alive agents (of
-        `members`, swarm indices; default all) with the neighbours heard on `beacons`."""
+        `members`: swarm indices or a boolean mask, each agent once, as the commands take;
+        default all) with the neighbours heard on `beacons`."""
         from skyswarm.uav.group import GroupBehaviour
 
-        rows = None if members is None else np.asarray(members, dtype=np.intp)
+        rows = None if members is None else self.command.agent_indices(members, "behave")
         behaviour = GroupBehaviour(self, fn, period_s, beacons, rows)
         behaviour.task = self.sim.every(period_s, behaviour, phase_s, owner=behaviour, name=name)
         return behaviour
@@ -404,9 +405,9 @@ class Swarm:
     ) -> UserController:
         """Call the user controller `fn(state, command)` every `period_s` (a whole number of
         ticks; `self.dt` for every tick) with the sensed state of the alive agents (of
-        `members`: swarm indices or a boolean mask, as the commands take; default all) and this
-        swarm's `CommandInterface`. It runs in
-        the behaviour phase, so its commands fly from the control phase of the same tick.
+        `members`: swarm indices or a boolean mask, each agent once, as the commands take;
+        default all) and this swarm's `CommandInterface`. It runs in the behaviour phase, so
+        its commands fly from the control phase of the same tick.
 
             def climb(state, command):
                 command.velocity(state.index, np.tile([0.0, 0.0, 1.0], (state.n, 1)))

@@ -3,13 +3,15 @@ what the radio lets an agent hear, proximity and collisions, deaths, and bad inp
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from pettingzoo.test import parallel_api_test, parallel_seed_test
 
 from skyswarm.envs import ActionError, EpisodeEndedError
 from skyswarm.envs.hearing import WIDTH
-from skyswarm.envs.parallel import SwarmParallelEnv, parallel_env
+from skyswarm.envs.parallel import ResetOptionWarning, SwarmParallelEnv, parallel_env
 from skyswarm.envs.swarm_tasks import Swap
 from skyswarm.envs.tasks import Task
 
@@ -19,6 +21,8 @@ OWN = 19  # the flight row: body rates action, 6-D rotation, last action (envs/o
 @pytest.mark.parametrize(
     ("task", "hear"), [("formation", "radio"), ("swap", "radio"), ("swap", "truth")]
 )
+# parallel_api_test resets with options={"options": 1}: named in a warning, not refused
+@pytest.mark.filterwarnings("ignore::skyswarm.envs.parallel.ResetOptionWarning")
 def test_pettingzoo_parallel_api_and_seed_tests_pass(task: str, hear: str) -> None:
     env = parallel_env(task, swarm_size=4, hear=hear, max_episode_steps=120)
     parallel_api_test(env, num_cycles=200)
@@ -156,3 +160,23 @@ def test_bad_actions_name_the_env_and_the_agent() -> None:
         env.step({**ok, "uav_7": np.zeros(4)})
     with pytest.raises(ValueError, match="hear 'radar': expected 'radio' or 'truth'"):
         parallel_env(hear="radar")
+
+
+def test_a_reset_option_is_named_in_a_warning_and_none_or_empty_warn_nothing() -> None:
+    # before: any option was silently ignored. Refusing one would fail PettingZoo's own
+    # parallel_api_test (it resets with options={"options": 1}), so it is a warning.
+    env = parallel_env("formation", swarm_size=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain, _ = env.reset(seed=2, options=None)
+        empty, _ = env.reset(seed=2, options={})
+    needle = r"reset option 'swarm_size' is not one this env takes; it takes none .*: ignored"
+    with pytest.warns(ResetOptionWarning, match=needle):
+        warned, _ = env.reset(seed=2, options={"swarm_size": 3})
+    assert list(warned) == ["uav_0", "uav_1"]  # not honoured: the same two-UAV episode
+    for obs in (empty, warned):
+        for agent in plain:
+            np.testing.assert_array_equal(obs[agent], plain[agent])
+    with pytest.raises(ValueError, match=r"reset options 3: expected a dict or None"):
+        env.reset(seed=2, options=3)
+    env.close()

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import skyswarm.envs  # noqa: F401  (registers the envs)
-from skyswarm.envs import FlightVectorEnv, parallel_env
+from skyswarm.envs import FlightEnv, FlightVectorEnv, parallel_env
 from skyswarm.envs.batch import SLOT_GAP_M, FlightBatch, FlightSettings
 from skyswarm.envs.tasks import Goal, Hover
 
@@ -120,3 +120,51 @@ def test_gym_make_reports_the_setting() -> None:
 def test_bad_sizes_and_rates_of_the_vector_and_swarm_envs_are_named(make, needle) -> None:
     with pytest.raises(ValueError, match=needle):
         make()
+
+
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        # before: Python's TypeError ("Task.__init__() got an unexpected keyword argument
+        # 'altitude'"), naming neither the setting nor the field meant
+        (
+            lambda: gym.make("skyswarm/Hover-v0", task_overrides={"altitude": 5.0}),
+            "task_overrides 'altitude': no such key (did you mean 'altitude_m'?); known keys: "
+            "name, altitude_m,",
+        ),
+        (
+            lambda: FlightVectorEnv(2, task_overrides={"max_eror_m": 4.0}),
+            "task_overrides 'max_eror_m': no such key (did you mean 'max_error_m'?)",
+        ),
+        (
+            lambda: parallel_env("swap", task_overrides={"spacing": 3.0}),
+            "task_overrides 'spacing': no such key (did you mean 'spacing_m'?)",
+        ),
+        (
+            lambda: parallel_env("swap", radio={"los": 0.2}),
+            "radio 'los': no such key (did you mean 'loss'?); known keys: latency_s,",
+        ),
+        (
+            lambda: gym.make("skyswarm/Hover-v0", randomize={"mass_scal": (0.8, 1.2)}),
+            "randomize 'mass_scal': no such key (did you mean 'mass_scale'?)",
+        ),
+        (
+            lambda: parallel_env("swap", randomize={"radio_los": (0.0, 0.2)}),
+            "randomize 'radio_los': no such key (did you mean 'radio_loss'?)",
+        ),
+        # the envs' own keywords are suggested beside FlightSettings'
+        (lambda: FlightEnv(acton="velocity"), "keyword 'acton': no such key (did you mean 'act"),
+        (
+            lambda: parallel_env("swap", swarmsize=3),
+            "keyword 'swarmsize': no such key (did you mean 'swarm_size'?)",
+        ),
+        (lambda: FlightEnv(task_overrides=["altitude_m"]), r"task_overrides \['altitude_m'\]: exp"),
+    ],
+)
+def test_a_misspelt_key_is_named_with_the_closest_one(make, needle) -> None:
+    with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace("?)", r"\?\)")):
+        make()
+
+
+def test_no_overrides_and_empty_ones_alike_build_the_nominal_task() -> None:
+    assert FlightEnv(task_overrides=None).task == FlightEnv(task_overrides={}).task == Hover()

@@ -357,3 +357,15 @@ def test_the_flight_model_is_named_in_the_settings_and_the_full_one_hovers(
     for _ in range(100):
         _, reward, terminated, _, info = env.step(np.zeros(4, np.float32))
     assert info["position_error_m"] < 0.01 and not terminated
+
+
+@pytest.mark.parametrize("make", [lambda: FlightEnv("hover"), lambda: gym.make("skyswarm/Goal-v0")])
+def test_reset_options_none_or_empty_are_taken_any_other_is_refused(make) -> None:
+    # before: options={"start": ...} (or a typo of any option) was silently ignored
+    env = make()
+    first, _ = env.reset(seed=4, options=None)
+    again, _ = env.reset(seed=4, options={})
+    np.testing.assert_array_equal(first, again)
+    with pytest.raises(ValueError, match=r"reset option 'start' is not one this env takes; it "):
+        env.reset(seed=4, options={"start": [0.0, 0.0, 10.0]})
+    env.close()

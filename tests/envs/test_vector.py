@@ -4,6 +4,8 @@ agreement with the single-agent env and across the two physics backends."""
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -187,3 +189,63 @@ def test_large_vector_envs_take_every_core_by_default_with_the_same_numbers() ->
     (top, threaded), (one, serial) = runs
     assert top == numba.config.NUMBA_NUM_THREADS and one == 1
     assert threaded == serial
+
+
+def test_a_reset_mask_restarts_only_the_sub_environments_it_selects() -> None:
+    # Gymnasium's partial reset (options={"reset_mask": ...}), before ignored: every
+    # sub-environment restarted. Envs 0 and 2 restart after 6 steps; 1 and 3 keep their
+    # episodes (their observation is the one the step returned, bit for bit) and are
+    # truncated at step 10, envs 0 and 2 six steps later.
+    envs = FlightVectorEnv(4, task_overrides=STILL, max_episode_steps=10)
+    envs.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        last, *_ = envs.step(rng.uniform(-0.1, 0.1, (4, 4)).astype(np.float32))
+    assert np.abs(last[:, :6]).min(axis=1).max() > 0.0  # every env has moved off its start
+    mask = np.array([True, False, True, False])
+    obs, infos = envs.reset(options={"reset_mask": mask})
+    assert obs.shape == (4, 19) and obs.dtype == np.float32 and infos == {}
+    np.testing.assert_array_equal(obs[[1, 3]], last[[1, 3]])
+    assert not obs[[0, 2], :6].any()  # a STILL start: on target, at rest
+    zero = np.zeros((4, 4), np.float32)
+    for _ in range(4):
+        _, _, term, trunc, _ = envs.step(zero)
+    assert trunc.tolist() == [False, True, False, True] and not term.any()
+    for _ in range(6):
+        _, _, term, trunc, _ = envs.step(zero)
+    assert trunc.tolist() == [True, False, True, False] and not term.any()
+
+
+def test_an_all_true_mask_is_a_full_reset_and_options_none_or_empty_are_none() -> None:
+    a, b = FlightVectorEnv(3), FlightVectorEnv(3)
+    full, _ = a.reset(seed=7)
+    masked, _ = b.reset(seed=7, options={"reset_mask": np.ones(3, bool)})
+    np.testing.assert_array_equal(full, masked)
+    np.testing.assert_array_equal(a.reset(seed=8, options=None)[0], b.reset(seed=8, options={})[0])
+
+
+@pytest.mark.parametrize(
+    ("seed", "options", "needle"),
+    [
+        (None, {"reset_msk": np.ones(3, bool)}, "reset option 'reset_msk' is not one this env "
+         "takes (did you mean 'reset_mask'?); it takes 'reset_mask'"),
+        (None, {"seed": 1}, "reset option 'seed' is not one this env takes"),
+        (None, {"reset_mask": np.ones(2, bool)}, "reset_mask array([ True,  True]): expected a "
+         "bool array of shape (3,)"),
+        (None, {"reset_mask": [1, 0, 1]}, "reset_mask [1, 0, 1]: expected a bool array"),
+        (None, {"reset_mask": np.zeros(3, bool)}, "reset_mask selects no sub-environment"),
+        (5, {"reset_mask": np.array([True, False, False])}, "a seed rebuilds the one simulator"),
+        (None, ["reset_mask"], "reset options ['reset_mask']: expected a dict or None"),
+    ],
+)  # fmt: skip
+def test_bad_reset_options_are_refused_naming_the_key(seed, options, needle) -> None:
+    envs = FlightVectorEnv(3)
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        envs.reset(seed=seed, options=options)
+
+
+def test_a_partial_reset_before_the_first_full_one_is_refused() -> None:
+    envs = FlightVectorEnv(2)
+    with pytest.raises(ValueError, match=r"partial reset_mask before the first full reset\(\)"):
+        envs.reset(options={"reset_mask": np.array([True, False])})

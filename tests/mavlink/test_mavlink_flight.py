@@ -312,3 +312,65 @@ def test_killed_vehicle_stops_its_heartbeat(mav_run):
     run.pump(3.0)
     kinds = [(i, m.get_type()) for _, i, m in run.log[start:]]
     assert (0, "HEARTBEAT") in kinds and not any(i == 1 for i, _ in kinds)
+
+
+def _texts(run, start):
+    return [m.text for _, _, m in run.log[start:] if m.get_type() == "STATUSTEXT"]
+
+
+def test_a_takeoff_below_home_climbs_to_the_minimum_takeoff_altitude(mav_run):
+    # Before: param7 = 5 (meant above home, read as AMSL as PX4 reads it: 483 m below home)
+    # was ACCEPTED and left the vehicle on the ground in AUTO.TAKEOFF for good, its target
+    # under the ground. PX4's rule (navigator takeoff.cpp): at least MIS_TAKEOFF_ALT (2.5 m)
+    # above home, with a critical STATUSTEXT; the climb at 1.5 m/s takes ~2 s.
+    run = mav_run()
+    v = run.service.vehicles[0]
+    assert run.command(ARM, 1) == 0
+    start = len(run.log)
+    assert run.command(TAKEOFF, 0, 0, 0, math.nan, math.nan, math.nan, 5.0) == 0
+    assert run.pump(6.0, lambda i, m: v.mode is modes.HOLD) is not None
+    assert "Using minimum takeoff altitude: 2.50 m" in _texts(run, start)
+    run.pump(2.0)
+    assert abs(run.truth()[2] - (0.09 + 2.5)) < 0.15
+    assert run.wait("EXTENDED_SYS_STATE", 1.5).landed_state == 2  # in air
+    # in the air at 5 m, a takeoff to 3 m does not descend (PX4: "Already higher")
+    take_off(run, 5.0)
+    start = len(run.log)
+    assert run.command(TAKEOFF, 0, 0, 0, math.nan, math.nan, math.nan, HOME_AMSL + 3.0) == 0
+    run.pump(2.0)
+    assert "Already higher than takeoff altitude" in _texts(run, start)
+    assert v.mode is modes.HOLD and abs(run.truth()[2] - (0.09 + 5.0)) < 0.15
+
+
+def test_a_mission_takeoff_item_below_home_climbs_to_the_minimum_and_goes_on(mav_run):
+    # Before: a NAV_TAKEOFF 3 m below home (relative frame) was never reached: the mission
+    # stayed at item 0 on the ground. Now it climbs to MIS_TAKEOFF_ALT (2.5 m) and goes on.
+    run = mav_run()
+    items = [_item(0, 22, alt=-3.0), _item(1, 19, alt=math.nan, p1=1.0)]  # then loiter 1 s
+    assert _upload(run, items) == 0
+    assert run.command(ARM, 1) == 0
+    assert run.command(MISSION_START, 0, 1) == 0
+    reached = run.wait("MISSION_ITEM_REACHED", 6.0, test=lambda m: m.seq == 0)
+    assert reached is not None
+    assert abs(run.truth()[2] - (0.09 + 2.5)) < 0.8  # NAV_MC_ALT_RAD
+    run.wait("MISSION_ITEM_REACHED", 4.0, test=lambda m: m.seq == 1)
+
+
+def test_an_unanswered_upload_is_re_asked_every_half_second_of_sim_time_then_cancelled(mav_run):
+    # Before: the retries ran on the wall clock, so in lockstep (or at any pace but real
+    # time) how much simulated flight passed between re-asks, and whether an upload over a
+    # lossy simulated link finished, depended on the machine's speed. Now: RETRY_S = 0.5 s
+    # and RETRIES = 10 in simulated time, as PX4's mission manager (hrt time = sim time in
+    # SITL lockstep): 11 requests 0.5 s apart, then MISSION_ACK OPERATION_CANCELLED (15).
+    run = mav_run()
+    start = len(run.log)
+    run.clients[0].mav.mission_count_send(1, 1, 2, 0)  # two items announced, none sent
+    ack = run.wait("MISSION_ACK", 8.0)
+    assert ack.type == 15
+    asked = [t for t, _, m in run.log[start:] if m.get_type() == "MISSION_REQUEST_INT"]
+    assert all(m.seq == 0 for _, _, m in run.log[start:] if m.get_type() == "MISSION_REQUEST_INT")
+    assert len(asked) == 11
+    np.testing.assert_allclose(np.diff(asked), 0.5, atol=1e-9)
+    acked = next(t for t, _, m in run.log[start:] if m is ack)
+    assert acked - asked[-1] == pytest.approx(0.5, abs=1e-9)
+    assert not run.service.vehicles[0].mission.items

@@ -182,6 +182,31 @@ def test_nan_and_bad_shapes_name_the_agent_and_the_field() -> None:
     assert (swarm.setpoints.mode == ctl.mode_index(ctl.POSITION)).all()
 
 
+def test_an_agent_given_twice_in_one_command_is_refused_and_nothing_changes() -> None:
+    # before: velocity([2, 0, 2], ...) flew agent 2 at its last row, (0, 0, 1), and dropped
+    # its first, (1, 0, 0), without a word
+    sim, swarm = make("fast", [(0, 0, 10.0), (3, 0, 10.0), (6, 0, 10.0)])
+    sp = swarm.setpoints
+    before = (sp.mode.copy(), sp.velocity.copy(), sp.position.copy(), sp.altitude.copy())
+    v = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    with pytest.raises(CommandError, match=r"command velocity: agent index 2 is given 2 times: "
+                       r"expected each agent at most once \(one row per agent\)"):  # fmt: skip
+        swarm.command.velocity([2, 0, 2], v)
+    with pytest.raises(CommandError, match="command position: agent index 1 is given 3 times"):
+        swarm.command.position(np.array([1, 1, 0, 1]), [[0, 0, 5.0]] * 4)
+    with pytest.raises(CommandError, match="command hold: agent index 0 is given 2 times"):
+        swarm.command.hold([0, 0])
+    after = (sp.mode, sp.velocity, sp.position, sp.altitude)
+    for a, b in zip(before, after, strict=True):
+        np.testing.assert_array_equal(a, b)
+    swarm.command.velocity([2, 0], v[:2])  # distinct indices in any order: one row each
+    np.testing.assert_array_equal(sp.velocity[[2, 0]], v[:2])
+    with pytest.raises(CommandError, match="command control: agent index 1 is given 2 times"):
+        swarm.control(0.01, lambda state, command: None, members=[1, 2, 1])
+    with pytest.raises(CommandError, match="command behave: agent index 0 is given 2 times"):
+        swarm.behave(0.01, lambda g: None, members=[0, 0])
+
+
 def test_a_subset_by_mask_and_the_rest_untouched() -> None:
     sim, swarm = make("fast", [(0, 0, 10.0), (3, 0, 10.0), (6, 0, 10.0)])
     mask = np.array([True, False, True])

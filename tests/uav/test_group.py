@@ -103,3 +103,15 @@ def test_commands_need_a_complete_set() -> None:
     swarm.behave(0.1, lambda g: Commands(velocity=np.zeros((g.n, 2))))
     with pytest.raises(ValueError, match="velocity \\+ altitude"):
         sim.step()
+
+
+def test_a_row_given_twice_in_one_call_s_commands_is_refused() -> None:
+    # before: the row's last position won and the first was dropped without a word
+    sim, swarm = make_swarm(POS)
+    swarm.behave(
+        0.1, lambda g: Commands(position=np.array([[5.0, 5.0], [9.0, 9.0]]),
+                                altitude=np.array([8.0, 8.0]), rows=[1, 1])
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"Commands.rows: row 1 is given more than once"):
+        sim.step()
+    assert swarm.setpoints.altitude[1] == 10.0  # nothing written
