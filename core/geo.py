@@ -6,8 +6,15 @@ radians. Configs and the GUI speak compass headings in degrees (0 = north, 90 = 
 and `yaw_of` read tilt and yaw off (x, y, z, w) quaternions.
 
 A scenario may anchor the local frame on the Earth with `[geo] origin = [lat, lon, alt]`
-(degrees, degrees, metres above the WGS84 ellipsoid): positions then convert to WGS84 with
-pymap3d's exact ENU <-> geodetic transforms (no hand-written geodesy).
+(degrees, degrees, metres above the WGS84 ellipsoid). The world stays flat, as PX4's local
+frame (its local z is altitude: alt = ref_alt - z_ned): a world point (e, n, z) is at the
+latitude and longitude of the point (e, n, 0) of the tangent plane at the origin (pymap3d's
+`enu2geodetic(e, n, 0)`; horizontally PX4 has its own projection, MapProjection) and at the
+altitude `origin alt + z` exactly. Mapping it as a 3-D point of that plane instead
+(`enu2geodetic(e, n, z)`) would put z = 10 m at 7.5 km from the origin 14.4 m above it, as the
+Earth curves away from the plane by d^2 / 2R: a MAVLink target "10 m above home" there would
+be flown 4.4 m low. `wgs84_to_enu` is the exact inverse (a round trip within 1e-7 m at 20 km);
+pymap3d does the geodesy (none is hand-written here).
 """
 
 from __future__ import annotations
@@ -45,21 +52,35 @@ def on_globe(lat: float, lon: float) -> bool:
 
 
 def enu_to_wgs84(points: np.ndarray, origin: tuple[float, ...]) -> np.ndarray:
-    """(N, 3) ENU positions (m) -> (N, 3) latitude (deg), longitude (deg), altitude (m)."""
+    """(N, 3) ENU positions (m) -> (N, 3) latitude (deg), longitude (deg), altitude (m).
+
+    The flat world's mapping (module docstring): latitude and longitude of the tangent-plane
+    point (e, n, 0), altitude `origin[2] + z` exactly."""
     import pymap3d  # deferred: only runs that convert positions need it
 
     p = np.asarray(points, dtype=float).reshape(-1, 3)
-    lat, lon, alt = pymap3d.enu2geodetic(p[:, 0], p[:, 1], p[:, 2], *origin)
-    return np.column_stack([lat, lon, alt])
+    lat, lon, _ = pymap3d.enu2geodetic(p[:, 0], p[:, 1], np.zeros(len(p)), *origin)
+    return np.column_stack([lat, lon, origin[2] + p[:, 2]])
 
 
 def wgs84_to_enu(points: np.ndarray, origin: tuple[float, ...]) -> np.ndarray:
-    """(N, 3) latitude (deg), longitude (deg), altitude (m) -> (N, 3) ENU positions (m)."""
+    """(N, 3) latitude (deg), longitude (deg), altitude (m) -> (N, 3) ENU positions (m): the
+    exact inverse of `enu_to_wgs84`. A place 90 degrees or more of arc from the origin, which
+    no point of the plane maps to, gives NaN.
+
+    (e, n) is where the ellipsoid normal through (lat, lon) crosses the tangent plane u = 0.
+    ECEF, hence ENU, is affine in the height along that normal, so geodetic2enu at two heights
+    gives the crossing exactly (no iteration)."""
     import pymap3d
 
     g = np.asarray(points, dtype=float).reshape(-1, 3)
-    e, n, u = pymap3d.geodetic2enu(g[:, 0], g[:, 1], g[:, 2], *origin)
-    return np.column_stack([e, n, u])
+    h0 = np.full(len(g), float(origin[2]))
+    e0, n0, u0 = pymap3d.geodetic2enu(g[:, 0], g[:, 1], h0, *origin)
+    e1, n1, u1 = pymap3d.geodetic2enu(g[:, 0], g[:, 1], h0 + 1.0, *origin)
+    rise = np.asarray(u1 - u0)  # cosine of the angle between the normal and the plane's up
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(rise > 0.0, -np.asarray(u0) / rise, np.nan)  # m along the normal to u = 0
+    return np.column_stack([e0 + s * (e1 - e0), n0 + s * (n1 - n0), g[:, 2] - origin[2]])
 
 
 def heading_to_yaw(heading_deg: float | np.ndarray) -> float | np.ndarray:

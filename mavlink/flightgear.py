@@ -9,8 +9,9 @@ FlightGear, started with its own flight model off, puts its aircraft where the U
 
 (`socket,in,HZ,HOST,PORT,udp`: HZ at least `rate_hz`, HOST empty = every local address,
 PORT = `[flightgear] port`.) The fields are the UAV's true state (what the GUI draws):
-longitude, latitude (rad) and altitude (m AMSL) from the ENU position and the scenario's
-`[geo] origin` (else `[mavlink] home_origin`); `agl` the height above the ground plane z = 0 (m);
+longitude, latitude (rad) and altitude (m AMSL: the origin's + z) from the ENU position and
+the scenario's `[geo] origin` (else `[mavlink] home_origin`) by core/geo.py; `agl` the height
+above the ground plane z = 0 (m);
 `phi`, `theta`, `psi` roll, pitch and true heading (rad, NED/FRD); `phidot`, `thetadot`,
 `psidot` the body rates p, q, r (rad/s); `v_north`, `v_east`, `v_down` and `climb_rate` in ft/s;
 `v_body_u/v/w` the velocity in the body frame (ft/s); `vcas` the speed (kt); `cur_time` the run's

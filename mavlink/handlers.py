@@ -10,6 +10,7 @@ Commands (MAV_CMD) and their answers, as PX4 gives them:
   armed only; 21 NAV_LAND;
   20 NAV_RETURN_TO_LAUNCH; 192 DO_REPOSITION (lat, lon, alt AMSL; NaN keeps the current);
   as COMMAND_INT the altitude is in the command's frame (above home in the relative ones);
+  DENIED 90 deg or more from the origin, off the flat world (core/geo.py);
 - 176 DO_SET_MODE (param1 with MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, param2 main, param3 sub):
   OFFBOARD needs a setpoint within COM_OF_LOSS_T, MISSION an uploaded mission, else DENIED;
 - 300 MISSION_START, 224 DO_SET_MISSION_CURRENT;
@@ -187,14 +188,19 @@ class Handlers:
         lat = c.lat if math.isfinite(c.lat) and c.lat != 0 else None
         lon = c.lon if math.isfinite(c.lon) and c.lon != 0 else None
         if not on_globe(0.0 if lat is None else lat, 0.0 if lon is None else lon):
-            return DENIED  # off the globe: pymap3d would give a point thousands of km down
-        v.take()
-        v.set_mode(modes.HOLD)
+            return DENIED  # off the globe: no such place
+        target = None
         if lat is not None and lon is not None:
             if math.isfinite(c.z):
-                v.hold_xyz = v.global_to_enu(lat, lon, c.z, relative=c.relative)
+                target = v.global_to_enu(lat, lon, c.z, relative=c.relative)
             else:  # keep the height
-                v.hold_xyz = v.global_to_enu(lat, lon, v.service.amsl(v.pos), relative=False)
+                target = v.global_to_enu(lat, lon, v.service.amsl(v.pos), relative=False)
+            if not np.isfinite(target).all():
+                return DENIED  # 90 deg or more from the origin: off the world's plane
+        v.take()
+        v.set_mode(modes.HOLD)
+        if target is not None:
+            v.hold_xyz = target
         elif math.isfinite(c.z):
             v.hold_xyz[2] = v.alt_to_z(c.z, c.relative)
         if math.isfinite(c.p[3]):

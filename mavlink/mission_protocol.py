@@ -17,7 +17,9 @@ NAV_RETURN_TO_LAUNCH (20, switches to RTL), NAV_LAND (21), NAV_TAKEOFF (22, at l
 MIS_TAKEOFF_ALT above home, as the command: `Vehicle.takeoff_target`); DO_* items (e.g.
 DO_CHANGE_SPEED) are accepted and passed over. Frames: GLOBAL(_INT) (AMSL),
 GLOBAL_RELATIVE_ALT(_INT) and GLOBAL_TERRAIN_ALT(_INT) (above home: the ground is flat), MISSION
-(DO items). After the last item the vehicle holds (AUTO.LOITER), or stays landed.
+(DO items); a NaN altitude holds the present height, in any frame. A fix 90 deg or more from
+the origin (off the flat world: core/geo.py) is refused, INVALID_PARAM5_X. After the last item
+the vehicle holds (AUTO.LOITER), or stays landed.
 """
 
 from __future__ import annotations
@@ -110,6 +112,8 @@ class MissionStore:
                 return self._abort(link, INVALID_PARAM6_Y)
             if m.command == 22 and not math.isfinite(m.z):
                 return self._abort(link, INVALID_PARAM7)
+            if _beyond_the_plane(v, lat, lon):
+                return self._abort(link, INVALID_PARAM5_X)
         params = (float(m.param1), float(m.param2), float(m.param3), float(m.param4))
         up[m.seq] = Item(m.seq, m.frame, m.command, m.autocontinue, params, lat, lon, m.z)
         if m.seq + 1 < len(up):
@@ -217,8 +221,17 @@ class MissionStore:
                 else v.alt_to_z(item.z, ALT_FRAMES[item.frame])
             )
             return np.array([xy[0], xy[1], z])
-        z = item.z if math.isfinite(item.z) else v.pos[2]
-        return v.global_to_enu(lat, lon, z, relative=ALT_FRAMES.get(item.frame, True))
+        if not math.isfinite(item.z):  # this height, in either frame
+            return v.global_to_enu(lat, lon, v.service.amsl(v.pos), relative=False)
+        return v.global_to_enu(lat, lon, item.z, relative=ALT_FRAMES.get(item.frame, True))
+
+
+def _beyond_the_plane(v: Vehicle, lat: float, lon: float) -> bool:
+    """Whether a fix (deg; NaN or 0, 0: here) is 90 deg or more from the origin, where no
+    point of the flat world lies (core/geo.py)."""
+    if not (math.isfinite(lat) and math.isfinite(lon)) or (lat == 0.0 and lon == 0.0):
+        return False
+    return not np.isfinite(v.global_to_enu(lat, lon, 0.0, relative=True)).all()
 
 
 def _fly_waypoint(store: MissionStore, v: Vehicle, item: Item) -> bool:

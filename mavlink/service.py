@@ -255,9 +255,12 @@ class MavlinkService:
 
     # -- geometry -----------------------------------------------------------------------------
     def amsl(self, enu: np.ndarray) -> float:
+        """m AMSL of world point `enu`: the origin's altitude + z, as `enu_to_wgs84` gives it
+        (the world is flat: core/geo.py)."""
         return float(self.origin[2] + enu[2])
 
     def to_enu(self, lat: float, lon: float, amsl: float) -> np.ndarray:
+        """(3,) world ENU m of a WGS84 place; NaN 90 deg or more from the origin."""
         from skyswarm.core.geo import wgs84_to_enu
 
         return wgs84_to_enu(np.array([[lat, lon, amsl]]), self.origin)[0]

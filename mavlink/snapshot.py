@@ -4,7 +4,9 @@ Rows follow the service's vehicle order. The state is what the UAV's own control
 (the estimate with `[uav.sensors]` driving control, else the truth: uav/commands.py
 `sensed_swarm_state`); GPS_RAW_INT reports the GPS fix (the truth plus the GPS model's error
 when sensors are on). Geodetic coordinates come from the ENU position and the scenario's
-`[geo] origin` (or `[mavlink] home_origin`) by pymap3d (core/geo.py).
+`[geo] origin` (or `[mavlink] home_origin`) by core/geo.py's flat-world mapping: altitude AMSL
+= origin altitude + z everywhere, so GLOBAL_POSITION_INT's alt - HOME_POSITION's altitude is
+its relative_alt, -LOCAL_POSITION_NED z, however far from home.
 """
 
 from __future__ import annotations

@@ -212,7 +212,9 @@ class Vehicle:
 
     # -- geometry ---------------------------------------------------------------------------
     def global_to_enu(self, lat: float, lon: float, alt: float, relative: bool) -> np.ndarray:
-        """World ENU point of WGS84 lat, lon deg and an altitude m (AMSL, or above home)."""
+        """World ENU point of WGS84 lat, lon deg and an altitude m (AMSL, or above home); its
+        z is `alt_to_z(alt, relative)` wherever the place is (the world is flat: core/geo.py);
+        NaN 90 deg or more from the origin."""
         amsl = alt + self.service.amsl(self.home) if relative else alt
         return self.service.to_enu(lat, lon, amsl)
 

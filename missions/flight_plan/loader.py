@@ -120,6 +120,8 @@ def localise(plan: Plan, origin: tuple[float, ...], path: str, file: str) -> Pla
             raise ConfigError(file, key, list(values), "[lat, lon(, alt)] in degrees")
         alt = values[2] if len(values) == 3 else origin[2]
         e = wgs84_to_enu(np.array([[lat, lon, alt]]), origin)[0]
+        if not np.isfinite(e[:2]).all():
+            raise ConfigError(file, key, list(values), "a place less than 90 deg from [geo] origin")
         return (
             (float(e[0]), float(e[1]), float(e[2]))
             if len(values) == 3

@@ -245,6 +245,13 @@ CASES: dict[str, tuple[str | None, str, str, int, str]] = {
         1,
         "legs[0].to",
     ),
+    "fix 90 degrees or more from the origin": (  # 91 deg: no point of the flat world
+        plan('{kind = "TF", to = [-50.0, 2.0]}', "geo = true"),
+        "[geo]\norigin = [41.0, 2.0, 0.0]",
+        "",
+        1,
+        "less than 90 deg from [geo] origin",
+    ),
     "emergency plan without a battery": (
         plan(
             '{kind = "TF", to = [5.0, 0.0]}',
