@@ -77,6 +77,18 @@ def compile_group(index: int) -> int:
         return jit.compile_group(index)
 
 
+def _cache_meshes() -> None:
+    """The shipped OBJ meshes parsed into skyswarm's mesh cache (gui/meshes.py), where the
+    `gui` extra is installed: render processes then read them without importing trimesh."""
+    if importlib.util.find_spec("moderngl") is None:
+        return
+    from skyswarm.core.resources import ASSETS_DIR
+    from skyswarm.gui.meshes import load_obj
+
+    for path in sorted(ASSETS_DIR.glob("*.obj")):
+        load_obj(path)
+
+
 def cmd_warmup(args: argparse.Namespace) -> int:
     import os
     import time
@@ -100,6 +112,7 @@ def cmd_warmup(args: argparse.Namespace) -> int:
                 pass
         with cached_loads_without_refresh():  # loads what the workers cached (no compiling)
             jit.compile_ahead()
+    _cache_meshes()
     seconds = time.perf_counter() - start
     where = jit.cache_dir()
     print(
