@@ -431,6 +431,8 @@ def _render_loop(
             shm = SharedMemory(name=name)  # the pool, which made it, unlinks it
             views = [shm.buf[k * nbytes : (k + 1) * nbytes] for k in range(n_slots)]
         overlays: list[Any] = []
+        if slots is not None:
+            yuv.prepare()  # before the first frame: loaded without numba's context refresh
         while (item := frames.get()) is not None:
             k, frame, camera, second, sensed = pickle.loads(item)
             if frame.overlays is None:

@@ -233,6 +233,11 @@ ahead(paint_ground, SIGNATURE)
 
 def prepare() -> None:
     """Compile the kernel, or load it from numba's cache (a render pool, before its
-    processes start, as gui/yuv.py's)."""
-    paint_ground.compile(SIGNATURE)
+    processes start, as gui/yuv.py's; each canvas, before its first paint). Loaded this way
+    a cached kernel skips numba's context refresh (core/kernel_loads.py), which imports ~320
+    modules: ~0.4 s of CPU in each of a video's render processes at its first frame."""
+    from skyswarm.core.kernel_loads import cached_loads_without_refresh
+
+    with cached_loads_without_refresh():  # a cached kernel: no refresh of numba's context
+        paint_ground.compile(SIGNATURE)
 

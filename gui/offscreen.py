@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 import moderngl
 import numpy as np
 
+from skyswarm.gui import ground
 from skyswarm.gui.camera import Camera
 from skyswarm.gui.director import inset_camera
 from skyswarm.gui.framing import default_camera, scene_extent
@@ -53,6 +54,7 @@ class OffscreenCanvas:
             depth_attachment=self.ctx.depth_renderbuffer(size),
         )
         self.renderer = Renderer(self.ctx, scenery, center, half_extent_m, agent_scale)
+        ground.prepare()  # the kernel that paints the ground of every read (`_ground`)
         self._pixels = np.empty((size[1], size[0], 3), np.uint8)  # reused by every read()
         self._rgba: np.ndarray | None = None  # (H, W) uint32, made by the first read
 

@@ -89,7 +89,10 @@ ahead(rgba_to_yuv420p, SIGNATURE)
 def prepare() -> None:
     """Compile the kernel, or load it from numba's cache: a render pool does it before it
     starts its processes, so that they load it rather than each compile it."""
-    rgba_to_yuv420p.compile(SIGNATURE)
+    from skyswarm.core.kernel_loads import cached_loads_without_refresh
+
+    with cached_loads_without_refresh():  # a cached kernel: no refresh of numba's context
+        rgba_to_yuv420p.compile(SIGNATURE)
 
 
 def yuv420p_planes(buffer: bytearray | memoryview | np.ndarray, size: tuple[int, int]) -> tuple:

@@ -148,3 +148,39 @@ def test_the_ground_goes_under_each_premultiplied_pixel_rounded() -> None:
     assert np.array_equal((row >> 8) & 0xFF, want(255 - g))
     assert np.array_equal((row >> 16) & 0xFF, want(g))
     assert np.all(row >> 24 == 255)
+
+
+def test_a_canvas_loads_its_kernels_without_numba_s_context_refresh() -> None:
+    """A fresh process drawing and reading a video frame (a render process's start) loads
+    the ground's and the colour conversion's cached kernels without numba's context refresh,
+    which imports ~300 modules (linear algebra, random generators): ~0.4 s of CPU in each
+    render process before its first frame."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import sys
+import numpy as np
+from skyswarm.gui import yuv
+from skyswarm.gui.camera import OrbitCamera
+from skyswarm.gui.offscreen import OffscreenCanvas
+from skyswarm.gui.scene import Frame, Scenery, upright
+yuv.prepare()
+c = OffscreenCanvas(Scenery(), (64, 36))
+f = Frame(0.0, np.array([1]), ["uav"], np.zeros(1, int), np.zeros((1, 3)), upright(1),
+          np.ones(1, bool))
+c.compose(f, OrbitCamera((0.0, 0.0, 0.0), 10.0))
+buf = bytearray(64 * 36 * 3 // 2)
+c.read_yuv420p_into(buf)
+assert any(buf), "a blank frame"
+print(sorted(m for m in ("numba.np.linalg", "numba.np.random") if m in sys.modules))
+"""
+    from skyswarm.gui import ground, yuv
+
+    ground.prepare()  # cached (compiled here if the cache was cold)
+    yuv.prepare()
+    root = Path(__file__).resolve().parents[2]
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root.parent, check=True)  # fmt: skip
+    assert res.stdout.strip() == "[]", res.stdout
