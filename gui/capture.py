@@ -51,8 +51,10 @@ def raster_threads(cores: int, workers: int) -> int:
     busy; else the cores left over, shared. On 2 cores the picture has little left for
     llvmpipe since its ground is painted on the CPU (gui/ground.py), and its threads' hand-offs
     cost more than they save: 8.5-8.7 CPU ms a frame without them against 9.1-10.7 with one or
-    two (docs/gui.md, "Rasterising in the drawing thread")."""
+    two (docs/gui.md, "The render processes' start and llvmpipe's threads")."""
     return max(0, (cores - 2) // max(1, workers))
+
+
 # Frames in flight to the pool before the simulation waits: 8 s of 30 fps video. The simulation
 # makes frames ~4x faster than they are drawn and encoded; a deep queue lets it run ahead and
 # finish, after which both cores render and encode. A frame on the wire is the agents' state

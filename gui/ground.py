@@ -240,4 +240,3 @@ def prepare() -> None:
 
     with cached_loads_without_refresh():  # a cached kernel: no refresh of numba's context
         paint_ground.compile(SIGNATURE)
-

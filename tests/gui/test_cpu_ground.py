@@ -104,9 +104,8 @@ def test_a_camera_that_rolls_keeps_the_shader_s_ground(monkeypatch) -> None:
     """Rows of a rolled view are not level on the ground: `ground_view` says no, the renderer
     draws the main view's ground itself, and the picture is the shader's byte for byte outside
     the inset map (whose top view the CPU still paints: within the tolerances above)."""
-    from skyswarm.gui.layout import Layout
-
     from skyswarm.gui.camera import FixedCamera, OrbitCamera
+    from skyswarm.gui.layout import Layout
     from skyswarm.gui.offscreen import OffscreenCanvas
     from skyswarm.gui.scene import Scenery
 

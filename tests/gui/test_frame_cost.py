@@ -360,7 +360,9 @@ def test_the_inset_frame_drawn_as_its_sides_is_the_whole_image_blended(monkeypat
     from skyswarm.gui.offscreen import OffscreenCanvas
     from skyswarm.gui.scene import Scenery
 
-    def whole_image(self, frame, camera, rect, target, marker_px=None, extra=(), ground_later=False):  # noqa: ANN001, ANN202, E501
+    def whole_image(
+        self, frame, camera, rect, target, marker_px=None, extra=(), ground_later=False
+    ):  # noqa: ANN001, ANN202, E501
         x, y, w, h = rect
         px = marker_px or renderer.INSET_MARKER_PX
         self.render_view(frame, camera, rect, target, px, ground_later=ground_later)
