@@ -366,6 +366,10 @@ class RenderPool:
         while self.total is None or k < self.total:
             s = k % self.n_slots
             if not self.ready[s].acquire(timeout=WAIT_S):
+                if self.total is not None and k >= self.total:
+                    # end() came while this waited for a frame that is not coming: its worker
+                    # has exited normally by now (it was judged a failure, "exited with 0")
+                    return
                 owner = self.procs[k % len(self.procs)]
                 if owner.exitcode is not None and not self.ready[s].acquire(timeout=WAIT_S):
                     if self.failure is None:  # the first failure is the one reported

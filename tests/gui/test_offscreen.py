@@ -245,6 +245,31 @@ def test_render_pool_reports_a_worker_that_fails(tmp_path: Path) -> None:
     assert not any(p.is_alive() for p in pool.procs)
 
 
+def test_a_pool_closed_while_its_collector_waits_for_the_next_frame_is_no_failure(
+    tmp_path: Path,
+) -> None:
+    """Every frame collected, the collector waits for one more; close() then ends the workers,
+    which exit at once. The collector must see the end, not a worker that left its frame
+    undone ("video render process failed: exited with 0", seen once in CI)."""
+    import time
+
+    from skyswarm.gui.camera import OrbitCamera
+    from skyswarm.gui.capture import WAIT_S, RenderPool, RenderSpec
+    from skyswarm.gui.scene import Frame, Scenery, upright
+
+    frame = Frame(0.0, np.array([1]), ["uav"], np.zeros(1, int), np.zeros((1, 3)), upright(1),
+                  np.ones(1, bool))  # fmt: skip
+    for k in range(6):
+        spec = RenderSpec(Scenery(), (64, 36), (0.0, 0.0), 10.0, tmp_path / f"v{k}.mp4", None,
+                          10.0, False)  # fmt: skip
+        pool = RenderPool(spec, workers=2)
+        for _ in range(4):
+            pool.submit(frame, OrbitCamera((0.0, 0.0, 0.0), 10.0))
+        time.sleep(2.0 + WAIT_S * k / 6)  # the four collected; close at a spread of moments
+        pool.close()  # raised here, now and then, before
+        assert pool.video is not None and (tmp_path / f"v{k}.mp4").stat().st_size > 0
+
+
 def test_render_processes_rasterise_with_the_threads_the_cores_leave(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
