@@ -8,15 +8,16 @@ at the same view depth, so the fog is one `exp` a row and the grid's coordinates
 along the row: `paint_ground` draws the same grid, fades and fog, composited under the
 framebuffer's pixels, in ~1.6 ms.
 
-How the picture is put together: the renderer clears the main view to transparent black and
-leaves the ground out (`Renderer.render(ground_later=True)`); everything else is drawn with
-its alpha accumulated (`blend_func` SRC_ALPHA, ONE_MINUS_SRC_ALPHA for colour, ONE,
-ONE_MINUS_SRC_ALPHA for alpha), so a pixel holds a premultiplied colour C and coverage A;
-after read-back, the ground G goes under it: C + (1 - A) G, what blending over a drawn ground
-gives (to a rounding of each channel). Other views (the inset map, picture-in-picture) draw
-their own ground in OpenGL and cover their rects with opaque pixels, which the ground leaves
-as they are. A camera that rolls (none of the command line's cameras does: the chase and FPV
-views look along level axes) keeps the OpenGL ground: `ground_view` returns None for it.
+How the picture is put together: the renderer clears each view (the main view, the inset map,
+a second view) to transparent black and leaves its ground out (`ground_later=True`);
+everything else is drawn with its alpha accumulated (`blend_func` SRC_ALPHA,
+ONE_MINUS_SRC_ALPHA for colour, ONE, ONE_MINUS_SRC_ALPHA for alpha), so a pixel holds a
+premultiplied colour C and coverage A; after read-back, the ground G goes under it:
+C + (1 - A) G, what blending over a drawn ground gives (to a rounding of each channel). The
+view drawn last is painted first: its pixels come out opaque, so a view drawn earlier under it
+leaves them as they are. A camera that rolls (none of the command line's cameras does: the
+chase and FPV views look along level axes) keeps the OpenGL ground: `ground_view` returns None
+for it.
 """
 
 from __future__ import annotations

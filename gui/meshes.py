@@ -4,7 +4,7 @@ Meshes are expanded to flat-shaded triangles (one normal per face): airframes an
 low-poly, and flat shading keeps their edges readable at a distance.
 
 An OBJ file is parsed by trimesh once; its flat mesh is then kept in skyswarm's user cache
-(`MESH_CACHE`: a .npz named by a hash of the file's bytes and the scale), so that a process that
+(`mesh_cache()`: a .npz named by a hash of the file's bytes and the scale), so that a process that
 draws it again reads two arrays instead of importing trimesh with scipy and networkx: ~0.56 s
 of CPU in each of a video's render processes, ~0.25 ms a frame of the reference run's video.
 """

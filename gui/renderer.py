@@ -107,7 +107,8 @@ class Renderer:
         self.sky_prog["u_horizon"].value = HORIZON
         self._ground: tuple[tuple[float, float], float] | None = None  # centre, half side
         self._static_flat = self._static_geometry(scenery, center, half_extent_m)
-        # the main view's ground left to the caller by the last render(ground_later=True)
+        # the views' grounds left to the caller by the last drawing with ground_later=True,
+        # the view drawn last first (`render_view`)
         self.ground_views: list[GroundView] = []
         self._obstacles = self._obstacle_meshes(scenery)
         self.marker_prog = ctx.program(vertex_shader=FLAT_VS, fragment_shader=MARKER_FS)
@@ -210,7 +211,7 @@ class Renderer:
         pixels it reads back (gui/ground.py; an offscreen canvas): the viewport is cleared to
         transparent black and `ground_views` says where the ground goes. Through a camera
         that rolls the ground is drawn here as usual, and `ground_views` is empty (as after
-        any other render; `render_view` keeps the main view's)."""
+        any other render; `render_view` puts its own before those it keeps)."""
         frame = frame.shown(self.dead, self.leader)
         ctx = self.ctx
         self.occluders = []

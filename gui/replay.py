@@ -224,14 +224,13 @@ def export_video(
     planar yuv420p converted from the framebuffer here (gui/yuv.py, `VIDEO_FMT`), straight
     into the writer's next buffer, so ffmpeg encodes the same samples, tagged the same.
     """
-    from skyswarm.gui import ground, yuv
+    from skyswarm.gui import yuv
     from skyswarm.gui.offscreen import FrameWriter, VideoWriter
     from skyswarm.gui.video import VIDEO_FMT
 
     source = ReplaySource(results_dir)
     view = ReplayStill(source, size, camera, hud, inset, markers, layout, proximity, groups)
     writer = png = None
-    ground.prepare()
     try:
         if video is not None:
             yuv.prepare()
