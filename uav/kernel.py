@@ -113,6 +113,24 @@ def _max(a: float, b: float) -> float:
 
 
 @njit(**_STAGE)
+def _max_of(x: float, k: float) -> float:
+    """`_max(x, k)` where the bound `k` is never NaN (a gain, limit or literal of the
+    kernel's constants, finite by the config's checks): one compare and one select. The
+    same bits as `_max`, NaN and signed zeros included: x <= k gives k (x == k too, as
+    `_max` gives its second operand on a tie), and a NaN x fails the test and is returned
+    itself (`_max` returns x + k, the same quiet NaN). The NaN test `_max` needs for an
+    operand that may be NaN on either side costs ~35 ns per agent over the ~40 clamps of a
+    tick (docs/performance.md)."""
+    return k if x <= k else x
+
+
+@njit(**_STAGE)
+def _min_of(x: float, k: float) -> float:
+    """`_min(x, k)` where the bound `k` is never NaN (see `_max_of`): x >= k gives k."""
+    return k if x >= k else x
+
+
+@njit(**_STAGE)
 def _wrap(a: float) -> float:
     """An angle rad into [-pi, pi): `(a + pi) % (2 pi) - pi`, the same numbers, without the
     floating-point remainder when a + pi is already within one turn of [0, 2 pi) (there the
@@ -163,13 +181,13 @@ def _pid(c: Record, loop: int, axis: int, integral: np.ndarray, error: float, ra
     i_lim, out_lim = c.gains[loop, I_LIMIT, axis], c.gains[loop, OUT_LIMIT, axis]
     p_d = kp * error - kd * rate
     kept = integral[axis]
-    trial = _min(_max(kept + ki_dt * error, -i_lim), i_lim)
+    trial = _min_of(_max_of(kept + ki_dt * error, -i_lim), i_lim)
     raw = p_d + trial
     # Saturated and the error pushes further into saturation: keep the old integral.
     if not (abs(raw) > out_lim and error * raw > 0):
         kept = trial
         integral[axis] = trial
-    return _min(_max(p_d + kept, -out_lim), out_lim)
+    return _min_of(_max_of(p_d + kept, -out_lim), out_lim)
 
 
 @njit(**_STAGE)
@@ -206,7 +224,7 @@ def _outer_loops(c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed
     integral is not emptied when Attitude starts holding a yaw angle (uav/bumpless.py)."""
     e3 = _wrap(sp.yaw - m.yaw)
     o3 = _pid(c, OUTER, 3, mem.outer_i, e3, m.rate_r)
-    o3 = _min(_max(o3, c.outer_lo[3]), c.outer_hi[3])
+    o3 = _min_of(_max_of(o3, c.outer_lo[3]), c.outer_hi[3])
     mem.yaw_rate_command = o3
     if uses[WORLD]:  # a world-frame velocity setpoint, into the heading frame
         vt0 = m.cos * sp.velocity[0] + m.sin * sp.velocity[1]
@@ -214,16 +232,16 @@ def _outer_loops(c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed
     elif uses[POS]:
         o0 = _pid(c, OUTER, 0, mem.outer_i, sp.position[0] - m.x, m.vx)
         o1 = _pid(c, OUTER, 1, mem.outer_i, sp.position[1] - m.y, m.vy)
-        o0 = _min(_max(o0, c.outer_lo[0]), c.outer_hi[0])
-        o1 = _min(_max(o1, c.outer_lo[1]), c.outer_hi[1])
-        scale = _min(1.0, c.max_speed / _max(_hypot(o0, o1), 1e-12))
+        o0 = _min_of(_max_of(o0, c.outer_lo[0]), c.outer_hi[0])
+        o1 = _min_of(_max_of(o1, c.outer_lo[1]), c.outer_hi[1])
+        scale = _min_of(c.max_speed / _max_of(_hypot(o0, o1), 1e-12), 1.0)
         vt0 = (m.cos * o0 + m.sin * o1) * scale
         vt1 = (m.cos * o1 - m.sin * o0) * scale
     else:
         vt0, vt1 = sp.velocity[0], sp.velocity[1]
     if uses[ALT]:
         o2 = _pid(c, OUTER, 2, mem.outer_i, sp.altitude - m.z, m.vz)
-        vt2 = _min(_max(o2, c.outer_lo[2]), c.outer_hi[2])
+        vt2 = _min_of(_max_of(o2, c.outer_lo[2]), c.outer_hi[2])
     else:
         vt2 = sp.velocity[2]
     mem.velocity_target[0], mem.velocity_target[1], mem.velocity_target[2] = vt0, vt1, vt2
@@ -259,10 +277,10 @@ def _speed_pids(c: Record, mem: Record, m: Sensed, vt: Vec3) -> Vec3:
     a1 = _pid(c, SPEED, 1, mem.speed_i, vt1 - h1, (h1 - prev[1]) / c.dt)
     a2 = _pid(c, SPEED, 2, mem.speed_i, vt2 - h2, (h2 - prev[2]) / c.dt)
     prev[0], prev[1], prev[2] = h0, h1, h2
-    vert = _max(c.g + a2, 0.1 * c.g)  # the thrust vector keeps pointing up (low g)
-    tilt_scale = _min(1.0, vert * c.tan_tilt / _max(_hypot(a0, a1), 1e-12))
+    vert = _max_of(c.g + a2, 0.1 * c.g)  # the thrust vector keeps pointing up (low g)
+    tilt_scale = _min_of(vert * c.tan_tilt / _max_of(_hypot(a0, a1), 1e-12), 1.0)
     ax, ay = a0 * tilt_scale, a1 * tilt_scale
-    collective = c.mass * vert / _max(m.r[2][2], c.min_up)
+    collective = c.mass * vert / _max_of(m.r[2][2], c.min_up)
     return math.atan2(-ay, _hypot(ax, vert)), math.atan2(ax, vert), collective
 
 
@@ -318,20 +336,20 @@ def _mix(c: Record, demand: Vec4) -> Vec4:
     m3 = d1 * c.attitude_map[0, 3] + d2 * c.attitude_map[1, 3]
     hi = _max(_max(m0, m1), _max(m2, m3))
     lo = _min(_min(m0, m1), _min(m2, m3))
-    shrink = _min(1.0, c.f_max / _max(hi - lo, 1e-12))
+    shrink = _min_of(c.f_max / _max_of(hi - lo, 1e-12), 1.0)
     coll = _min(_max(d0 * c.per_collective, -lo * shrink), c.f_max - hi * shrink)
     room = np.inf  # N m of yaw every motor still allows
     m0, room = _base(c, 0, m0, shrink, coll, d3, room)
     m1, room = _base(c, 1, m1, shrink, coll, d3, room)
     m2, room = _base(c, 2, m2, shrink, coll, d3, room)
     m3, room = _base(c, 3, m3, shrink, coll, d3, room)
-    fraction = _min(_max(room / _max(abs(d3), 1e-300), 0.0), 1.0)
+    fraction = _min_of(_max_of(room / _max_of(abs(d3), 1e-300), 0.0), 1.0)
     f = c.f_max
     return (
-        _min(_max(m0 + d3 * c.yaw_map[0] * fraction, 0.0), f),
-        _min(_max(m1 + d3 * c.yaw_map[1] * fraction, 0.0), f),
-        _min(_max(m2 + d3 * c.yaw_map[2] * fraction, 0.0), f),
-        _min(_max(m3 + d3 * c.yaw_map[3] * fraction, 0.0), f),
+        _min_of(_max_of(m0 + d3 * c.yaw_map[0] * fraction, 0.0), f),
+        _min_of(_max_of(m1 + d3 * c.yaw_map[1] * fraction, 0.0), f),
+        _min_of(_max_of(m2 + d3 * c.yaw_map[2] * fraction, 0.0), f),
+        _min_of(_max_of(m3 + d3 * c.yaw_map[3] * fraction, 0.0), f),
     )
 
 
@@ -356,16 +374,16 @@ def _motors_and_wrench(
     total, bx, by, bz = 0.0, 0.0, 0.0, 0.0
     gain = 1.0
     if c.rotor_radius > 0.0:  # Cheeseman-Bennett, below half a radius as at half a radius
-        zr = _max(m.z, 0.5 * c.rotor_radius)
+        zr = _max_of(m.z, 0.5 * c.rotor_radius)
         ratio = c.rotor_radius / (4.0 * zr)
         gain = 1.0 / (1.0 - ratio * ratio)
     for k in range(4):
         f = thrust[k]
-        cmd = _min(_max(command[k], 0.0), c.f_max)
+        cmd = _min_of(_max_of(command[k], 0.0), c.f_max)
         if c.speed_state:  # the speed command as calibrated (nominal k_f), the thrust as is
             w = math.sqrt(f / k_f)
             w += alpha * (math.sqrt(cmd / c.k_f) - w)
-            f = _min(k_f * w * w, f_top)
+            f = _min_of(k_f * w * w, f_top)
         else:
             f += alpha * (s * cmd - f)
         thrust[k] = f
@@ -382,7 +400,7 @@ def _motors_and_wrench(
     # body-frame airspeed (v - wind is exact for calm air)
     u0, u1, u2 = to_body(m.r, m.vx - wind[0], m.vy - wind[1], m.vz - wind[2])
     if c.quadratic:
-        h = _min(_max(m.z, 0.0), 11000.0)
+        h = _min_of(_max_of(m.z, 0.0), 11000.0)
         rho = c.isa[0] * (1.0 - c.isa[1] * h) ** c.isa[2]
         force[0] = c.drag_quad[0] * rho * abs(u0) * u0
         force[1] = c.drag_quad[1] * rho * abs(u1) * u1
