@@ -41,12 +41,13 @@ import numpy as np
 from skyswarm.core.backends.fast_kernel import step_range
 from skyswarm.core.frames import euler_angles, rotation_rows, to_body, to_world, yaw_angle
 from skyswarm.core.jit import njit, prange
+from skyswarm.uav.kernel_math import hypot, max_of, min_of, nan_max, nan_min, wrap
 
 # Compiled with numpy's error model (x / 0 -> inf, no exception) and without fastmath, so the
 # arithmetic is plain IEEE arithmetic, operation for operation as written.
 _JIT = {"error_model": "numpy", "nogil": True}
 # Every stage and helper is inlined into `_fly_range` by numba (its IR): compiled apart, the
-# small helpers (_min, _max, _wrap, _pid, _base) cut the range's compile from 32 to 9 CPU-s,
+# small helpers (nan_min, nan_max, wrap, _pid, _base) cut the range's compile from 32 to 9 CPU-s,
 # but `fly` then took 1.03-1.3x the time per agent (the stages apart: 1.3x); docs/performance.md.
 _STAGE = {"inline": "always", **_JIT}
 
@@ -97,97 +98,19 @@ class Sensed(NamedTuple):
 
 
 @njit(**_STAGE)
-def _min(a: float, b: float) -> float:
-    """np.minimum for scalars: NaN in, NaN out. Written as two selects without a branch (the
-    compiled mixer's clamps were mispredicted branches on random demands: 50-65 ns per agent
-    against 28 on steady ones, now 37 on both), the same bits, NaN and signed zeros included."""
-    m = a if a < b else b
-    return a + b if (a != a) | (b != b) else m
-
-
-@njit(**_STAGE)
-def _max(a: float, b: float) -> float:
-    """np.maximum for scalars: NaN in, NaN out (selects, as `_min`)."""
-    m = a if a > b else b
-    return a + b if (a != a) | (b != b) else m
-
-
-@njit(**_STAGE)
-def _max_of(x: float, k: float) -> float:
-    """`_max(x, k)` where the bound `k` is never NaN (a gain, limit or literal of the
-    kernel's constants, finite by the config's checks): one compare and one select. The
-    same bits as `_max`, NaN and signed zeros included: x <= k gives k (x == k too, as
-    `_max` gives its second operand on a tie), and a NaN x fails the test and is returned
-    itself (`_max` returns x + k, the same quiet NaN). The NaN test `_max` needs for an
-    operand that may be NaN on either side costs ~35 ns per agent over the ~40 clamps of a
-    tick (docs/performance.md)."""
-    return k if x <= k else x
-
-
-@njit(**_STAGE)
-def _min_of(x: float, k: float) -> float:
-    """`_min(x, k)` where the bound `k` is never NaN (see `_max_of`): x >= k gives k."""
-    return k if x >= k else x
-
-
-@njit(**_STAGE)
-def _wrap(a: float) -> float:
-    """An angle rad into [-pi, pi): `(a + pi) % (2 pi) - pi`, the same numbers, without the
-    floating-point remainder when a + pi is already within one turn of [0, 2 pi) (there the
-    remainder is exact: a + pi itself, or plus 2 pi for a negative one)."""
-    x = a + math.pi
-    if 0.0 <= x < 2.0 * math.pi:
-        return x - math.pi
-    if -2.0 * math.pi < x < 0.0:
-        return (x + 2.0 * math.pi) - math.pi
-    return x % (2.0 * math.pi) - math.pi
-
-
-# glibc's hypot (>= 2.35; its x86-64 build has no FMA variant) scales inputs beyond these
-# bounds: 2^511, 2^-459, and returns ax + ay when ay <= ax 2^-54 (sysdeps/ieee754/dbl-64/e_hypot.c)
-_HYPOT_LARGE, _HYPOT_TINY, _HYPOT_EPS = 2.0**511, 2.0**-459, 2.0**-54
-
-
-@njit(**_STAGE)
-def _hypot(x: float, y: float) -> float:
-    """math.hypot(x, y), the same bits as glibc's (2.35 on, x86-64): its common case written
-    out (sqrt(ax^2 + ay^2) and Borges' correction, the same operations in the same order), the
-    library called for the rest (inf, NaN, scaled or negligible operands). Inlined, it saves
-    the call and the spill of every live register around it: three per agent and tick
-    (tests/uav/test_kernel_hypot.py holds it to math.hypot bit for bit)."""
-    if not (math.isfinite(x) and math.isfinite(y)):
-        return math.hypot(x, y)
-    x, y = abs(x), abs(y)
-    ax = y if x < y else x
-    ay = x if x < y else y
-    if ax > _HYPOT_LARGE or ay < _HYPOT_TINY or ay <= ax * _HYPOT_EPS:
-        return math.hypot(x, y)
-    h = math.sqrt(ax * ax + ay * ay)
-    if h <= 2.0 * ay:
-        delta = h - ay
-        t1 = ax * (2.0 * delta - ax)
-        t2 = (delta - 2.0 * (ax - ay)) * delta
-    else:
-        delta = h - ax
-        t1 = 2.0 * delta * (ax - 2.0 * ay)
-        t2 = (4.0 * delta - ay) * ay + delta * delta
-    return h - (t1 + t2) / (2.0 * h)
-
-
-@njit(**_STAGE)
 def _pid(c: Record, loop: int, axis: int, integral: np.ndarray, error: float, rate: float) -> float:
     """One axis of one loop (uav/pid.py); updates `integral[axis]` in place."""
     kp, ki_dt, kd = c.gains[loop, KP, axis], c.gains[loop, KI_DT, axis], c.gains[loop, KD, axis]
     i_lim, out_lim = c.gains[loop, I_LIMIT, axis], c.gains[loop, OUT_LIMIT, axis]
     p_d = kp * error - kd * rate
     kept = integral[axis]
-    trial = _min_of(_max_of(kept + ki_dt * error, -i_lim), i_lim)
+    trial = min_of(max_of(kept + ki_dt * error, -i_lim), i_lim)
     raw = p_d + trial
     # Saturated and the error pushes further into saturation: keep the old integral.
     if not (abs(raw) > out_lim and error * raw > 0):
         kept = trial
         integral[axis] = trial
-    return _min_of(_max_of(p_d + kept, -out_lim), out_lim)
+    return min_of(max_of(p_d + kept, -out_lim), out_lim)
 
 
 @njit(**_STAGE)
@@ -222,9 +145,9 @@ def _outer_loops(c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed
     The position and altitude loops run only in the modes that use them (their integrals sit
     idle otherwise: bumpless entry empties them). The heading loop runs in every mode: its
     integral is not emptied when Attitude starts holding a yaw angle (uav/bumpless.py)."""
-    e3 = _wrap(sp.yaw - m.yaw)
+    e3 = wrap(sp.yaw - m.yaw)
     o3 = _pid(c, OUTER, 3, mem.outer_i, e3, m.rate_r)
-    o3 = _min_of(_max_of(o3, c.outer_lo[3]), c.outer_hi[3])
+    o3 = min_of(max_of(o3, c.outer_lo[3]), c.outer_hi[3])
     mem.yaw_rate_command = o3
     if uses[WORLD]:  # a world-frame velocity setpoint, into the heading frame
         vt0 = m.cos * sp.velocity[0] + m.sin * sp.velocity[1]
@@ -232,16 +155,16 @@ def _outer_loops(c: Record, sp: Record, mem: Record, uses: np.ndarray, m: Sensed
     elif uses[POS]:
         o0 = _pid(c, OUTER, 0, mem.outer_i, sp.position[0] - m.x, m.vx)
         o1 = _pid(c, OUTER, 1, mem.outer_i, sp.position[1] - m.y, m.vy)
-        o0 = _min_of(_max_of(o0, c.outer_lo[0]), c.outer_hi[0])
-        o1 = _min_of(_max_of(o1, c.outer_lo[1]), c.outer_hi[1])
-        scale = _min_of(c.max_speed / _max_of(_hypot(o0, o1), 1e-12), 1.0)
+        o0 = min_of(max_of(o0, c.outer_lo[0]), c.outer_hi[0])
+        o1 = min_of(max_of(o1, c.outer_lo[1]), c.outer_hi[1])
+        scale = min_of(c.max_speed / max_of(hypot(o0, o1), 1e-12), 1.0)
         vt0 = (m.cos * o0 + m.sin * o1) * scale
         vt1 = (m.cos * o1 - m.sin * o0) * scale
     else:
         vt0, vt1 = sp.velocity[0], sp.velocity[1]
     if uses[ALT]:
         o2 = _pid(c, OUTER, 2, mem.outer_i, sp.altitude - m.z, m.vz)
-        vt2 = _min_of(_max_of(o2, c.outer_lo[2]), c.outer_hi[2])
+        vt2 = min_of(max_of(o2, c.outer_lo[2]), c.outer_hi[2])
     else:
         vt2 = sp.velocity[2]
     mem.velocity_target[0], mem.velocity_target[1], mem.velocity_target[2] = vt0, vt1, vt2
@@ -277,11 +200,11 @@ def _speed_pids(c: Record, mem: Record, m: Sensed, vt: Vec3) -> Vec3:
     a1 = _pid(c, SPEED, 1, mem.speed_i, vt1 - h1, (h1 - prev[1]) / c.dt)
     a2 = _pid(c, SPEED, 2, mem.speed_i, vt2 - h2, (h2 - prev[2]) / c.dt)
     prev[0], prev[1], prev[2] = h0, h1, h2
-    vert = _max_of(c.g + a2, 0.1 * c.g)  # the thrust vector keeps pointing up (low g)
-    tilt_scale = _min_of(vert * c.tan_tilt / _max_of(_hypot(a0, a1), 1e-12), 1.0)
+    vert = max_of(c.g + a2, 0.1 * c.g)  # the thrust vector keeps pointing up (low g)
+    tilt_scale = min_of(vert * c.tan_tilt / max_of(hypot(a0, a1), 1e-12), 1.0)
     ax, ay = a0 * tilt_scale, a1 * tilt_scale
-    collective = c.mass * vert / _max_of(m.r[2][2], c.min_up)
-    return math.atan2(-ay, _hypot(ax, vert)), math.atan2(ax, vert), collective
+    collective = c.mass * vert / max_of(m.r[2][2], c.min_up)
+    return math.atan2(-ay, hypot(ax, vert)), math.atan2(ax, vert), collective
 
 
 @njit(**_STAGE)
@@ -322,7 +245,7 @@ def _base(c: Record, k: int, roll_pitch: float, shrink: float, coll: float, d3: 
     yaw room N m left after it."""
     base = roll_pitch * shrink + coll
     yaw_k = d3 * c.yaw_map[k]
-    return base, _min(room, (c.f_max - base if yaw_k > 0 else base) / c.yaw_abs[k])
+    return base, nan_min(room, (c.f_max - base if yaw_k > 0 else base) / c.yaw_abs[k])
 
 
 @njit(**_STAGE)
@@ -334,22 +257,22 @@ def _mix(c: Record, demand: Vec4) -> Vec4:
     m1 = d1 * c.attitude_map[0, 1] + d2 * c.attitude_map[1, 1]
     m2 = d1 * c.attitude_map[0, 2] + d2 * c.attitude_map[1, 2]
     m3 = d1 * c.attitude_map[0, 3] + d2 * c.attitude_map[1, 3]
-    hi = _max(_max(m0, m1), _max(m2, m3))
-    lo = _min(_min(m0, m1), _min(m2, m3))
-    shrink = _min_of(c.f_max / _max_of(hi - lo, 1e-12), 1.0)
-    coll = _min(_max(d0 * c.per_collective, -lo * shrink), c.f_max - hi * shrink)
+    hi = nan_max(nan_max(m0, m1), nan_max(m2, m3))
+    lo = nan_min(nan_min(m0, m1), nan_min(m2, m3))
+    shrink = min_of(c.f_max / max_of(hi - lo, 1e-12), 1.0)
+    coll = nan_min(nan_max(d0 * c.per_collective, -lo * shrink), c.f_max - hi * shrink)
     room = np.inf  # N m of yaw every motor still allows
     m0, room = _base(c, 0, m0, shrink, coll, d3, room)
     m1, room = _base(c, 1, m1, shrink, coll, d3, room)
     m2, room = _base(c, 2, m2, shrink, coll, d3, room)
     m3, room = _base(c, 3, m3, shrink, coll, d3, room)
-    fraction = _min_of(_max_of(room / _max_of(abs(d3), 1e-300), 0.0), 1.0)
+    fraction = min_of(max_of(room / max_of(abs(d3), 1e-300), 0.0), 1.0)
     f = c.f_max
     return (
-        _min_of(_max_of(m0 + d3 * c.yaw_map[0] * fraction, 0.0), f),
-        _min_of(_max_of(m1 + d3 * c.yaw_map[1] * fraction, 0.0), f),
-        _min_of(_max_of(m2 + d3 * c.yaw_map[2] * fraction, 0.0), f),
-        _min_of(_max_of(m3 + d3 * c.yaw_map[3] * fraction, 0.0), f),
+        min_of(max_of(m0 + d3 * c.yaw_map[0] * fraction, 0.0), f),
+        min_of(max_of(m1 + d3 * c.yaw_map[1] * fraction, 0.0), f),
+        min_of(max_of(m2 + d3 * c.yaw_map[2] * fraction, 0.0), f),
+        min_of(max_of(m3 + d3 * c.yaw_map[3] * fraction, 0.0), f),
     )
 
 
@@ -374,16 +297,16 @@ def _motors_and_wrench(
     total, bx, by, bz = 0.0, 0.0, 0.0, 0.0
     gain = 1.0
     if c.rotor_radius > 0.0:  # Cheeseman-Bennett, below half a radius as at half a radius
-        zr = _max_of(m.z, 0.5 * c.rotor_radius)
+        zr = max_of(m.z, 0.5 * c.rotor_radius)
         ratio = c.rotor_radius / (4.0 * zr)
         gain = 1.0 / (1.0 - ratio * ratio)
     for k in range(4):
         f = thrust[k]
-        cmd = _min_of(_max_of(command[k], 0.0), c.f_max)
+        cmd = min_of(max_of(command[k], 0.0), c.f_max)
         if c.speed_state:  # the speed command as calibrated (nominal k_f), the thrust as is
             w = math.sqrt(f / k_f)
             w += alpha * (math.sqrt(cmd / c.k_f) - w)
-            f = _min_of(k_f * w * w, f_top)
+            f = min_of(k_f * w * w, f_top)
         else:
             f += alpha * (s * cmd - f)
         thrust[k] = f
@@ -400,7 +323,7 @@ def _motors_and_wrench(
     # body-frame airspeed (v - wind is exact for calm air)
     u0, u1, u2 = to_body(m.r, m.vx - wind[0], m.vy - wind[1], m.vz - wind[2])
     if c.quadratic:
-        h = _min_of(_max_of(m.z, 0.0), 11000.0)
+        h = min_of(max_of(m.z, 0.0), 11000.0)
         rho = c.isa[0] * (1.0 - c.isa[1] * h) ** c.isa[2]
         force[0] = c.drag_quad[0] * rho * abs(u0) * u0
         force[1] = c.drag_quad[1] * rho * abs(u1) * u1

@@ -1,5 +1,5 @@
-"""The flight kernel's one-sided clamps (uav/kernel.py `_max_of`, `_min_of`) give the bits of
-the NaN-propagating `_max` and `_min` they replace wherever the bound is never NaN: every
+"""The flight kernel's one-sided clamps (uav/kernel_math.py `max_of`, `min_of`) give the bits
+of the NaN-propagating `nan_max` and `nan_min` they replace wherever the bound is never NaN: every
 pair of a grid of operands with signed zeros, infinities, subnormals, ties and NaN, compiled
 as the kernel compiles them (inlined into a loop), compared as raw bits."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from skyswarm.core.jit import njit
-from skyswarm.uav.kernel import _max, _max_of, _min, _min_of
+from skyswarm.uav.kernel_math import max_of, min_of, nan_max, nan_min
 
 _SPECIAL = [0.0, -0.0, 1.0, -1.0, 1e-12, -1e-12, 5e-324, -5e-324, 1e300, -1e300]
 X = np.array([*_SPECIAL, np.inf, -np.inf, np.nan, -np.nan, 0.1 + 0.2, 0.3], dtype=float)
@@ -18,14 +18,14 @@ BOUNDS = np.array([*_SPECIAL, np.inf, -np.inf, 0.3, 0.1 + 0.2], dtype=float)  # 
 
 @njit
 def _grid(xs, ks, out):  # pragma: no cover - compiled
-    """out[i, j] = (_max(x, k), _max_of(x, k), _min(x, k), _min_of(x, k)) of xs[i], ks[j]."""
+    """out[i, j] = (nan_max, max_of, nan_min, min_of) of (xs[i], ks[j])."""
     for i in range(xs.shape[0]):
         for j in range(ks.shape[0]):
             x, k = xs[i], ks[j]
-            out[i, j, 0] = _max(x, k)
-            out[i, j, 1] = _max_of(x, k)
-            out[i, j, 2] = _min(x, k)
-            out[i, j, 3] = _min_of(x, k)
+            out[i, j, 0] = nan_max(x, k)
+            out[i, j, 1] = max_of(x, k)
+            out[i, j, 2] = nan_min(x, k)
+            out[i, j, 3] = min_of(x, k)
 
 
 def _bits(a: np.ndarray) -> np.ndarray:

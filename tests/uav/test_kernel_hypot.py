@@ -1,4 +1,4 @@
-"""The flight kernel's inlined hypot (uav/kernel.py `_hypot`) gives math.hypot's bits: its
+"""The flight kernel's inlined hypot (uav/kernel_math.py `hypot`) gives math.hypot's bits: its
 common case is glibc's (2.35 on) written out, the rest calls the library. Checked on millions
 of pairs spanning both branches of the correction, every scale from subnormal to huge, zeros,
 signed zeros, infinities and NaNs, against numba's math.hypot: the C library's call, which the
@@ -14,7 +14,7 @@ import numba
 import numpy as np
 import pytest
 
-from skyswarm.uav.kernel import _hypot
+from skyswarm.uav.kernel_math import hypot as _hypot
 
 
 def _glibc_at_least(major: int, minor: int) -> bool:

@@ -331,7 +331,7 @@ def test_heading_wrap_is_the_remainder_formula_bit_for_bit() -> None:
     numbers as (a + pi) % (2 pi) - pi (compiled, as before) on random angles, the edges of its
     fast paths (a + pi at 0, -0, +-2 pi and one ulp either side), far angles, inf and NaN."""
     from skyswarm.core.jit import njit
-    from skyswarm.uav.kernel import _wrap
+    from skyswarm.uav.kernel_math import wrap as _wrap
 
     @njit
     def both(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
