@@ -57,7 +57,7 @@ def import_compiled_modules() -> None:
     import skyswarm.gui.ground  # the offscreen pictures' ground (render processes)
     import skyswarm.gui.yuv  # the video's colour conversion (render processes)
     import skyswarm.missions._boids_steering
-    import skyswarm.uav.avoidance_kernel
+    import skyswarm.uav.avoidance_kernel  # (with uav.avoidance_steer, which it calls)
     import skyswarm.uav.estimation_kernel
     import skyswarm.uav.flight_kernel  # (with uav.kernel, which it calls)
     import skyswarm.uav.sensors.nearest  # noqa: F401

@@ -95,23 +95,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skyswarm.core.backends import threaded
 from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import ConfigError
 from skyswarm.uav import control as ctl
-from skyswarm.uav.avoidance_kernel import (
+from skyswarm.uav.avoidance_kernel import min_separation, params, scan_push, scan_tracks
+from skyswarm.uav.avoidance_reference import MIN_PUSH_M_S, RIGHT_TURN, NumpyReference
+from skyswarm.uav.avoidance_steer import (
     HEADING_FRAME,
     WORLD_FRAME,
     give_back,
-    min_separation,
     mode_kinds,
-    params,
-    scan_push,
-    scan_tracks,
     steer,
     steer_lent,
+    steer_lent_parallel,
     yaw_terms,
 )
-from skyswarm.uav.avoidance_reference import MIN_PUSH_M_S, RIGHT_TURN, NumpyReference
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
 
 if TYPE_CHECKING:
@@ -445,7 +444,11 @@ class Avoidance(NumpyReference):
             yaw = self._yaws(state.orientation) if self._need_yaw else self._no_yaw
         records = swarm.setpoints.records
         source = np.ascontiguousarray(source)
-        kernel, out = (steer_lent, self._saved) if lend else (steer, self._records)
+        if lend:  # numba's threads for a large swarm (the same bits)
+            kernel = steer_lent_parallel if threaded(len(self.active)) else steer_lent
+            out = self._saved
+        else:
+            kernel, out = steer, self._records
         while True:
             n, guards = kernel(
                 self.active, _KINDS, records, source, rows, yaw, yaw is not self._no_yaw,

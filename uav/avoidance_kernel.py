@@ -1,8 +1,9 @@
-"""The avoidance layer, compiled: every step of uav/avoidance.py's module doc, each a pass over
-all agents, no per-agent Python, the same arithmetic as the numpy reference there
-(`Avoidance._on_scan_numpy`), bit for bit (tests/uav/test_avoidance_kernel.py).
+"""The avoidance layer's scan, compiled: steps 1-6 of uav/avoidance.py's module doc at each
+scan (10 Hz by default), each a pass over all agents, no per-agent Python, the same
+arithmetic as the numpy reference there (`Avoidance._on_scan_numpy`), bit for bit
+(tests/uav/test_avoidance_kernel.py). Its every-tick half (steps 2, 5, 6 and 7: `steer`,
+the mode kinds, `commanded_velocity`) is uav/avoidance_steer.py.
 
-At each scan (10 Hz by default), steps 1-6:
 - `scan_tracks`: the scan's slots seen from each agent's heading become horizontal
   measurements, the (N, K) tracks keyed by target index are updated (`track`), each agent's
   commanded velocity is read from its setpoint record (`commanded_velocity`), and for every
@@ -13,19 +14,9 @@ At each scan (10 Hz by default), steps 1-6:
   guard, and which agents the tick must steer;
 - `min_separation`: the instrumentation's smallest distance between live UAVs.
 
-Every tick (400 Hz), steps 2, 5, 6 and 7: `steer` reads each active agent's command from its
-setpoint record and its position through the state rows, flies it (or the guard's escape)
-through the barrier's half-planes and the airframe's top speed and, when any velocity
-changed, writes the copy of the records the flight kernel flies (`write`, in each agent's
-mode).
-
-    kind = mode_kinds()            # per mode index: 0 untouched, 1 Position, 2 heading, 3 world
     m, min_tau, near = scan_tracks(..., earg)
     np.exp(earg[:m], out=earg[:m])
     scan_push(..., earg[:m], m > 0, near, ...)
-    n, guards = steer(active, kind, records, state_position, rows, yaw, have_yaw, push, escape,
-                      guarded, normal, cap, slack, kp, max_speed, passes, pos, v_out, changed,
-                      copy)       # n > 0: fly `copy`
 """
 
 from __future__ import annotations
@@ -37,195 +28,8 @@ import numpy as np
 
 from skyswarm.core.backends.spatial_hash import cell_hash
 from skyswarm.core.jit import ahead, njit
-from skyswarm.uav import control as ctl
+from skyswarm.uav.avoidance_steer import UNTOUCHED, commanded_velocity
 from skyswarm.uav.control import SETPOINT
-
-UNTOUCHED, POSITION, HEADING_FRAME, WORLD_FRAME = 0, 1, 2, 3
-
-
-def mode_kinds() -> np.ndarray:
-    """(len(MODES),) int64: what the layer does with each control mode (index = mode index):
-    Position (1) and the velocity modes in the heading frame (2) or the world frame (3) are
-    steered; Manual, Attitude, BodyRates and Motors (0) are left alone."""
-    kind = np.zeros(len(ctl.MODES), dtype=np.int64)
-    kind[ctl.mode_index(ctl.POSITION)] = POSITION
-    for m in (
-        ctl.GROUND_SPEED_AND_VERT_SPEED,
-        ctl.GROUND_SPEED_AND_ALTITUDE,
-        ctl.GROUND_SPEED_ALTITUDE_AND_HEADING,
-    ):
-        kind[ctl.mode_index(m)] = HEADING_FRAME
-    for m in (ctl.VELOCITY, ctl.VELOCITY_AND_HEADING):
-        kind[ctl.mode_index(m)] = WORLD_FRAME
-    return kind
-
-
-# |(x, y)|^2 times this below a bound b^2 proves hypot(x, y) (1 + 1e-9) < b: the roundings of
-# the squares, their sum, libm's hypot (< 1 ulp) and the products are each ~1e-16
-SURELY = 1.0 + 3e-9
-
-
-@njit(nogil=True)
-def surely_within(x, y, bound):  # pragma: no cover - compiled
-    """True only if hypot(x, y) (1 + 1e-9) < `bound` for certain, from the squares alone (no
-    libm call); False when in doubt (near the bound, bound <= 0, NaN, squares that overflow or
-    a bound whose square underflows): the caller then takes the exact test."""
-    s2 = x * x + y * y
-    bb = bound * bound  # (inf for a huge bound: s2 < 1e300 keeps |(x, y)| far below it)
-    return bound > 0.0 and bb > 1e-300 and s2 < 1e300 and s2 * SURELY < bb
-
-
-@njit(nogil=True)
-def unscaled(x, y, max_speed):  # pragma: no cover - compiled
-    """True only if min(1, max_speed / max(hypot(x, y), 1e-12)) is 1.0 for certain (so the
-    product by it changes nothing), without the libm call; False when in doubt."""
-    return max_speed >= 1e-12 and surely_within(x, y, max_speed)
-
-
-@njit(nogil=True)
-def commanded_velocity(kind, sp, x, y, yaw, kp, max_speed):  # pragma: no cover - compiled
-    """(vx, vy) world m/s that setpoint record `sp` commands an agent at (x, y) with ENU `yaw`
-    (step 2 of the module doc); `kind` is the mode's entry of `mode_kinds()`."""
-    if kind == POSITION:
-        ex = kp * (sp.position[0] - x)
-        ey = kp * (sp.position[1] - y)
-        if unscaled(ex, ey, max_speed):  # the scale below is 1.0, and x 1.0 changes nothing
-            return ex, ey
-        scale = min(1.0, max_speed / max(math.hypot(ex, ey), 1e-12))
-        return ex * scale, ey * scale
-    if kind == HEADING_FRAME:
-        c, s = math.cos(yaw), math.sin(yaw)
-        return c * sp.velocity[0] - s * sp.velocity[1], s * sp.velocity[0] + c * sp.velocity[1]
-    return sp.velocity[0], sp.velocity[1]
-
-
-@njit(nogil=True)
-def steer(
-    active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
-    slack, kp, max_speed, passes, pos, v_out, changed, out,
-):  # pragma: no cover - compiled  # fmt: skip
-    """Steps 5-7 for the `active` (N,) agents whose mode `kind` (by mode index) is steered:
-    the command from `records` (N,) SETPOINT, own position `source[rows[i]]` ((M, 3) m, read
-    into `pos` (N, 3)) and `yaw` (N,) rad, plus `push` (N, 2) m/s (or the guard's `escape`
-    (N, 2) where `guarded`), projected `passes` times onto each half-plane
-    v.normal[i, j] <= cap[i, j] (the nearest, j = 0, last), then limited to `max_speed`;
-    `slack` (N,) m/s is each agent's smallest cap (`scan_push`): a velocity whose size is
-    below it meets every half-plane (|v.n| <= |v|, |n| = 1), so its passes are skipped, which
-    changes nothing (each would find no cap exceeded). Out: `v_out` (N, 2) m/s and
-    `changed` (N,) bool (the velocity differs from the command); when any changed, `out`
-    (N,) SETPOINT is `records` with those velocities written in (`write`). Returns (agents
-    changed, of them flown by the guard), or (-1, 0) as soon as an agent in a heading-frame
-    mode meets `have_yaw` False (nothing written to `out`: call again with the yaws)."""
-    n_changed, n_guard = _steer_pass(
-        active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
-        slack, kp, max_speed, passes, pos, v_out, changed,
-    )  # fmt: skip
-    if n_changed > 0:
-        for i in range(records.shape[0]):
-            out[i] = records[i]
-        write(out, changed, kind, pos, yaw, v_out, kp)
-    return n_changed, n_guard
-
-
-@njit(nogil=True)
-def steer_lent(
-    active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
-    slack, kp, max_speed, passes, pos, v_out, changed, saved,
-):  # pragma: no cover - compiled  # fmt: skip
-    """`steer` without the copy: the changed velocities are written into `records` itself
-    (the swarm's own setpoints), the values they replace kept in `saved` (N, 2) (the Position
-    target's x, y or the velocity's vx, vy) for `give_back`, which the caller runs as soon as
-    the flight kernel has flown them. A tick of a moving flock changes a few agents: this
-    writes those instead of copying every record (185 bytes each). Same return as `steer`."""
-    n_changed, n_guard = _steer_pass(
-        active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
-        slack, kp, max_speed, passes, pos, v_out, changed,
-    )  # fmt: skip
-    if n_changed > 0:
-        for i in range(changed.shape[0]):
-            if changed[i]:
-                sp = records[i]
-                if kind[sp.mode] == POSITION:
-                    saved[i, 0], saved[i, 1] = sp.position[0], sp.position[1]
-                else:
-                    saved[i, 0], saved[i, 1] = sp.velocity[0], sp.velocity[1]
-        write(records, changed, kind, pos, yaw, v_out, kp)
-    return n_changed, n_guard
-
-
-@njit(nogil=True)
-def give_back(records, changed, kind, saved):  # pragma: no cover - compiled
-    """Undo `steer_lent`: the `changed` agents' records get back the values kept in `saved`."""
-    for i in range(changed.shape[0]):
-        if changed[i]:
-            sp = records[i]
-            if kind[sp.mode] == POSITION:
-                sp.position[0], sp.position[1] = saved[i, 0], saved[i, 1]
-            else:
-                sp.velocity[0], sp.velocity[1] = saved[i, 0], saved[i, 1]
-
-
-@njit(nogil=True)
-def yaw_terms(orientation, rows, num, den):  # pragma: no cover - compiled
-    """The two arguments of core.geo.yaw_of's arctan2 for the quaternions (x, y, z, w) in rows
-    `rows` (N,) of `orientation` (M, 4), without gathering them: `num` = 2 (w z + x y) and
-    `den` = 1 - 2 (y^2 + z^2), (N,) each, the same operations in the same order, so numpy's
-    arctan2 of them is yaw_of's to the bit (tests/uav/test_avoidance_kernel.py)."""
-    for k in range(rows.shape[0]):
-        r = rows[k]
-        x, y, z, w = orientation[r, 0], orientation[r, 1], orientation[r, 2], orientation[r, 3]
-        num[k] = 2.0 * (w * z + x * y)
-        den[k] = 1.0 - 2.0 * (y * y + z * z)
-
-
-@njit(nogil=True)
-def _steer_pass(
-    active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
-    slack, kp, max_speed, passes, pos, v_out, changed,
-):  # pragma: no cover - compiled  # fmt: skip
-    """`steer`'s pass over the agents: `v_out`, `changed`, `pos`; returns (changed, of them
-    guarded) or (-1, 0) (see `steer`)."""
-    n_changed, n_guard = 0, 0
-    k = normal.shape[1]
-    for i in range(active.shape[0]):
-        changed[i] = False
-        if not active[i]:
-            continue
-        mk = kind[records[i].mode]
-        if mk == 0:
-            continue
-        if mk == HEADING_FRAME and not have_yaw:
-            return -1, 0
-        r = rows[i]
-        pos[i, 0], pos[i, 1], pos[i, 2] = source[r, 0], source[r, 1], source[r, 2]
-        c0, c1 = commanded_velocity(mk, records[i], pos[i, 0], pos[i, 1], yaw[i], kp, max_speed)
-        if guarded[i]:
-            v0, v1 = escape[i, 0], escape[i, 1]
-        else:
-            v0, v1 = c0 + push[i, 0], c1 + push[i, 1]
-        # a margin of 1e-9 for the roundings of |v|, v.n and |n| (each a few 1e-16)
-        inside = surely_within(v0, v1, slack[i]) or math.hypot(v0, v1) * (1.0 + 1e-9) < slack[i]
-        for _ in range(0 if inside else passes):
-            moved = False
-            for j in range(k - 1, -1, -1):
-                over = max(v0 * normal[i, j, 0] + v1 * normal[i, j, 1] - cap[i, j], 0.0)
-                if over > 0.0:
-                    v0 = v0 - over * normal[i, j, 0]
-                    v1 = v1 - over * normal[i, j, 1]
-                    moved = True
-            if not moved:  # a pass that changed nothing: the next ones would not either
-                break
-        if not unscaled(v0, v1, max_speed):  # (else the scale is 1.0, x 1.0 changes nothing)
-            scale = min(1.0, max_speed / max(math.hypot(v0, v1), 1e-12))
-            v0 *= scale
-            v1 *= scale
-        v_out[i, 0], v_out[i, 1] = v0, v1
-        if abs(v0 - c0) + abs(v1 - c1) > 1e-9:
-            changed[i] = True
-            n_changed += 1
-            if guarded[i]:
-                n_guard += 1
-    return n_changed, n_guard
 
 
 @njit(nogil=True)
@@ -261,28 +65,6 @@ def track(
                     p_out[i, s, c] = pred + a * res
                     v_out[i, s, c] = v[i, q, c] + (b / dt) * res
                     res_out[i, s, c] = res
-
-
-@njit(nogil=True)
-def write(records, changed, kind, pos, yaw, v, kp):  # pragma: no cover - compiled
-    """Velocities `v` (N, 2) m/s of the `changed` agents into `records` (a copy of the
-    setpoints), in each agent's mode: a Position target v / kp ahead of `pos`, or the velocity
-    (heading frame from `yaw`, or world)."""
-    for i in range(changed.shape[0]):
-        if not changed[i]:
-            continue
-        sp = records[i]
-        mk = kind[sp.mode]
-        if mk == POSITION:
-            sp.position[0] = pos[i, 0] + v[i, 0] / kp
-            sp.position[1] = pos[i, 1] + v[i, 1] / kp
-        elif mk == HEADING_FRAME:
-            c, s = math.cos(yaw[i]), math.sin(yaw[i])
-            sp.velocity[0] = c * v[i, 0] + s * v[i, 1]
-            sp.velocity[1] = -s * v[i, 0] + c * v[i, 1]
-        elif mk == WORLD_FRAME:
-            sp.velocity[0] = v[i, 0]
-            sp.velocity[1] = v[i, 1]
 
 
 # the scan-rate kernels' parameters: one (len(PARAMS),) float64 array, built by `params`
@@ -652,18 +434,6 @@ def _cell(pos, i, u):  # pragma: no cover - compiled
 
 _RECORDS = numba.typeof(np.zeros(1, SETPOINT))
 # compiled before the clock (core/jit.py); every array C-contiguous (Avoidance makes them so)
-ahead(
-    steer,
-    ("?[1]", "i8[1]", _RECORDS, "f8[2]", "i8[1]", "f8[1]", "?", "f8[2]", "f8[2]", "?[1]",
-     "f8[3]", "f8[2]", "f8[1]", "f8", "f8", "i8", "f8[2]", "f8[2]", "?[1]", _RECORDS),
-)  # fmt: skip
-ahead(
-    steer_lent,
-    ("?[1]", "i8[1]", _RECORDS, "f8[2]", "i8[1]", "f8[1]", "?", "f8[2]", "f8[2]", "?[1]",
-     "f8[3]", "f8[2]", "f8[1]", "f8", "f8", "i8", "f8[2]", "f8[2]", "?[1]", "f8[2]"),
-)  # fmt: skip
-ahead(give_back, (_RECORDS, "?[1]", "i8[1]", "f8[2]"))
-ahead(yaw_terms, "f8[2] i8[1] f8[1] f8[1]")
 ahead(
     scan_tracks,
     ("i8[2]", "?[2]", "f8[2]", "f8[2]", "f8[2]", "f8[1]", "i8[2]", "f8[3]", "f8[3]", "?",

@@ -19,8 +19,8 @@ from skyswarm.core.simulator import Simulator
 from skyswarm.extend import Mission, Swarm, UavSection
 from skyswarm.uav import control as ctl
 from skyswarm.uav.avoidance import PASSES, Avoidance, _OwnScan
-from skyswarm.uav.avoidance_kernel import mode_kinds, steer
 from skyswarm.uav.avoidance_reference import RIGHT_TURN, speed_allowed
+from skyswarm.uav.avoidance_steer import mode_kinds, steer
 from skyswarm.uav.control import SETPOINT
 from skyswarm.uav.sensors.proximity import Scan
 
@@ -96,7 +96,7 @@ def test_speed_allowed_is_the_stopping_speed_in_half_the_gap() -> None:
 
 
 def barrier_flies(av: Avoidance, wish: tuple[float, float]) -> tuple[np.ndarray, bool]:
-    """The velocity the tick's compiled step (uav/avoidance_kernel.py) flies for one agent
+    """The velocity the tick's compiled step (uav/avoidance_steer.py) flies for one agent
     at the origin commanded `wish` (world frame, Velocity mode) through `av`'s barrier, and
     whether it differs from the command."""
     records = np.zeros(1, SETPOINT)

@@ -190,7 +190,7 @@ def test_the_search_keeps_what_the_sorted_insertion_kept(n, fov_deg, k, range_m,
 def test_surely_within_never_says_yes_when_the_exact_test_says_no():
     """Pairs at the bound to the last bits (below, at, above it), tiny, subnormal, huge,
     infinite and NaN ones, bounds of every size: a True is always the exact test's True."""
-    from skyswarm.uav.avoidance_kernel import surely_within, unscaled
+    from skyswarm.uav.avoidance_steer import surely_within, unscaled
 
     rng = np.random.default_rng(17)
     said = 0
@@ -218,7 +218,7 @@ def test_steer_with_its_shortcuts_flies_what_the_exact_tests_fly(monkeypatch):
     """Commands at and around the top speed and the smallest cap, to the last bits: `steer`
     compiled (the squared-size shortcuts) writes what its Python code writes with the
     shortcuts switched off (every decision by libm's hypot, as before)."""
-    from skyswarm.uav import avoidance_kernel as ak
+    from skyswarm.uav import avoidance_steer as ak
     from skyswarm.uav import control as ctl
     from skyswarm.uav.avoidance import PASSES
     from skyswarm.uav.control import SETPOINT
