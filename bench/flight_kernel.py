@@ -34,6 +34,7 @@ import skyswarm.uav.kernel as this_kernel
 
 OUT = Path(__file__).resolve().parent / "results" / "flight_kernel.json"
 CALLS = 50  # per round
+OUTS = (7, 8, 13, 14)  # `fly`'s arguments it writes: memory, thrust, force, torque
 
 
 def load(path: Path, name: str):
@@ -65,22 +66,26 @@ def arguments(n: int, tmp: Path) -> list:
     return args
 
 
+def fresh(base: list) -> list:
+    """`base` with its outputs (OUTS) copied: every call starts from the same memory and
+    thrusts and writes its own arrays."""
+    args = list(base)
+    for k in OUTS:
+        args[k] = base[k].copy()
+    return args
+
+
 def measure(variants: dict, n: int, rounds: int, tmp: Path) -> dict:
     base = arguments(n, tmp)
-    outs = (7, 8, 13, 14)  # memory, thrust, force, torque
     times: dict[str, list[float]] = {k: [] for k in variants}
     written: dict[str, list[np.ndarray]] = {}
     for name, module in variants.items():  # compile (or load) and the written bits
-        args = list(base)
-        for k in outs:
-            args[k] = base[k].copy()
+        args = fresh(base)
         module.fly(*args)
-        written[name] = [args[k].copy() for k in outs]
+        written[name] = [args[k] for k in OUTS]
     for _ in range(rounds):
         for name, module in variants.items():
-            args = list(base)
-            for k in outs:
-                args[k] = base[k].copy()
+            args = fresh(base)
             t0 = time.perf_counter()
             for _ in range(CALLS):
                 module.fly(*args)
