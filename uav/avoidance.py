@@ -95,7 +95,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skyswarm.core.backends import threaded
 from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import ConfigError
 from skyswarm.uav import control as ctl
@@ -108,7 +107,6 @@ from skyswarm.uav.avoidance_steer import (
     mode_kinds,
     steer,
     steer_lent,
-    steer_lent_parallel,
     yaw_terms,
 )
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
@@ -444,9 +442,8 @@ class Avoidance(NumpyReference):
             yaw = self._yaws(state.orientation) if self._need_yaw else self._no_yaw
         records = swarm.setpoints.records
         source = np.ascontiguousarray(source)
-        if lend:  # numba's threads for a large swarm (the same bits)
-            kernel = steer_lent_parallel if threaded(len(self.active)) else steer_lent
-            out = self._saved
+        if lend:
+            kernel, out = steer_lent, self._saved
         else:
             kernel, out = steer, self._records
         while True:
