@@ -10,11 +10,14 @@ so `Simulator.run` asks the clock:
 
 - a probe flies four windows of `WINDOW_TICKS` ticks, A B B A (A the count in use, B the
   other: one thread and the process's thread budget), each starting on a multiple of
-  `WINDOW_TICKS`; every tick of a window is timed, and the window's median tick stands for it
-  (the ticks that also run a behaviour round, a beacon exchange or a 1 Hz task, a few in 80,
-  run mostly single-threaded code and would only add noise); the count whose two windows'
-  medians add up to less is kept; the A B B A order cancels a load that rises or falls
-  steadily across the probe;
+  `WINDOW_TICKS`; every tick of a window is timed, and the mean of its ticks without the
+  `TRIMMED` slowest stands for it; the count whose two windows add up to less is kept; the
+  A B B A order cancels a load that rises or falls steadily across the probe. The trim drops
+  the ticks that also run a behaviour round, a beacon exchange or a 1 Hz task (a few in 80,
+  mostly single-threaded code, and a 1 Hz task falls in one window of five: it would decide
+  alone). It keeps a tail that many ticks have: beside another CPU-bound job, numba's second
+  thread is often descheduled, and a quarter of the two-thread ticks then wait 3 ms for it
+  while their median is still the faster one (docs/performance.md, Threads);
 - then it holds that count for `FIRST_HOLD_TICKS`, doubled after each probe that confirms it
   (to `MAX_HOLD_TICKS`), back to the first hold after a probe that changes it: a machine
   whose load changes is re-measured within seconds, a steady one seldom.
@@ -37,11 +40,11 @@ count, one probe per hold (at most 640 ticks in 1,920 at first, 320 in 25,920 on
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from typing import Any
 
 WINDOW_TICKS = 80  # 0.2 s at 400 Hz: two 10 Hz behaviour rounds, four 20 Hz samples
+TRIMMED = 8  # a window's slowest ticks left out of its mean (behaviour rounds, a 1 Hz task)
 FIRST_HOLD_TICKS = 1_600  # 4 s simulated between the first probes
 MAX_HOLD_TICKS = 25_600  # 64 s simulated: a steady machine is probed about 1 % of the ticks
 
@@ -63,7 +66,7 @@ class ThreadTuner:
         self.next_tick = 0  # the tick at which `advance` wants to be called
         self._phase = "new"  # "lead-in" to a window's aligned start, "window", "hold"
         self._plan: list[int] = []  # the probe's counts still to fly, this window's first
-        self._spent: dict[int, float] = {}  # the windows' median tick, wall s, by count
+        self._spent: dict[int, float] = {}  # the windows' trimmed mean tick, wall s, by count
         self._ticks_s: list[float] = []  # this window's ticks, wall s each
         self._window_end = 0
         self._counted = 0  # the tick up to which `ticks_on` holds the ticks flown
@@ -98,7 +101,7 @@ class ThreadTuner:
                 self.next_tick = tick + 1
                 return
             done = self._plan.pop(0)
-            self._spent[done] = self._spent.get(done, 0.0) + statistics.median(self._ticks_s)
+            self._spent[done] = self._spent.get(done, 0.0) + trimmed_mean(self._ticks_s)
             if self._plan:
                 self._open_window(tick, now_s)
             else:
@@ -161,3 +164,9 @@ class ThreadTuner:
         """Count the ticks flown since the last `advance` (a run() ends)."""
         self.ticks_on[self.count] += tick - self._counted
         self._counted = tick
+
+
+def trimmed_mean(ticks_s: list[float]) -> float:
+    """The mean of `ticks_s` without its `TRIMMED` largest (all of them if that leaves none)."""
+    kept = sorted(ticks_s)[: len(ticks_s) - TRIMMED] or ticks_s
+    return sum(kept) / len(kept)

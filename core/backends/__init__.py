@@ -349,12 +349,19 @@ class World(ABC):
         self.has_ground = self.has_ground  # nothing to release
 
 
-# numba's OpenMP threads wait for work asleep, not spinning: on a machine shared with other jobs
-# (batch workers, other users) a spinning thread steals the core the work needs (measured at
-# load average 9 on 2 cores: the threaded kernels 4-10x slower than one thread with spinning
-# waits, about as fast with passive ones). Read once, when numba starts its threads; a user's
-# own setting wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# numba's OpenMP threads wait for the next parallel region spinning for a short while (about
+# 1 ms on this 2-core AMD EPYC VM), then asleep. A tick runs its threaded passes (the flight
+# kernel, the body step) a fraction of a millisecond apart; a thread that fell asleep in
+# between costs a wake-up per pass, which made two threads only 1.15x one at 1,000 UAVs (1.53x
+# spinning; docs/performance.md, Threads). libgomp's own default (OMP_WAIT_POLICY unset) spins
+# ~7.5 ms; PASSIVE, this module's default until 2026-11-30, never. On a machine shared with
+# other CPU-bound jobs a spinning thread takes the core the work needs: there
+# `[simulation] threads = "auto"` measures and keeps one thread (core/thread_tuner.py), and a
+# batch worker runs on its share of the cores. Read once, when numba starts its threads; a
+# user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+SPIN_COUNT = "30000"
+if "OMP_WAIT_POLICY" not in os.environ:
+    os.environ.setdefault("GOMP_SPINCOUNT", SPIN_COUNT)
 
 # Below this many bodies (or agents) a compiled pass runs on one thread: starting numba's
 # threads costs more than the work. Above it the parallel variant runs, bit-identical to the
