@@ -95,6 +95,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skyswarm.core.backends import threaded
 from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import ConfigError
 from skyswarm.uav import control as ctl
@@ -102,11 +103,13 @@ from skyswarm.uav.avoidance_kernel import min_separation, params, scan_push, sca
 from skyswarm.uav.avoidance_reference import MIN_PUSH_M_S, RIGHT_TURN, NumpyReference
 from skyswarm.uav.avoidance_steer import (
     HEADING_FRAME,
+    STEER_PARALLEL_MIN,
     WORLD_FRAME,
     give_back,
     mode_kinds,
     steer,
     steer_lent,
+    steer_lent_parallel,
     yaw_terms,
 )
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
@@ -442,8 +445,11 @@ class Avoidance(NumpyReference):
             yaw = self._yaws(state.orientation) if self._need_yaw else self._no_yaw
         records = swarm.setpoints.records
         source = np.ascontiguousarray(source)
-        if lend:
-            kernel, out = steer_lent, self._saved
+        if lend:  # numba's threads for a large swarm (the same bits)
+            n = len(self.active)
+            parallel = n >= STEER_PARALLEL_MIN and threaded(n)
+            kernel = steer_lent_parallel if parallel else steer_lent
+            out = self._saved
         else:
             kernel, out = steer, self._records
         while True:

@@ -4,10 +4,10 @@ position through the state rows, flies it (or the guard's escape) through the ba
 half-planes of the last scan (uav/avoidance_kernel.py) and the airframe's top speed and, when
 any velocity changed, writes the records the flight kernel flies (`write`, in each agent's
 mode): into a copy (`steer`), or lent to the swarm's own records for the flight kernel's call
-(`steer_lent`, then `give_back`). One thread: about 12 ns an agent, less than waking numba's
-threads costs (docs/performance.md). Also here: what the layer does with each control mode
-(`mode_kinds`), the command of a setpoint record (`commanded_velocity`, which the scan reads
-too), and the agents' yaws without a gather (`yaw_terms`).
+(`steer_lent`, then `give_back`; `steer_lent_parallel` on numba's threads from
+`STEER_PARALLEL_MIN` agents, bit-identical). Also here: what the layer does with each control
+mode (`mode_kinds`), the command of a setpoint record (`commanded_velocity`, which the scan
+reads too), and the agents' yaws without a gather (`yaw_terms`).
 
     kind = mode_kinds()            # per mode index: 0 untouched, 1 Position, 2 heading, 3 world
     n, guards = steer(active, kind, records, state_position, rows, yaw, have_yaw, push, escape,
@@ -24,7 +24,7 @@ import math
 import numba
 import numpy as np
 
-from skyswarm.core.jit import ahead, njit
+from skyswarm.core.jit import ahead, njit, prange
 from skyswarm.uav import control as ctl
 from skyswarm.uav.control import SETPOINT
 
@@ -130,22 +130,70 @@ def steer_lent(
         slack, kp, max_speed, passes, pos, v_out, changed,
     )  # fmt: skip
     if n_changed > 0:
-        _lend(records, changed, kind, pos, yaw, v_out, kp, saved)
+        _lend_range(
+            np.int64(0), changed.shape[0], records, changed, kind, pos, yaw, v_out, kp, saved
+        )
     return n_changed, n_guard
 
 
 @njit(nogil=True)
-def _lend(records, changed, kind, pos, yaw, v_out, kp, saved):  # pragma: no cover - compiled
-    """`steer_lent`'s writes: each changed agent's replaced values into `saved`, then its
-    velocity into its own record (`write`)."""
-    for i in range(changed.shape[0]):
+def _lend_range(lo, hi, records, changed, kind, pos, yaw, v_out, kp, saved):  # pragma: no cover
+    """Agents lo .. hi - 1 of `steer_lent`'s writes: each changed agent's replaced values into
+    `saved`, then its velocity into its own record (`write`)."""
+    for i in range(lo, hi):
         if changed[i]:
             sp = records[i]
             if kind[sp.mode] == POSITION:
                 saved[i, 0], saved[i, 1] = sp.position[0], sp.position[1]
             else:
                 saved[i, 0], saved[i, 1] = sp.velocity[0], sp.velocity[1]
-    write(records, changed, kind, pos, yaw, v_out, kp)
+    _write_range(lo, hi, records, changed, kind, pos, yaw, v_out, kp)
+
+
+# Agents per work item of `steer_lent_parallel`: a fixed split, as uav/kernel.py's CHUNK.
+CHUNK = 256
+# From this many agents (and two threads) the steer runs on numba's threads, by the whole
+# tick on a quiet 2-core machine (docs/performance.md, Threads): a hover's steer does little
+# for each agent (~12 ns at 1,000), and a parallel region cost the tick 6 % at 3,000 UAVs and
+# nothing at 10,000; a moving flock's projections are heavier (0.8 ms a tick at 10,000 boids),
+# and there two threads gave the whole tick +8 %.
+STEER_PARALLEL_MIN = 4096
+
+
+@njit(nogil=True, parallel=True)
+def steer_lent_parallel(
+    active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal, cap,
+    slack, kp, max_speed, passes, pos, v_out, changed, saved,
+):  # pragma: no cover - compiled  # fmt: skip
+    """`steer_lent` (the same arguments and return) on numba's threads, CHUNK agents per work
+    item: every agent reads its own rows and writes only its own, with the same operations
+    as `steer_lent`, so `v_out`, `changed`, `records` and `saved` are bit-identical with any
+    number of threads. (-1, 0), a heading-frame agent without the yaws, may leave other
+    chunks' rows written where `steer_lent` stops at that agent: the caller calls again with
+    the yaws either way, which writes every row.)"""
+    n = active.shape[0]
+    chunks = (n + CHUNK - 1) // CHUNK
+    counts = np.empty((chunks, 2), dtype=np.int64)
+    for ch in prange(chunks):
+        c, g = _steer_range(
+            ch * CHUNK, min(n, (ch + 1) * CHUNK), active, kind, records, source, rows, yaw,
+            have_yaw, push, escape, guarded, normal, cap, slack, kp, max_speed, passes, pos,
+            v_out, changed,
+        )  # fmt: skip
+        counts[ch, 0], counts[ch, 1] = c, g
+    n_changed, n_guard = 0, 0
+    for ch in range(chunks):
+        if counts[ch, 0] < 0:
+            return -1, 0
+        n_changed += counts[ch, 0]
+        n_guard += counts[ch, 1]
+    if n_changed > 0:
+        for ch in prange(chunks):
+            _lend_range(
+                ch * CHUNK, min(n, (ch + 1) * CHUNK), records, changed, kind, pos, yaw, v_out,
+                kp, saved,
+            )  # fmt: skip
+    return n_changed, n_guard
 
 
 @njit(nogil=True)
@@ -180,9 +228,21 @@ def _steer_pass(
 ):  # pragma: no cover - compiled  # fmt: skip
     """`steer`'s pass over the agents: `v_out`, `changed`, `pos`; returns (changed, of them
     guarded) or (-1, 0) (see `steer`)."""
+    return _steer_range(
+        np.int64(0), active.shape[0], active, kind, records, source, rows, yaw, have_yaw, push,
+        escape, guarded, normal, cap, slack, kp, max_speed, passes, pos, v_out, changed,
+    )  # fmt: skip
+
+
+@njit(nogil=True)
+def _steer_range(
+    lo, hi, active, kind, records, source, rows, yaw, have_yaw, push, escape, guarded, normal,
+    cap, slack, kp, max_speed, passes, pos, v_out, changed,
+):  # pragma: no cover - compiled  # fmt: skip
+    """`_steer_pass` for the agents lo .. hi - 1 (each reads and writes only its own rows)."""
     n_changed, n_guard = 0, 0
     k = normal.shape[1]
-    for i in range(active.shape[0]):
+    for i in range(lo, hi):
         changed[i] = False
         if not active[i]:
             continue
@@ -228,7 +288,13 @@ def write(records, changed, kind, pos, yaw, v, kp):  # pragma: no cover - compil
     """Velocities `v` (N, 2) m/s of the `changed` agents into `records` (a copy of the
     setpoints), in each agent's mode: a Position target v / kp ahead of `pos`, or the velocity
     (heading frame from `yaw`, or world)."""
-    for i in range(changed.shape[0]):
+    _write_range(np.int64(0), changed.shape[0], records, changed, kind, pos, yaw, v, kp)
+
+
+@njit(nogil=True)
+def _write_range(lo, hi, records, changed, kind, pos, yaw, v, kp):  # pragma: no cover - compiled
+    """`write` for the agents lo .. hi - 1."""
+    for i in range(lo, hi):
         if not changed[i]:
             continue
         sp = records[i]
@@ -257,5 +323,6 @@ _LENT = (
     "f8[2]", "f8[1]", "f8", "f8", "i8", "f8[2]", "f8[2]", "?[1]", "f8[2]",
 )  # fmt: skip
 ahead(steer_lent, _LENT)
+ahead(steer_lent_parallel, _LENT)
 ahead(give_back, (_RECORDS, "?[1]", "i8[1]", "f8[2]"))
 ahead(yaw_terms, "f8[2] i8[1] f8[1] f8[1]")

@@ -3,12 +3,13 @@ against the numpy reference (uav/avoidance_reference.py `_on_scan_numpy`, `_trac
 `_correction`, `_own_track`, `_barrier`): the same state, bit for bit, after each scan, at the
 edges (no neighbours, a UAV exactly at the guard distance, dead agents with NaN state, yaws of
 +-180 deg, boxes, every steered mode), and the per-tick `steer` (its skip below the smallest
-cap, the yaws read only for heading-frame modes)."""
+cap, the yaws read only for heading-frame modes; `steer_lent_parallel` on two threads)."""
 
 from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 import pytest
 from conftest import ROOT
@@ -22,6 +23,8 @@ from skyswarm.uav.avoidance_kernel import min_separation
 from skyswarm.uav.avoidance_steer import (
     mode_kinds,
     steer,
+    steer_lent,
+    steer_lent_parallel,
     yaw_terms,
 )
 from skyswarm.uav.control import SETPOINT
@@ -377,3 +380,58 @@ def test_yaw_terms_then_numpys_arctan2_is_yaw_of_to_the_bit(n: int) -> None:
     num, den = np.empty(n + 1)[1:], np.empty(n + 1)[1:]  # (not 16-byte aligned)
     yaw_terms(q, rows, num, den)
     assert np.arctan2(num, den).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("heading_without_yaw", [False, True])
+def test_threaded_lend_is_the_serial_lend_to_the_bit(heading_without_yaw: bool) -> None:
+    # 2,500 agents over every steered mode (and untouched ones), some guarded, barriers and
+    # pushes of every size, on two threads (10 chunks): `steer_lent_parallel` writes the
+    # records, the kept values, the velocities and the changed flags `steer_lent` writes, and
+    # returns its counts; a heading-frame agent without the yaws gives (-1, 0) on both
+    rng = np.random.default_rng(7)
+    n, k = 2500, 3
+    modes = [ctl.POSITION, ctl.GROUND_SPEED_AND_ALTITUDE, ctl.VELOCITY, ctl.ATTITUDE]
+    records = np.zeros(n, SETPOINT)
+    records["mode"] = [ctl.mode_index(modes[i]) for i in rng.integers(0, 4, n)]
+    records["position"] = rng.uniform(-20, 20, (n, 2))
+    records["velocity"] = rng.normal(0, 3, (n, 3))
+    source = rng.uniform(-20, 20, (n, 3))
+    active = rng.random(n) < 0.9
+    push = rng.normal(0, 1.0, (n, 2)) * (rng.random((n, 1)) < 0.6)
+    ang = rng.uniform(-np.pi, np.pi, (n, k))
+    normal = np.ascontiguousarray(np.stack([np.cos(ang), np.sin(ang)], 2))
+    cap = rng.uniform(-0.5, 4.0, (n, k))
+    slack = cap.min(axis=1)
+    guarded = rng.random(n) < 0.05
+    escape = rng.normal(0, 1.5, (n, 2))
+    yaw = rng.uniform(-np.pi, np.pi, n)
+
+    def lend(kernel) -> tuple:
+        rec = records.copy()
+        pos, v, changed, saved = (
+            np.zeros((n, 3)),
+            np.zeros((n, 2)),
+            np.zeros(n, bool),
+            np.zeros((n, 2)),
+        )
+        got = kernel(
+            active, _KINDS, rec, source, np.arange(n), yaw, not heading_without_yaw, push,
+            escape, guarded, normal, cap, slack, 1.0, 8.0, PASSES, pos, v, changed, saved,
+        )  # fmt: skip
+        return got, rec, v, changed, saved
+
+    serial = lend(steer_lent)
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    try:
+        threaded = lend(steer_lent_parallel)
+    finally:
+        numba.set_num_threads(before)
+    assert threaded[0] == serial[0]
+    if heading_without_yaw:
+        assert serial[0] == (-1, 0)
+        return
+    assert 0 < serial[0][0] < n and serial[0][1] > 0
+    assert bits(threaded[1]) == bits(serial[1])
+    for a, b in zip(threaded[2:], serial[2:], strict=True):
+        assert np.array_equal(a.view(np.uint8), b.view(np.uint8))

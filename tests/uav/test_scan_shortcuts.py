@@ -268,7 +268,7 @@ def test_steer_with_its_shortcuts_flies_what_the_exact_tests_fly(monkeypatch):
     monkeypatch.setattr(ak, "unscaled", never)
     # every kernel between `steer` and the shortcuts compiled again, leaves first: a compiled
     # callee would keep the shortcuts it was compiled with
-    for name in ("commanded_velocity", "_steer_pass"):
+    for name in ("commanded_velocity", "_steer_range", "_steer_pass"):
         monkeypatch.setattr(ak, name, numba.njit(getattr(ak, name).py_func))
     exact = fly(numba.njit(ak.steer.py_func))
     assert fast[0] == exact[0]
