@@ -39,6 +39,27 @@ def test_threaded_needs_two_threads_and_enough_bodies(monkeypatch) -> None:
     assert not threaded(10**6)
 
 
+@pytest.mark.parametrize(
+    ("given", "spin"),
+    [
+        ({}, backends.SPIN_COUNT),  # nothing set: the short spin
+        ({"GOMP_SPINCOUNT": "5"}, "5"),  # the user's own count wins
+        ({"OMP_WAIT_POLICY": "PASSIVE"}, None),  # the user's policy decides the spin
+    ],
+)
+def test_numba_threads_spin_briefly_unless_the_user_says_otherwise(given, spin) -> None:
+    """Between parallel regions libgomp's workers spin GOMP_SPINCOUNT times before they sleep:
+    skyswarm sets a short spin (a sleeping worker costs each threaded pass a wake-up), read
+    when numba starts its threads, and never over the user's own setting."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    code = "import os, skyswarm.core.backends; print(os.environ.get('GOMP_SPINCOUNT'))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={**env, **given}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(spin)
+
+
 def test_parallel_flight_kernel_is_bit_identical_to_the_serial_one() -> None:
     rng = np.random.default_rng(2)
     sim = Simulator(SimulationConfig(physics="fast"), WorldConfig())
