@@ -446,8 +446,7 @@ class Avoidance(NumpyReference):
         records = swarm.setpoints.records
         source = np.ascontiguousarray(source)
         if lend:  # numba's threads for a large swarm (the same bits)
-            n = len(self.active)
-            parallel = n >= STEER_PARALLEL_MIN and threaded(n)
+            parallel = threaded(len(self.active), at_least=STEER_PARALLEL_MIN)
             kernel = steer_lent_parallel if parallel else steer_lent
             out = self._saved
         else:

@@ -402,10 +402,11 @@ def thread_budget() -> int:
     return top if _budget is None else min(_budget, top)
 
 
-def threaded(n: int) -> bool:
+def threaded(n: int, at_least: int | None = None) -> bool:
     """Whether a compiled pass over `n` bodies should use numba's threads (more than one
-    configured, see `numba.set_num_threads` and NUMBA_NUM_THREADS, and n >= PARALLEL_MIN)."""
-    return n >= PARALLEL_MIN and _thread_count() > 1
+    configured, see `numba.set_num_threads` and NUMBA_NUM_THREADS, and n >= PARALLEL_MIN, or
+    >= `at_least` for a pass whose own crossover is higher)."""
+    return n >= max(PARALLEL_MIN, at_least or 0) and _thread_count() > 1
 
 
 _GET_NUM_THREADS = numba.get_num_threads

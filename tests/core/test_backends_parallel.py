@@ -35,6 +35,9 @@ def random_poses(rng, n: int, spread: float) -> tuple[np.ndarray, ...]:
 def test_threaded_needs_two_threads_and_enough_bodies(monkeypatch) -> None:
     assert not threaded(backends.PARALLEL_MIN - 1)
     assert threaded(backends.PARALLEL_MIN) == (numba.get_num_threads() > 1)
+    # a pass with its own, higher crossover (the avoidance steer's)
+    assert not threaded(4095, at_least=4096)
+    assert threaded(4096, at_least=4096) == (numba.get_num_threads() > 1)
     monkeypatch.setattr(numba, "get_num_threads", lambda: 1)
     assert not threaded(10**6)
 
