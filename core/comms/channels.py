@@ -61,8 +61,16 @@ class ChannelConfig:
     link: Literal["any", "base_station"] = param(
         "any", "any pair of agents, or base_station: one end must be a base station"
     )
+    # 64 by default, as a real radio's table has a size: a dense swarm's beacon work stays
+    # bounded without a setting to find (1,000 boids on a 100 m radio: 0.57x the hover
+    # stack's rate, against 0.31x with every sender). Smaller tables changed flocks: 16 cut a
+    # 300-UAV Vasarhelyi flock's velocity correlation from 0.93 to 0.64, and 32 a 300-boid
+    # flock's polarisation; 64 flew both as the exact table does (docs/performance.md, "The
+    # neighbour table's default"). Where no receiver ever has more than 64 senders in range
+    # or still held, it is the exact table with the same draws, bit for bit
+    # (tests/core/test_beacons_nearest.py).
     neighbour_table: int = param(
-        0,
+        64,
         "beacons: each receiver's table holds at most this many senders: each round its nearest "
         "in range, the freshest when full; the rest counted queue_overflow (0: every sender "
         "in range, exact)",

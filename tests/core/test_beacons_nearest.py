@@ -1,6 +1,7 @@
 """The bounded neighbour table of core/comms/beacons.py (`neighbour_table` = K on the channel):
 the compiled K-nearest pass against a brute-force table on random geometry (exactly at range
-included), the exact mode's table for K >= every neighbour, fates that add up, determinism."""
+included), the exact mode's table for K >= every neighbour, the default of 64, fates that add
+up, determinism."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from skyswarm.core.comms.beacon_kernels import nearest_pairs
+from skyswarm.core.comms.channels import ChannelConfig
 from tests.core.test_beacons import fates_add_up, net_of
 from tests.core.test_comms import TICK, make_sim, steps
 
@@ -188,3 +190,34 @@ def test_a_bounded_table_holds_its_k_freshest_while_neighbours_change() -> None:
         assert got == sorted(want)
         longest = max(longest, int(t.counts.max()))
     assert longest == k and evicted > 100  # rows were full, and former neighbours evicted
+
+
+def test_the_default_table_is_64_and_exact_where_64_cover_every_sender() -> None:
+    """A channel that does not set `neighbour_table` keeps 64 senders per receiver: on a sparse
+    swarm (at most 64 in range of any receiver, exactly at range included; nobody moves) the
+    table, the records and every count are the exact mode's, bit for bit; on a dense one each
+    row holds 64 and the rest are counted as queue overflow."""
+    assert ChannelConfig().neighbour_table == 64
+    radio = {"loss": 0.25, "latency_s": 0.005, "jitter_s": 0.005}
+    sparse = grid_positions(144, 5.0)  # 12 x 12 at 5 m: 48 within 20 m of a middle UAV
+    d2 = ((sparse[:, None] - sparse[None]) ** 2).sum(axis=2)
+    assert ((d2 <= 400.0).sum(axis=1) - 1).max() == 48
+    tables, counts = [], []
+    for extra in ({}, {"neighbour_table": 0}):
+        sim, d = make_sim({"radio": {**radio, "range_m": 20.0, **extra}}, seed=3)
+        _, net = net_of(sim, d, sparse)
+        steps(sim, 30)
+        t = net.table()
+        tables.append((t.receiver.copy(), t.sender.copy(), t.record.copy(), t.age_s.copy()))
+        counts.append(net.counts())
+    for a, b in zip(*tables):
+        np.testing.assert_array_equal(a, b)
+    assert counts[0] == counts[1] and counts[0]["queue_overflow"] == 0
+    assert counts[0]["delivered"] > 1000
+
+    sim, d = make_sim({"radio": {"loss": 0.0, "latency_s": 0.0, "range_m": 100.0}})
+    _, net = net_of(sim, d, grid_positions(81, 5.0))  # 80 in range of each
+    steps(sim, 11)  # 10 rounds delivered
+    assert (net.table().counts == 64).all()
+    c = net.counts()
+    assert c["queue_overflow"] == 81 * (80 - 64) * 11 and fates_add_up(c)
