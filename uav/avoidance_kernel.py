@@ -175,6 +175,7 @@ def scan_tracks(
         np.int64(0), n, fresh, new_target, meas, prev_target, p, v, own_v, prm, p_out, v_out,
         res_out,
     )  # fmt: skip
+    # (the per-agent counts, which only the threaded pass reads, into a throwaway array)
     return _closing_range(
         np.int64(0), n, kind, records, pos, vel, yaw, prm, new_target, p_out, v_out, v_cmd,
         commanded, track_dist, earg, np.int64(0), np.empty(n + 1, dtype=np.int64),
