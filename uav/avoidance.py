@@ -99,7 +99,15 @@ from skyswarm.core.backends import threaded
 from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import ConfigError
 from skyswarm.uav import control as ctl
-from skyswarm.uav.avoidance_kernel import min_separation, params, scan_push, scan_tracks
+from skyswarm.uav.avoidance_kernel import (
+    min_separation,
+    min_separation_parallel,
+    params,
+    scan_push,
+    scan_push_parallel,
+    scan_tracks,
+    scan_tracks_parallel,
+)
 from skyswarm.uav.avoidance_reference import MIN_PUSH_M_S, RIGHT_TURN, NumpyReference
 from skyswarm.uav.avoidance_steer import (
     HEADING_FRAME,
@@ -304,7 +312,8 @@ class Avoidance(NumpyReference):
     def _measure(self) -> None:
         """Instrumentation (never fed back): the smallest true distance between live UAVs,
         as a norm of the pair: compiled on a grid sized by the nearest tracked pair
-        (uav/avoidance_kernel.py `min_separation`), else each one's nearest by a KD-tree."""
+        (uav/avoidance_kernel.py `min_separation`, on numba's threads for a large swarm: the
+        same value), else each one's nearest by a KD-tree."""
         state, alive = self.swarm.sim.world.state, self.swarm.alive
         pos = state.position[self.swarm.rows]
         gap = math.inf
@@ -315,7 +324,8 @@ class Avoidance(NumpyReference):
                     np.empty(1 << max(4, (2 * n - 1).bit_length()), np.int64),
                     np.empty(n, np.int64),
                 )
-            gap = min_separation(
+            kernel = min_separation_parallel if threaded(len(pos)) else min_separation
+            gap = kernel(
                 np.ascontiguousarray(pos), np.ascontiguousarray(alive), self.target, *self._grid
             )
         if math.isinf(gap):  # no tracked pair: the KD-tree
@@ -362,13 +372,19 @@ class Avoidance(NumpyReference):
                 "commanded": np.zeros(n, dtype=bool),
                 "earg": np.zeros(n * k),
                 "dist": np.zeros((n, k)),  # the tracks' distances (scan_tracks for scan_push)
+                # the threaded passes': each agent's first closing pair in "earg", and the
+                # exponents each agent writes in its own K places before they are gathered
+                "start": np.zeros(n + 1, dtype=np.int64),
+                "spill": np.zeros(n * k),
             }
         return self._buffers
 
     def _on_scan(self, scan: Scan) -> None:
         """Steps 1-6 at a new scan, compiled in two passes over every agent with numpy's exp of
-        the closing pairs between them (uav/avoidance_kernel.py `scan_tracks`, `scan_push`);
-        the same arithmetic as the numpy reference `_on_scan_numpy`, bit for bit."""
+        the closing pairs between them (uav/avoidance_kernel.py `scan_tracks`, `scan_push`;
+        their `_parallel` twins on numba's threads for a large swarm, core.backends.threaded,
+        the same bits); the same arithmetic as the numpy reference `_on_scan_numpy`, bit for
+        bit."""
         swarm = self.swarm
         self._scan = scan
         pos, vel, yaw = self._own(slice(None))
@@ -384,12 +400,17 @@ class Avoidance(NumpyReference):
         other = "2" if self._p is buf["p"] else ""
         p, v, target = buf["p" + other], buf["v" + other], buf["target" + other]
         c = np.ascontiguousarray
-        closing, min_tau, near = scan_tracks(
+        tracks = (
             c(scan.target), c(scan.detected), c(scan.range_m), c(scan.bearing_rad),
             c(scan.elevation_rad), yaw, prev_target, prev_p, prev_v, fresh, self._own_v, _KINDS,
             swarm.setpoints.records, pos, vel, self._prm, buf["meas"], target, p, v, buf["res"],
             buf["v_cmd"], buf["commanded"], buf["earg"], buf["dist"],
         )  # fmt: skip
+        parallel = threaded(n)
+        if parallel:
+            closing, min_tau, near = scan_tracks_parallel(*tracks, buf["start"], buf["spill"])
+        else:
+            closing, min_tau, near = scan_tracks(*tracks)
         self._p, self._v, self.target = p, v, target
         self._valid = target >= 0
         if math.isfinite(min_tau):
@@ -399,12 +420,16 @@ class Avoidance(NumpyReference):
         own_fresh = self._own_p is None
         if own_fresh:
             self._own_p = np.zeros((swarm.n, 2))
-        scan_push(
+        push = (
             p, v, target, buf["v_cmd"], vel, pos, power, closing > 0, near, own_fresh,
             self._own_p, self._own_v, swarm.n, self._prm, buf["commanded"],
             np.ascontiguousarray(swarm.alive), self.push, self.normal, self.cap, self.slack,
             self.escape, self.guarded, self.active, buf["dist"], buf["meas"], buf["res"],
         )  # fmt: skip
+        if parallel:
+            scan_push_parallel(*push, buf["start"])
+        else:
+            scan_push(*push)
         self._any_active = bool(self.active.any())
         self._measure()
 

@@ -17,6 +17,16 @@ the mode kinds, `commanded_velocity`) is uav/avoidance_steer.py.
     m, min_tau, near = scan_tracks(..., earg)
     np.exp(earg[:m], out=earg[:m])
     scan_push(..., earg[:m], m > 0, near, ...)
+
+Each has a `_parallel` twin for large swarms (Avoidance calls them when
+core.backends.threaded(N)): the same passes over fixed chunks of CHUNK agents on numba's
+threads, every output the same to the bit with any number of threads. The closing pairs'
+running index, the one thing the serial passes carry from agent to agent, becomes each
+agent's start offset, `start` (N + 1,), counted, summed and filled:
+
+    m, min_tau, near = scan_tracks_parallel(..., earg, track_dist, start, spill)
+    np.exp(earg[:m], out=earg[:m])
+    scan_push_parallel(..., earg[:m], m > 0, near, ..., start)
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ import numba
 import numpy as np
 
 from skyswarm.core.backends.spatial_hash import cell_hash
-from skyswarm.core.jit import ahead, njit
+from skyswarm.core.jit import ahead, njit, prange
 from skyswarm.uav.avoidance_steer import UNTOUCHED, commanded_velocity
 from skyswarm.uav.control import SETPOINT
 
@@ -45,8 +55,19 @@ def track(
     just seen ahead looked as if it drew away at the agent's own speed, docs/safety-log.md).
     Out: `p_out`, `v_out` (N, K, 2), and `res_out` (N, K, 2) m: each track's residual, the
     measurement less the prediction (0 for a new track; the barrier reads it, step 5)."""
-    n, k = target.shape
-    for i in range(n):
+    _track_range(
+        np.int64(0), target.shape[0], target, meas, prev_target, p, v, a, b, dt, own_v, p_out,
+        v_out, res_out,
+    )  # fmt: skip
+
+
+@njit(nogil=True)
+def _track_range(
+    lo, hi, target, meas, prev_target, p, v, a, b, dt, own_v, p_out, v_out, res_out
+):  # pragma: no cover - compiled
+    """`track` for the agents lo .. hi - 1 (each reads and writes only its own rows)."""
+    k = target.shape[1]
+    for i in range(lo, hi):
         for s in range(k):
             q = -1
             if target[i, s] >= 0:
@@ -145,9 +166,86 @@ def scan_tracks(
     velocity. `track_dist` (N, K) m: each new track's distance, hypot of its position (for
     `scan_push`; the slots without a track are not written). Returns (closing pairs, smallest
     time to collision s (inf: none), any pair inside the separation distance)."""
+    n = target.shape[0]
+    _measure_range(
+        np.int64(0), n, target, detected, range_m, bearing, elevation, yaw, prm[VCLEAR], meas,
+        new_target,
+    )  # fmt: skip
+    _update_range(
+        np.int64(0), n, fresh, new_target, meas, prev_target, p, v, own_v, prm, p_out, v_out,
+        res_out,
+    )  # fmt: skip
+    # (the per-agent counts, which only the threaded pass reads, into a throwaway array)
+    return _closing_range(
+        np.int64(0), n, kind, records, pos, vel, yaw, prm, new_target, p_out, v_out, v_cmd,
+        commanded, track_dist, earg, np.int64(0), np.empty(n + 1, dtype=np.int64),
+    )  # fmt: skip
+
+
+# Agents per work item of the threaded scan passes (`scan_tracks_parallel`, `scan_push_parallel`,
+# `min_separation_parallel`): a fixed split, as uav/kernel.py's CHUNK (the results do not
+# depend on it either: every agent's closing pairs have their own place, `start`).
+CHUNK = 256
+
+
+@njit(nogil=True, parallel=True)
+def scan_tracks_parallel(
+    target, detected, range_m, bearing, elevation, yaw, prev_target, p, v, fresh, own_v, kind,
+    records, pos, vel, prm, meas, new_target, p_out, v_out, res_out, v_cmd, commanded, earg,
+    track_dist, start, spill,
+):  # pragma: no cover - compiled  # fmt: skip
+    """`scan_tracks` (the same arguments and return, and the same bits in every output) on
+    numba's threads, CHUNK agents per work item, plus `start` (N + 1,) int64, out: agent i's
+    closing pairs are earg[start[i]:start[i + 1]] (`scan_push_parallel` reads them so), and
+    `spill` (N K,) work space. The running index of the closing pairs is the one thing the
+    agents share: each work item writes its agents' exponents into `spill` from its first
+    agent's K places on and counts each agent's, a serial prefix sum of the counts gives
+    each agent's place in `earg`, and the items copy theirs there, so `earg` holds what
+    `scan_tracks` writes in the same order. The smallest time to collision is reduced per
+    item, then over the items in order, and a min of numbers that are never NaN nor -0 is
+    the same however it is grouped: a closing pair has b < 0, disc > 0, c > 0 and a > 1e-9
+    (none of them true of a NaN), and c is finite (an infinite c makes disc -inf or NaN), so
+    tau = c / max(-b + sqrt(disc), 1e-12) is a number >= +0. `near` is an or."""
     n, k = target.shape
-    vclear = prm[VCLEAR]
+    chunks = (n + CHUNK - 1) // CHUNK
+    low = np.empty(chunks)
+    close = np.empty(chunks, dtype=np.bool_)
+    for ch in prange(chunks):
+        lo, hi = ch * CHUNK, min(n, (ch + 1) * CHUNK)
+        _measure_range(
+            lo, hi, target, detected, range_m, bearing, elevation, yaw, prm[VCLEAR], meas,
+            new_target,
+        )  # fmt: skip
+        _update_range(
+            lo, hi, fresh, new_target, meas, prev_target, p, v, own_v, prm, p_out, v_out, res_out
+        )
+        _, low[ch], close[ch] = _closing_range(
+            lo, hi, kind, records, pos, vel, yaw, prm, new_target, p_out, v_out, v_cmd,
+            commanded, track_dist, spill, lo * k, start,
+        )  # fmt: skip
+    start[0] = 0
     for i in range(n):
+        start[i + 1] += start[i]
+    min_tau, near = np.inf, False
+    for ch in range(chunks):
+        min_tau = min(min_tau, low[ch])
+        near = near or close[ch]
+    for ch in prange(chunks):
+        lo, hi = ch * CHUNK, min(n, (ch + 1) * CHUNK)
+        for j in range(start[hi] - start[lo]):
+            earg[start[lo] + j] = spill[lo * k + j]
+    return start[n], min_tau, near
+
+
+# inlined into its callers' IR: called, it cost the serial pass 3 % (10,000 agents)
+@njit(nogil=True, inline="always")
+def _measure_range(
+    lo, hi, target, detected, range_m, bearing, elevation, yaw, vclear, meas, new_target
+):  # pragma: no cover - compiled
+    """Step 1's measurements of `scan_tracks` for the agents lo .. hi - 1: `meas` and
+    `new_target` of their rows."""
+    k = target.shape[1]
+    for i in range(lo, hi):
         # a slot not seen measures at angle 0 + yaw: its cosine and sine once per agent
         a0 = 0.0 + yaw[i]
         ca, sa, have = 1.0, 0.0, False
@@ -169,21 +267,43 @@ def scan_tracks(
                 meas[i, s, 0] = rh * ca
                 meas[i, s, 1] = rh * sa
             new_target[i, s] = target[i, s] if seen else -1
+
+
+@njit(nogil=True)
+def _update_range(
+    lo, hi, fresh, new_target, meas, prev_target, p, v, own_v, prm, p_out, v_out, res_out
+):  # pragma: no cover - compiled
+    """The tracks of `scan_tracks` for the agents lo .. hi - 1: started at the measurements
+    (`fresh`) or updated (`track`)."""
     if fresh:
-        for i in range(n):
-            for s in range(k):
+        for i in range(lo, hi):
+            for s in range(new_target.shape[1]):
                 for c in range(2):
                     p_out[i, s, c] = meas[i, s, c]
                     v_out[i, s, c] = -own_v[i, c]
                     res_out[i, s, c] = 0.0
     else:
-        track(
-            new_target, meas, prev_target, p, v, prm[ALPHA], prm[BETA], prm[DT], own_v, p_out,
-            v_out, res_out,
+        _track_range(
+            lo, hi, new_target, meas, prev_target, p, v, prm[ALPHA], prm[BETA], prm[DT], own_v,
+            p_out, v_out, res_out,
         )  # fmt: skip
+
+
+@njit(nogil=True)
+def _closing_range(
+    lo, hi, kind, records, pos, vel, yaw, prm, new_target, p_out, v_out, v_cmd, commanded,
+    track_dist, earg, m, counts,
+):  # pragma: no cover - compiled  # fmt: skip
+    """Steps 2 and 3 of `scan_tracks` for the agents lo .. hi - 1: their commands (`v_cmd`,
+    `commanded`), their tracks' distances (`track_dist`), their closing pairs' exponents in
+    (agent, slot) order into earg[m], earg[m + 1], ..., and into counts[i + 1] how many
+    agent i has. Returns (m after them, the smallest time to collision among them (inf:
+    none), any pair inside the separation distance)."""
+    k = new_target.shape[1]
     kp, max_speed, r2, sep, horizon = prm[KP], prm[MAX_SPEED], prm[R2], prm[SEP], prm[HORIZON]
-    m, min_tau, near = 0, np.inf, False
-    for i in range(n):
+    min_tau, near = np.inf, False
+    for i in range(lo, hi):
+        first = m
         mk = kind[records[i].mode]
         commanded[i] = mk != UNTOUCHED
         c0, c1 = 0.0, 0.0
@@ -204,6 +324,7 @@ def scan_tracks(
                 min_tau = min(min_tau, tau)
                 earg[m] = -_maximum(tau, 1e-3) / horizon
                 m += 1
+        counts[i + 1] = m - first
     return m, min_tau, near
 
 
@@ -228,19 +349,58 @@ def scan_push(
     position where they are nearer than the track (the track lags a pair that turns); `resid`
     (N, K, 2) m: the tracks' residuals (`track`), which take back from the barrier's credit
     for a neighbour drawing away what the measurement shows it shed (`prm[SHED]` 1/s)."""
-    n, k = target.shape
+    _push_range(
+        np.int64(0), target.shape[0], np.int64(0), p, v, target, v_cmd, vel, pos, closing_exp,
+        any_closing, any_near, own_fresh, own_p, own_v, n_uav, prm, commanded, alive, push,
+        normal, cap, slack, escape, guarded, active, track_dist, meas, resid,
+    )  # fmt: skip
+
+
+@njit(nogil=True, parallel=True)
+def scan_push_parallel(
+    p, v, target, v_cmd, vel, pos, closing_exp, any_closing, any_near, own_fresh, own_p,
+    own_v, n_uav, prm, commanded, alive, push, normal, cap, slack, escape, guarded, active,
+    track_dist, meas, resid, start,
+):  # pragma: no cover - compiled  # fmt: skip
+    """`scan_push` (the same arguments) on numba's threads, CHUNK agents per work item, plus
+    `start` (N + 1,) int64: agent i's closing pairs are closing_exp[start[i]:start[i + 1]]
+    (`scan_tracks_parallel`). Every agent reads its own rows (and its own pairs from
+    start[i] on) and writes only its own, with the same operations as `scan_push`, so every
+    output is bit-identical with any number of threads (each work item with its own scratch,
+    `_push_range`)."""
+    n = target.shape[0]
+    for ch in prange((n + CHUNK - 1) // CHUNK):
+        lo, hi = ch * CHUNK, min(n, (ch + 1) * CHUNK)
+        _push_range(
+            lo, hi, start[lo], p, v, target, v_cmd, vel, pos, closing_exp, any_closing,
+            any_near, own_fresh, own_p, own_v, n_uav, prm, commanded, alive, push, normal, cap,
+            slack, escape, guarded, active, track_dist, meas, resid,
+        )  # fmt: skip
+
+
+@njit(nogil=True)
+def _push_range(
+    lo, hi, m, p, v, target, v_cmd, vel, pos, closing_exp, any_closing, any_near, own_fresh,
+    own_p, own_v, n_uav, prm, commanded, alive, push, normal, cap, slack, escape, guarded,
+    active, track_dist, meas, resid,
+):  # pragma: no cover - compiled  # fmt: skip
+    """`scan_push` for the agents lo .. hi - 1, the first of whose closing pairs is
+    closing_exp[m]."""
+    k = target.shape[1]
     nb = normal.shape[1]
     kb = min(nb, k)
+    # scratch, rewritten for each agent, allocated here rather than passed in: one for each
+    # call (a work item), and arrays of its own let the compiler keep them apart from the
+    # outputs (passed in, they cost the serial pass 3 %, 10,000 agents)
+    order = np.empty(kb, dtype=np.int64)  # the nearest slots
+    dist = np.empty(k)  # their distances
+    by_meas = np.empty(k, dtype=np.bool_)  # the slot's measurement is nearer than its track
     r2, gain, horizon = prm[R2], prm[GAIN], prm[HORIZON]
     cr, sr, sep, rep = prm[TURN_COS], prm[TURN_SIN], prm[SEP], prm[REP]
     alpha, beta, dt = prm[ALPHA], prm[BETA], prm[DT]
     brake, reaction, rate, safe = prm[BRAKE], prm[REACTION], prm[RATE], prm[SAFE]
     overdrive = prm[OVERDRIVE]
-    order = np.empty(kb, dtype=np.int64)
-    dist = np.empty(k)
-    by_meas = np.empty(k, dtype=np.bool_)  # the slot's measurement is nearer than its track
-    m = 0
-    for i in range(n):
+    for i in range(lo, hi):
         # step 3 and 4: the correction, summed over the slots in order as numpy's sum does
         t0, t1 = 0.0, 0.0
         for s in range(k):
@@ -380,9 +540,45 @@ def min_separation(pos, alive, target, head, nxt):  # pragma: no cover - compile
     distance U bounds the answer, so a grid of cells a hair larger than U finds every pair as
     near (each in one of the 27 cells around the other). `head` (T,) int64 (T a power of two)
     and `nxt` (N,) int64 are work space."""
-    n, k = target.shape
+    n = target.shape[0]
+    best = _tracked_range(np.int64(0), n, pos, alive, target, np.inf)
+    if not best < np.inf or best == 0.0:
+        return best
+    u = _buckets(pos, alive, best, head, nxt)
+    return _nearest_range(np.int64(0), n, pos, alive, u, head, nxt, best)
+
+
+@njit(nogil=True, parallel=True)
+def min_separation_parallel(pos, alive, target, head, nxt):  # pragma: no cover - compiled
+    """`min_separation` (the same arguments and value) on numba's threads, CHUNK agents per
+    work item, each item's smallest distance then the smallest of those in order; the
+    buckets are filled serially. Every distance is a number >= +0 (the positions of live UAVs
+    are finite), and a min of such values is the same however it is grouped."""
+    n = target.shape[0]
+    chunks = (n + CHUNK - 1) // CHUNK
+    low = np.empty(chunks)
+    for ch in prange(chunks):
+        low[ch] = _tracked_range(ch * CHUNK, min(n, (ch + 1) * CHUNK), pos, alive, target, np.inf)
     best = np.inf
-    for i in range(n):  # the bound: the nearest pair among the tracks
+    for ch in range(chunks):
+        best = min(best, low[ch])
+    if not best < np.inf or best == 0.0:
+        return best
+    u = _buckets(pos, alive, best, head, nxt)
+    for ch in prange(chunks):
+        lo, hi = ch * CHUNK, min(n, (ch + 1) * CHUNK)
+        low[ch] = _nearest_range(lo, hi, pos, alive, u, head, nxt, np.inf)
+    for ch in range(chunks):
+        best = min(best, low[ch])
+    return best
+
+
+@njit(nogil=True)
+def _tracked_range(lo, hi, pos, alive, target, best):  # pragma: no cover - compiled
+    """`min_separation`'s bound: `best` and the distances of the tracked pairs of live UAVs
+    of agents lo .. hi - 1, the smallest."""
+    n, k = target.shape
+    for i in range(lo, hi):
         if not alive[i]:
             continue
         for s in range(k):
@@ -392,19 +588,33 @@ def min_separation(pos, alive, target, head, nxt):  # pragma: no cover - compile
                 dy = pos[j, 1] - pos[i, 1]
                 dz = pos[j, 2] - pos[i, 2]
                 best = min(best, math.sqrt(dx * dx + dy * dy + dz * dz))
-    if not best < np.inf or best == 0.0:
-        return best
-    # cells a millionth larger: the roundings of x / u stay far inside that margin
-    u = best * (1.0 + 1e-6)
+    return best
+
+
+@njit(nogil=True)
+def _buckets(pos, alive, bound, head, nxt):  # pragma: no cover - compiled
+    """`min_separation`'s grid for a nearest pair `bound` m apart: the live UAVs in chained
+    buckets of its cells (`head`, `nxt`; a bucket may hold several cells). Returns the cell
+    size, m: a millionth larger than the bound, so the roundings of x / u stay far inside
+    that margin."""
+    u = bound * (1.0 + 1e-6)
     mask = head.shape[0] - 1
     head[:] = -1
-    for i in range(n):  # chained buckets of the grid's cells (a bucket may hold several)
+    for i in range(pos.shape[0]):
         if alive[i]:
             cx, cy, cz = _cell(pos, i, u)
             h = cell_hash(cx, cy, cz, mask)
             nxt[i] = head[h]
             head[h] = i
-    for i in range(n):
+    return u
+
+
+@njit(nogil=True)
+def _nearest_range(lo, hi, pos, alive, u, head, nxt, best):  # pragma: no cover - compiled
+    """`best` and the distances from each live agent of lo .. hi - 1 to the live UAVs of
+    higher index in the 27 cells around it (`_buckets`), the smallest."""
+    mask = head.shape[0] - 1
+    for i in range(lo, hi):
         if not alive[i]:
             continue
         cx, cy, cz = _cell(pos, i, u)  # agent i's cell, once: its 27 neighbours offset it
@@ -434,15 +644,18 @@ def _cell(pos, i, u):  # pragma: no cover - compiled
 
 _RECORDS = numba.typeof(np.zeros(1, SETPOINT))
 # compiled before the clock (core/jit.py); every array C-contiguous (Avoidance makes them so)
-ahead(
-    scan_tracks,
-    ("i8[2]", "?[2]", "f8[2]", "f8[2]", "f8[2]", "f8[1]", "i8[2]", "f8[3]", "f8[3]", "?",
-     "f8[2]", "i8[1]", _RECORDS, "f8[2]", "f8[2]", "f8[1]", "f8[3]", "i8[2]", "f8[3]", "f8[3]",
-     "f8[3]", "f8[2]", "?[1]", "f8[1]", "f8[2]"),
+_TRACKS = (
+    "i8[2]", "?[2]", "f8[2]", "f8[2]", "f8[2]", "f8[1]", "i8[2]", "f8[3]", "f8[3]", "?",
+    "f8[2]", "i8[1]", _RECORDS, "f8[2]", "f8[2]", "f8[1]", "f8[3]", "i8[2]", "f8[3]", "f8[3]",
+    "f8[3]", "f8[2]", "?[1]", "f8[1]", "f8[2]",
 )  # fmt: skip
-ahead(
-    scan_push,
+_PUSH = (
     "f8[3] f8[3] i8[2] f8[2] f8[2] f8[2] f8[1] ? ? ? f8[2] f8[2] i8 f8[1] ?[1] ?[1] f8[2] "
-    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1] f8[2] f8[3] f8[3]",
+    "f8[3] f8[2] f8[1] f8[2] ?[1] ?[1] f8[2] f8[3] f8[3]"
 )
+ahead(scan_tracks, _TRACKS)
+ahead(scan_tracks_parallel, (*_TRACKS, "i8[1]", "f8[1]"))
+ahead(scan_push, _PUSH)
+ahead(scan_push_parallel, _PUSH + " i8[1]")
 ahead(min_separation, "f8[2] ?[1] i8[2] i8[1] i8[1]")
+ahead(min_separation_parallel, "f8[2] ?[1] i8[2] i8[1] i8[1]")
