@@ -58,6 +58,7 @@ def import_compiled_modules() -> None:
     import skyswarm.gui.yuv  # the video's colour conversion (render processes)
     import skyswarm.missions._boids_steering
     import skyswarm.uav.avoidance_kernel  # (with uav.avoidance_steer, which it calls)
+    import skyswarm.uav.avoidance_separation
     import skyswarm.uav.estimation_kernel
     import skyswarm.uav.flight_kernel  # (with uav.kernel, which it calls)
     import skyswarm.uav.sensors.nearest  # noqa: F401

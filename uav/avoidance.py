@@ -100,8 +100,6 @@ from skyswarm.core.geo import yaw_of
 from skyswarm.core.schema import ConfigError
 from skyswarm.uav import control as ctl
 from skyswarm.uav.avoidance_kernel import (
-    min_separation,
-    min_separation_parallel,
     params,
     scan_push,
     scan_push_parallel,
@@ -109,6 +107,7 @@ from skyswarm.uav.avoidance_kernel import (
     scan_tracks_parallel,
 )
 from skyswarm.uav.avoidance_reference import MIN_PUSH_M_S, RIGHT_TURN, NumpyReference
+from skyswarm.uav.avoidance_separation import min_separation, min_separation_parallel
 from skyswarm.uav.avoidance_steer import (
     HEADING_FRAME,
     STEER_PARALLEL_MIN,
@@ -312,7 +311,7 @@ class Avoidance(NumpyReference):
     def _measure(self) -> None:
         """Instrumentation (never fed back): the smallest true distance between live UAVs,
         as a norm of the pair: compiled on a grid sized by the nearest tracked pair
-        (uav/avoidance_kernel.py `min_separation`, on numba's threads for a large swarm: the
+        (uav/avoidance_separation.py `min_separation`, on numba's threads for a large swarm: the
         same value), else each one's nearest by a KD-tree."""
         state, alive = self.swarm.sim.world.state, self.swarm.alive
         pos = state.position[self.swarm.rows]

@@ -150,7 +150,9 @@ def _lend_range(lo, hi, records, changed, kind, pos, yaw, v_out, kp, saved):  # 
     _write_range(lo, hi, records, changed, kind, pos, yaw, v_out, kp)
 
 
-# Agents per work item of `steer_lent_parallel`: a fixed split, as uav/kernel.py's CHUNK.
+# Agents per work item of the avoidance layer's threaded passes (`steer_lent_parallel`, the
+# scan's in uav/avoidance_kernel.py and avoidance_separation.py): a fixed split, as
+# uav/kernel.py's CHUNK.
 CHUNK = 256
 # From this many agents (and two threads) the steer runs on numba's threads, by the whole
 # tick on a quiet 2-core machine (docs/performance.md, Threads): a hover's steer does little

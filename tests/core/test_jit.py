@@ -30,6 +30,7 @@ COMPILED = {
     "uav/kernel_math.py",  # the flight kernel's inlined scalar helpers
     "uav/flight_kernel.py",  # declares the kernel's argument types (`ahead`)
     "uav/avoidance_kernel.py",
+    "uav/avoidance_separation.py",
     "uav/avoidance_steer.py",  # the layer's every-tick steer
     "uav/estimation_kernel.py",  # the estimate-based control path (qrsim sensors)
     "uav/sensors/nearest.py",

@@ -19,7 +19,7 @@ from skyswarm.core.geo import yaw_of
 from skyswarm.core.simulator import Simulator
 from skyswarm.uav import control as ctl
 from skyswarm.uav.avoidance import _KINDS, PASSES, Avoidance
-from skyswarm.uav.avoidance_kernel import min_separation
+from skyswarm.uav.avoidance_separation import min_separation
 from skyswarm.uav.avoidance_steer import (
     mode_kinds,
     steer,

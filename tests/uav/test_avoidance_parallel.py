@@ -1,5 +1,6 @@
 """The avoidance layer's scan on numba's threads (uav/avoidance_kernel.py
-`scan_tracks_parallel`, `scan_push_parallel`, `min_separation_parallel`, chosen by
+`scan_tracks_parallel`, `scan_push_parallel`; uav/avoidance_separation.py
+`min_separation_parallel`; chosen by
 core.backends.threaded) against its serial passes: every array the passes read or write is the
 same to the bit after each pass, on one thread and on two, for a dense crowd of 2,500 UAVs
 (closing pairs everywhere, the guard, dead agents with NaN state, boxes); each agent's slice of
@@ -24,12 +25,8 @@ import skyswarm.uav.avoidance as avoidance_module
 from skyswarm.core.backends import PARALLEL_MIN
 from skyswarm.core.config import load_scenario
 from skyswarm.core.simulator import Simulator
-from skyswarm.uav.avoidance_kernel import (
-    CHUNK,
-    min_separation,
-    min_separation_parallel,
-    scan_tracks,
-)
+from skyswarm.uav.avoidance_kernel import CHUNK, scan_tracks
+from skyswarm.uav.avoidance_separation import min_separation, min_separation_parallel
 from skyswarm.uav.sensors.proximity import Proximity, Scan, scan
 
 HOVER = ROOT / "configs" / "hover.toml"
