@@ -60,7 +60,7 @@ def import_compiled_modules() -> None:
     import skyswarm.uav.avoidance_kernel  # (with uav.avoidance_steer, which it calls)
     import skyswarm.uav.avoidance_separation
     import skyswarm.uav.estimation_kernel
-    import skyswarm.uav.flight_kernel  # (with uav.kernel, which it calls)
+    import skyswarm.uav.flight_kernel  # (with uav.kernel and uav.kernel_block, which it calls)
     import skyswarm.uav.sensors.nearest  # noqa: F401
 
     if importlib.util.find_spec("gymnasium") is not None:  # the `envs` extra: the RL kernels

@@ -41,6 +41,11 @@ import numpy as np
 from skyswarm.core.backends.fast_kernel import step_range
 from skyswarm.core.frames import euler_angles, rotation_rows, to_body, to_world, yaw_angle
 from skyswarm.core.jit import njit, prange
+from skyswarm.uav.kernel_block import BLOCK, NROW, REDO, fly_block, same_mode
+from skyswarm.uav.kernel_layout import (  # the tables' indices, by their names here too
+    ALT, ATT, ATTITUDE, GAIN, HDG, I_LIMIT, KD, KI_DT, KP, LAG, MOT, OUT_LIMIT, OUTER, POS, RATE,
+    RATES, SPEED, STAGE_COLUMNS, VEL, WORLD,
+)  # fmt: skip
 from skyswarm.uav.kernel_math import hypot, max_of, min_of, nan_max, nan_min, wrap
 
 # Compiled with numpy's error model (x / 0 -> inf, no exception) and without fastmath, so the
@@ -50,25 +55,6 @@ _JIT = {"error_model": "numpy", "nogil": True}
 # small helpers (nan_min, nan_max, wrap, _pid, _base) cut the range's compile from 32 to 9 CPU-s,
 # but `fly` then took 1.03-1.3x the time per agent (the stages apart: 1.3x); docs/performance.md.
 _STAGE = {"inline": "always", **_JIT}
-
-# The constants' gain table `gains` (4, 5, 4): loop, then parameter, then axis (unused axes 0).
-OUTER, SPEED, ATTITUDE, RATE = 0, 1, 2, 3
-KP, KI_DT, KD, I_LIMIT, OUT_LIMIT = range(5)
-# Columns of the constants' mode table `uses` (modes, 5): 1 where the mode uses the stage.
-STAGE_COLUMNS = (
-    "position",
-    "altitude",
-    "heading",
-    "velocity",
-    "attitude",
-    "rates",
-    "motors",
-    "world",
-)
-POS, ALT, HDG, VEL, ATT, RATES, MOT, WORLD = range(len(STAGE_COLUMNS))
-
-# Columns of the per-agent motor parameters `motor` (N, 2) (uav.model.Motors.params).
-LAG, GAIN = 0, 1  # lag per tick 1 - exp(-dt / tau); thrust scale (actual k_f / nominal k_f)
 
 # One record of a structured array (CONSTANTS, SETPOINT, MEMORY): numba passes it by reference,
 # so writes to its fields land in the array.
@@ -386,7 +372,38 @@ def _fly_range(
     lo, hi, slots, position, orientation, velocity, omega, constants, setpoints, memory, thrust,
     alive, motor_ok, motor, wind, force, torque,
 ):  # fmt: skip
-    """`fly` for the agent rows lo .. hi - 1."""
+    """`fly` for the agent rows lo .. hi - 1, in blocks of kernel_block.BLOCK: a block whose
+    agents share a mode on SIMD lanes (`fly_block`), then the agents it flagged one by one; any
+    other block agent by agent (`_fly_agents`). The same bits either way."""
+    c = constants[0]
+    t = np.empty(NROW)
+    for b in range(lo, hi, BLOCK):
+        e = min(hi, b + BLOCK)
+        if not same_mode(setpoints, b, e):
+            _fly_agents(
+                b, e, slots, position, orientation, velocity, omega, constants, setpoints,
+                memory, thrust, alive, motor_ok, motor, wind, force, torque,
+            )  # fmt: skip
+        elif fly_block(
+            b, e - b, t, slots, position, orientation, velocity, omega, c, setpoints, memory,
+            thrust, alive, motor_ok, motor, wind, force, torque,
+        ):  # fmt: skip
+            for j in range(e - b):
+                if t[REDO + j] != 0.0:
+                    _fly_agents(
+                        b + j, b + j + 1, slots, position, orientation, velocity, omega,
+                        constants, setpoints, memory, thrust, alive, motor_ok, motor, wind,
+                        force, torque,
+                    )  # fmt: skip
+
+
+@njit(**_JIT)
+def _fly_agents(
+    lo, hi, slots, position, orientation, velocity, omega, constants, setpoints, memory, thrust,
+    alive, motor_ok, motor, wind, force, torque,
+):  # fmt: skip
+    """`fly` for the agent rows lo .. hi - 1, agent by agent: every stage of one agent, then
+    the next (uav/kernel_block.py flies a block of one mode stage by stage, the same bits)."""
     c = constants[0]
     command = np.empty(4)
     for k in range(lo, hi):
@@ -431,11 +448,13 @@ def fly_parallel(
         )  # fmt: skip
 
 
-# `_fly_range` inlined (numba's IR) into `fly_ticks`' range: compiled there, it is no compiled
-# callee that fly_ticks shares with fly, so `skyswarm warmup` may compile the two in separate
-# processes (core/jit.py `groups`: fly_ticks goes with the fast backend's step_bodies, whose
-# `step_range` it calls). The same source, the same operations.
-_fly_range_inlined = njit(inline="always", **_JIT)(_fly_range.py_func)
+# The agent-by-agent range inlined (numba's IR) into `fly_ticks`' range: compiled there, it is
+# no compiled callee that fly_ticks shares with fly, so `skyswarm warmup` may compile the two
+# in separate processes (core/jit.py `groups`: fly_ticks goes with the fast backend's
+# step_bodies, whose `step_range` it calls). The block path (`_fly_range`) would share its
+# compiled stages with fly and put both groups in one process (57 against 49 s of warmup on
+# two cores): the several ticks in one call fly agent by agent, the same bits.
+_fly_agents_inlined = njit(inline="always", **_JIT)(_fly_agents.py_func)
 
 # Where `fly_ticks` saves each agent's rows, columns of (n, SAVED): the world's position,
 # quaternion, velocity, angular velocity, body force, world torque and world force rows, then
@@ -472,7 +491,7 @@ def _fly_ticks_range(
     touching, far = 0, 0
     x0 = slots[0]  # the agents are the world's live bodies, consecutive rows from x0
     for _ in range(ticks):
-        _fly_range_inlined(
+        _fly_agents_inlined(
             lo, hi, slots, position, orientation, velocity, omega, constants, setpoints, memory,
             thrust, alive, motor_ok, motor, wind, force, torque,
         )  # fmt: skip

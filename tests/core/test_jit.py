@@ -27,6 +27,7 @@ COMPILED = {
     "gui/ground.py",  # the offscreen pictures' ground, painted under what OpenGL drew
     "gui/yuv.py",  # the video's RGBA -> yuv420p in the render processes
     "uav/kernel.py",
+    "uav/kernel_block.py",  # the flight kernel on SIMD lanes, a block of one mode at a time
     "uav/kernel_math.py",  # the flight kernel's inlined scalar helpers
     "uav/flight_kernel.py",  # declares the kernel's argument types (`ahead`)
     "uav/avoidance_kernel.py",
