@@ -9,6 +9,11 @@ roll and pitch measurement not in BodyRates (an RL swarm's BodyRates tick fell f
 122 ns per agent, serial); their idle memory is what bumpless entry re-initialises. The heading
 loop runs in every mode (Attitude's yaw hold reads its integral without re-initialising it).
 
+`fly` takes the agents in blocks of 64 (`_fly_range`): a block whose agents share a mode flies
+stage by stage on SIMD lanes (uav/kernel_block.py, 1.6-1.8x faster an agent), any other agent
+by agent through this module's stages (`_fly_agents`), with the same bits; the indices of the
+constants' tables are uav/kernel_layout.py's.
+
 Compiled code here reads its arguments, this module's names, the rotations of core/frames.py
 (the one definition every kernel calls; core/jit.py keys numba's cache by the source of every
 compiled module, so an edit there recompiles this one) and, in `fly_ticks`, the fast backend's

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from skyswarm.core.jit import ahead, njit
+from skyswarm.core.jit import ahead, njit, prange
 
 _opts = {"fastmath": False, "nogil": True}
 
@@ -282,6 +282,52 @@ def nearest_pairs(pos, located, is_sender, base, base_only, range_m, k, grid, ou
     return e
 
 
+# Receivers per work item of `nearest_pairs_parallel`: a fixed split, so the work never depends
+# on the number of threads.
+CHUNK = 256
+
+
+@njit(parallel=True, **_opts)
+def nearest_pairs_parallel(pos, located, is_sender, base, base_only, range_m, k, grid, out):
+    """`nearest_pairs` (the same arguments, the same result to the bit) on numba's threads,
+    CHUNK receivers per work item: each receiver's k nearest go to its own k rows of the
+    output first, each chunk counts the pairs by sender in a row of its own, then one pass
+    packs the rows into CSR order and sums the counts (integers: any order gives the same)."""
+    indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
+    n = len(pos)
+    dims = _bin(pos, located, range_m, grid)
+    chunks = (n + CHUNK - 1) // CHUNK
+    tx = np.zeros((chunks, n), dtype=np.int64)
+    kept = np.zeros(n, dtype=np.int64)
+    for ch in prange(chunks):
+        cand_d = np.empty(n)
+        cand_s = np.empty(n, dtype=np.int64)
+        for r in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
+            count = 0
+            if located[r]:
+                count, held = _gather(
+                    r, pos, is_sender, base, base_only, range_m, k, grid, dims, cand_d, cand_s,
+                    tx[ch],
+                )  # fmt: skip
+                kept[r] = _keep_nearest(
+                    cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, r * k
+                ) - r * k
+            in_rx[r] = count
+    e = 0
+    indptr[0] = 0
+    for r in range(n):  # packed in place: row r's entries move down from r k, never up
+        for a in range(r * k, r * k + kept[r]):
+            o_recv[e], o_send[e], o_dist[e] = o_recv[a], o_send[a], o_dist[a]
+            e += 1
+        indptr[r + 1] = e
+    for s in range(n):
+        total = 0
+        for ch in range(chunks):
+            total += tx[ch, s]
+        in_tx[s] = total
+    return e
+
+
 @njit(**_opts)
 def _bin(pos, located, range_m, grid):
     """Sort the located points into a uniform grid of cells >= range_m (at most 4 per point
@@ -468,10 +514,9 @@ def _keep_nearest(cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, e):
 
 # The types beacons.py calls them with (compiled before the clock: core/jit.py `ahead`).
 ahead(ordered_pairs, "i8[2] i8 f8[2]")
-ahead(
-    nearest_pairs,
-    "f8[2] ?[1] ?[1] ?[1] ? f8 i8 (i8[1] i8[1] i8[1]) (i8[1] i8[1] i8[1] f8[1] i8[1] i8[1])",
-)
+_NEAREST = "f8[2] ?[1] ?[1] ?[1] ? f8 i8 (i8[1] i8[1] i8[1]) (i8[1] i8[1] i8[1] f8[1] i8[1] i8[1])"
+ahead(nearest_pairs, _NEAREST)
+ahead(nearest_pairs_parallel, _NEAREST)
 ahead(
     merge_fresh,
     "i8[1] i8[1] f8[2] i8[1] i8[1] i8[1] i8[1] ?[1] ?[1] i8 f8[2] i8 i8 "

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skyswarm.core.backends import threaded
 from skyswarm.core.comms.beacon_kernels import (
     airborne,
     by_delay,
@@ -52,6 +53,7 @@ from skyswarm.core.comms.beacon_kernels import (
     has_fresh,
     merge_fresh,
     nearest_pairs,
+    nearest_pairs_parallel,
     ordered_pairs,
     row_starts,
 )
@@ -313,7 +315,7 @@ class BeaconNet:
         base_only = c.cfg.link == "base_station"
         base = d.is_base[self.rows] if base_only else np.zeros(self._m, dtype=bool)
         pos = np.ascontiguousarray(pos, dtype=float)
-        n = nearest_pairs(
+        n = (nearest_pairs_parallel if threaded(len(pos)) else nearest_pairs)(
             pos, located, is_sender & located, base, base_only, c.range_m, self._k,
             self._grid, self._csr,
         )  # fmt: skip

@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skyswarm.core.comms.beacon_kernels import nearest_pairs
+from skyswarm.core.comms.beacon_kernels import CHUNK, nearest_pairs, nearest_pairs_parallel
 from skyswarm.core.comms.channels import ChannelConfig
 from tests.core.test_beacons import fates_add_up, net_of
 from tests.core.test_comms import TICK, make_sim, steps
 
 
-def kernel(pos, located, is_sender, range_m, k, base=None):
+def kernel(pos, located, is_sender, range_m, k, base=None, run=nearest_pairs):
     n = len(pos)
     grid = tuple(np.zeros(s, dtype=np.int64) for s in (n, n, 4 * n + 65))
     cap = max(n * k, 1)
@@ -28,7 +28,7 @@ def kernel(pos, located, is_sender, range_m, k, base=None):
     )
     base_only = base is not None
     base = np.zeros(n, dtype=bool) if base is None else base
-    e = nearest_pairs(pos, located, is_sender, base, base_only, range_m, k, grid, out)
+    e = run(pos, located, is_sender, base, base_only, range_m, k, grid, out)
     indptr, recv, send, dist, in_rx, in_tx = out
     return indptr, recv[:e], send[:e], dist[:e], in_rx, in_tx
 
@@ -101,6 +101,42 @@ def test_reused_buffers_give_the_same_table_as_fresh_ones() -> None:
     np.testing.assert_array_equal(out[1][:e], fresh[1])
     np.testing.assert_array_equal(out[2][:e], fresh[2])
     np.testing.assert_array_equal(out[4], fresh[4])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("n", "spread", "range_m", "k", "base_only"),
+    [
+        (2 * CHUNK + 37, 40.0, 100.0, 16, False),  # every pair in range (the dense radio)
+        (2 * CHUNK + 37, 400.0, 30.0, 8, False),  # sparse: most receivers hold fewer than k
+        (CHUNK + 5, 60.0, np.inf, 5, False),  # unlimited range: one cell
+        (CHUNK + 5, 60.0, 25.0, 4, True),  # a base station at one end of each pair
+        (3, 10.0, 20.0, 16, False),  # fewer agents than k
+    ],
+)  # fmt: skip
+def test_the_threaded_table_is_the_serial_one_to_the_bit(
+    n: int, spread: float, range_m: float, k: int, base_only: bool, threads: int
+) -> None:
+    """Chunks of receivers on threads, packed into CSR after: every output array equal, with
+    receivers that are not located, senders that are not senders, ties at equal distance and
+    pairs exactly at range."""
+    import numba
+
+    rng = np.random.default_rng(n + k)
+    pos = np.round(rng.uniform(0, spread, (n, 3)), 0)  # whole metres: ties and exact ranges
+    pos[:, 2] = 0.0
+    located, is_sender = rng.uniform(size=n) > 0.1, rng.uniform(size=n) > 0.2
+    base = rng.uniform(size=n) < 0.1 if base_only else None
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        serial = kernel(pos, located, is_sender, range_m, k, base)
+        threaded = kernel(pos, located, is_sender, range_m, k, base, run=nearest_pairs_parallel)
+    finally:
+        numba.set_num_threads(before)
+    for a, b in zip(serial, threaded, strict=True):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    assert len(serial[1]) > 0 and serial[5].sum() == serial[4].sum() > 0
 
 
 # -- in a BeaconNet -----------------------------------------------------------------------------
