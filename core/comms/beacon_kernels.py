@@ -290,13 +290,14 @@ CHUNK = 256
 @njit(parallel=True, **_opts)
 def nearest_pairs_parallel(pos, located, is_sender, base, base_only, range_m, k, grid, out):
     """`nearest_pairs` (the same arguments, the same result to the bit) on numba's threads,
-    CHUNK receivers per work item: each receiver's k nearest go to its own k rows of the
-    output first, each chunk counts the pairs by sender in a row of its own, then one pass
+    CHUNK receivers per work item: each receiver's k nearest go to its own min(k, n - 1) rows
+    of the output first (the buffers hold n min(k, n - 1), as the net sizes them), each chunk counts the pairs by sender in a row of its own, then one pass
     packs the rows into CSR order and sums the counts (integers: any order gives the same)."""
     indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
     n = len(pos)
     dims = _bin(pos, located, range_m, grid)
     chunks = (n + CHUNK - 1) // CHUNK
+    stride = min(k, max(n - 1, 1))  # the most a receiver keeps: the buffers hold n of them
     tx = np.zeros((chunks, n), dtype=np.int64)
     kept = np.zeros(n, dtype=np.int64)
     for ch in prange(chunks):
@@ -310,13 +311,13 @@ def nearest_pairs_parallel(pos, located, is_sender, base, base_only, range_m, k,
                     tx[ch],
                 )  # fmt: skip
                 kept[r] = _keep_nearest(
-                    cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, r * k
-                ) - r * k
+                    cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, r * stride
+                ) - r * stride
             in_rx[r] = count
     e = 0
     indptr[0] = 0
-    for r in range(n):  # packed in place: row r's entries move down from r k, never up
-        for a in range(r * k, r * k + kept[r]):
+    for r in range(n):  # packed in place: row r's entries move down from r stride, never up
+        for a in range(r * stride, r * stride + kept[r]):
             o_recv[e], o_send[e], o_dist[e] = o_recv[a], o_send[a], o_dist[a]
             e += 1
         indptr[r + 1] = e

@@ -17,7 +17,7 @@ from tests.core.test_comms import TICK, make_sim, steps
 def kernel(pos, located, is_sender, range_m, k, base=None, run=nearest_pairs):
     n = len(pos)
     grid = tuple(np.zeros(s, dtype=np.int64) for s in (n, n, 4 * n + 65))
-    cap = max(n * k, 1)
+    cap = max(n * min(k, max(n - 1, 1)), 1)  # as the net sizes them
     out = (
         np.zeros(n + 1, dtype=np.int64),
         np.zeros(cap, dtype=np.int64),
