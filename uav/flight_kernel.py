@@ -3,7 +3,7 @@
 uav/kernel.py is the compiled flight stack and reads only its arguments and its own names (its
 docstring says why). This module builds what it reads:
 - CONSTANTS, the layout of the one record of every gain, limit and airframe constant, its
-  tables indexed by the kernel's names (kernel.OUTER.., kernel.KP.., kernel.STAGE_COLUMNS);
+  tables indexed by the kernel's names (uav/kernel_layout.py: OUTER.., KP.., STAGE_COLUMNS);
 - `pack_constants`, which copies those values once from the objects that own them (Cascade,
   Mixer, Motors, WrenchModel) and refuses a layout it did not fill;
 - `FlightKernel`, one swarm's constants and state rows, stepped each tick by `kernel.fly`, or
@@ -27,12 +27,12 @@ from skyswarm.uav.control import MEMORY, MODES, SETPOINT
 from skyswarm.uav.kernel import (
     SAVED,
     SAVED_COLUMNS,
-    STAGE_COLUMNS,
     fly,
     fly_parallel,
     fly_ticks,
     fly_ticks_parallel,
 )
+from skyswarm.uav.kernel_layout import STAGE_COLUMNS
 from skyswarm.uav.model import ISA_EXPONENT, ISA_LAPSE, ISA_RHO0
 
 if TYPE_CHECKING:

@@ -47,9 +47,26 @@ from skyswarm.core.backends.fast_kernel import step_range
 from skyswarm.core.frames import euler_angles, rotation_rows, to_body, to_world, yaw_angle
 from skyswarm.core.jit import njit, prange
 from skyswarm.uav.kernel_block import BLOCK, NROW, REDO, fly_block, same_mode
-from skyswarm.uav.kernel_layout import (  # the tables' indices, by their names here too
-    ALT, ATT, ATTITUDE, GAIN, HDG, I_LIMIT, KD, KI_DT, KP, LAG, MOT, OUT_LIMIT, OUTER, POS, RATE,
-    RATES, SPEED, STAGE_COLUMNS, VEL, WORLD,
+from skyswarm.uav.kernel_layout import (  # the tables' indices
+    ALT,
+    ATT,
+    ATTITUDE,
+    GAIN,
+    HDG,
+    I_LIMIT,
+    KD,
+    KI_DT,
+    KP,
+    LAG,
+    MOT,
+    OUT_LIMIT,
+    OUTER,
+    POS,
+    RATE,
+    RATES,
+    SPEED,
+    VEL,
+    WORLD,
 )  # fmt: skip
 from skyswarm.uav.kernel_math import hypot, max_of, min_of, nan_max, nan_min, wrap
 

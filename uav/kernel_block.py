@@ -34,11 +34,35 @@ import numpy as np
 from skyswarm.core.frames import euler_angles, rotation_rows
 from skyswarm.core.jit import njit
 from skyswarm.uav.kernel_layout import (
-    ALT, ATT, ATTITUDE, GAIN, HDG, I_LIMIT, KD, KI_DT, KP, LAG, MOT, OUT_LIMIT, OUTER, POS, RATE,
-    RATES, SPEED, VEL, WORLD,
+    ALT,
+    ATT,
+    ATTITUDE,
+    GAIN,
+    HDG,
+    I_LIMIT,
+    KD,
+    KI_DT,
+    KP,
+    LAG,
+    MOT,
+    OUT_LIMIT,
+    OUTER,
+    POS,
+    RATE,
+    RATES,
+    SPEED,
+    VEL,
+    WORLD,
 )  # fmt: skip
-from skyswarm.uav.kernel_math import HYPOT_EPS, HYPOT_LARGE, HYPOT_TINY, max_of, min_of
-from skyswarm.uav.kernel_math import nan_max, nan_min
+from skyswarm.uav.kernel_math import (
+    HYPOT_EPS,
+    HYPOT_LARGE,
+    HYPOT_TINY,
+    max_of,
+    min_of,
+    nan_max,
+    nan_min,
+)
 
 _JIT = {"error_model": "numpy", "nogil": True}  # as uav/kernel.py: plain IEEE arithmetic
 _IN = {"inline": "always", **_JIT}

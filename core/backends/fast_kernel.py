@@ -37,6 +37,7 @@ import math
 import numba
 import numpy as np
 
+from skyswarm.core.backends.fast_block import BLOCK, NROW, step_block
 from skyswarm.core.frames import rotation_matrix as _rot
 from skyswarm.core.frames import rotation_rows, to_body, to_world
 from skyswarm.core.jit import ahead, njit, prange
@@ -232,11 +233,40 @@ def _step_range(
     constants, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos, ref, limit,
     xf, xt, x0,
 ):  # fmt: skip
-    """Body by body from lo to hi - 1 (the i-th live body is slots[i]): integrate, then its
-    ground, terrain and box contacts, recorded from row i * (BOX_ROW + boxes) on; c_count[i]
-    = how many. Returns the contacts recorded and how many bodies ended more than `limit` m
-    from their row of `ref` (NaN too; none counted when `ref` has not one row per slot)."""
+    """Bodies lo to hi - 1 (the i-th live body is slots[i]) in blocks of fast_block.BLOCK: a
+    block none of whose bodies touches anything on SIMD lanes (`step_block`), any other body
+    by body (`_step_each`), the same bits either way. Returns the contacts recorded and how
+    many bodies ended more than `limit` m from their row of `ref` (NaN too; none counted when
+    `ref` has not one row per slot)."""
+    par = constants[0]
     touching, far = 0, 0
+    t = np.empty(NROW)
+    for b in range(lo, hi, BLOCK):
+        e = min(hi, b + BLOCK)
+        done, f = step_block(
+            b, e - b, t, slots, pos, quat, vel, omega, inv_m, inertia, radius, fb, tw, fw, par,
+            len(box_c) > 0, hf.shape[0] >= 2, c_count, ref, limit, xf, xt, x0,
+        )  # fmt: skip
+        if not done:
+            touching, f = _step_each(
+                b, e, slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw,
+                fw, constants, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force,
+                c_pos, ref, limit, xf, xt, x0, touching,
+            )  # fmt: skip
+        far += f
+    return touching, far
+
+
+@njit(**_opts)
+def _step_each(
+    lo, hi, slots, pos, quat, vel, omega, inv_m, inertia, half, offset, radius, fb, tw, fw,
+    constants, box_c, box_h, box_cs, box_id, hf, c_count, c_other, c_force, c_pos, ref, limit,
+    xf, xt, x0, touching,
+):  # fmt: skip
+    """Body by body from lo to hi - 1: integrate, then its ground, terrain and box contacts,
+    recorded from row i * (BOX_ROW + boxes) on; c_count[i] = how many. Returns `touching`
+    plus the contacts recorded, and how many bodies ended far (`_step_range`)."""
+    far = 0
     check = ref.shape[0] == len(slots)
     lim2 = limit * limit
     par = constants[0]

@@ -291,8 +291,9 @@ CHUNK = 256
 def nearest_pairs_parallel(pos, located, is_sender, base, base_only, range_m, k, grid, out):
     """`nearest_pairs` (the same arguments, the same result to the bit) on numba's threads,
     CHUNK receivers per work item: each receiver's k nearest go to its own min(k, n - 1) rows
-    of the output first (the buffers hold n min(k, n - 1), as the net sizes them), each chunk counts the pairs by sender in a row of its own, then one pass
-    packs the rows into CSR order and sums the counts (integers: any order gives the same)."""
+    of the output first (the buffers hold n min(k, n - 1), as the net sizes them), each chunk
+    counts the pairs by sender in a row of its own, then one pass packs the rows into CSR
+    order and sums the counts (integers: any order gives the same)."""
     indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
     n = len(pos)
     dims = _bin(pos, located, range_m, grid)
@@ -310,9 +311,10 @@ def nearest_pairs_parallel(pos, located, is_sender, base, base_only, range_m, k,
                     r, pos, is_sender, base, base_only, range_m, k, grid, dims, cand_d, cand_s,
                     tx[ch],
                 )  # fmt: skip
-                kept[r] = _keep_nearest(
-                    cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, r * stride
-                ) - r * stride
+                kept[r] = (
+                    _keep_nearest(cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, r * stride)
+                    - r * stride
+                )
             in_rx[r] = count
     e = 0
     indptr[0] = 0
@@ -515,7 +517,10 @@ def _keep_nearest(cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, e):
 
 # The types beacons.py calls them with (compiled before the clock: core/jit.py `ahead`).
 ahead(ordered_pairs, "i8[2] i8 f8[2]")
-_NEAREST = "f8[2] ?[1] ?[1] ?[1] ? f8 i8 (i8[1] i8[1] i8[1]) (i8[1] i8[1] i8[1] f8[1] i8[1] i8[1])"
+_NEAREST = (
+    "f8[2] ?[1] ?[1] ?[1] ? f8 i8 (i8[1] i8[1] i8[1]) "  # positions .. k, the grid scratch
+    "(i8[1] i8[1] i8[1] f8[1] i8[1] i8[1])"  # the CSR buffers
+)
 ahead(nearest_pairs, _NEAREST)
 ahead(nearest_pairs_parallel, _NEAREST)
 ahead(

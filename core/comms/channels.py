@@ -66,8 +66,9 @@ class ChannelConfig:
     # stack's rate, against 0.31x with every sender). Smaller tables changed flocks: 16 cut a
     # 300-UAV Vasarhelyi flock's velocity correlation from 0.93 to 0.64, and 32 a 300-boid
     # flock's polarisation; 64 flew both close to the exact table (the largest gap: velocity
-    # correlation 0.91 against 0.93; docs/performance.md, "The neighbour table's default"). Where no receiver ever has more than 64 senders in range
-    # or still held, it is the exact table with the same draws, bit for bit
+    # correlation 0.91 against 0.93; docs/performance.md, "The neighbour table's default").
+    # Where no receiver ever has more than 64 senders in range or still held, it is the exact
+    # table with the same draws, bit for bit
     # (tests/core/test_beacons_nearest.py).
     neighbour_table: int = param(
         64,

@@ -147,7 +147,10 @@ def test_shipped_sweeps() -> None:
     assert flocking["sweep"]["seeds"] == 5
     assert flatten(flocking["grid"])["comms.channels.radio.loss"] == [0.0, 0.1, 0.3, 0.5]
     # the neighbour-table flights (docs/performance.md): every grid point a valid scenario
-    for name, runs in (("neighbour_table_boids", 3 * 2 * 4 * 3), ("neighbour_table_vasarhelyi", 64)):
+    for name, runs in (
+        ("neighbour_table_boids", 3 * 2 * 4 * 3),
+        ("neighbour_table_vasarhelyi", 64),
+    ):
         sweep = load_sweep(ROOT / "configs" / "sweeps" / f"{name}.toml")
         assert sweep.param_keys[-1] == "comms.channels.radio.neighbour_table"
         assert len(sweep.runs(ROOT / "results")) == runs

@@ -18,6 +18,7 @@ COMPILED = {
     "core/jit.py",
     "core/frames.py",
     "core/backends/fast_kernel.py",
+    "core/backends/fast_block.py",  # its integration on SIMD lanes, a block at a time
     "core/backends/ray_grid.py",
     "core/backends/rays.py",
     "core/backends/spatial_hash.py",

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from test_uav_reference import AF, ROTOR, Flight, FakeState, randomise
+from test_uav_reference import AF, ROTOR, FakeState, Flight, randomise
 
 from skyswarm.core.jit import njit
 from skyswarm.uav import kernel, kernel_block
@@ -155,8 +155,9 @@ def test_the_branch_free_hypot_is_the_scalar_one_where_it_answers() -> None:
     edges = [0.0, -0.0, 1.0, -3.0, 4.0, 5e-324, 2.0**-459, 2.0**-460, 2.0**-405, 2.0**511,
              2.0**512, 1e308, 2.0**-54, 1.0 + 2.0**-52, math.inf, -math.inf, math.nan]  # fmt: skip
     rng = np.random.default_rng(7)
-    x = np.concatenate([np.repeat(edges, len(edges)), rng.normal(size=20000) * 10.0 ** rng.integers(-200, 200, 20000)])
-    y = np.concatenate([np.tile(edges, len(edges)), rng.normal(size=20000) * 10.0 ** rng.integers(-200, 200, 20000)])
+    spread = 10.0 ** rng.integers(-200, 200, (2, 20000))  # every scale, glibc's bounds around
+    x = np.concatenate([np.repeat(edges, len(edges)), rng.normal(size=20000) * spread[0]])
+    y = np.concatenate([np.tile(edges, len(edges)), rng.normal(size=20000) * spread[1]])
     lanes, ok = np.empty(len(x)), np.empty(len(x), dtype=bool)
     _hypot_lanes(x, y, lanes, ok)
     scalar = np.empty(len(x))
@@ -184,10 +185,11 @@ def test_the_branch_free_wrap_is_wrap_where_it_answers() -> None:
     """Every difference of two angles in [-pi, pi] answered, the remainder's bits included."""
     turn = 2 * math.pi
     edges = [math.pi, -math.pi, 3 * math.pi, np.nextafter(3 * math.pi, 0.0), -3 * math.pi,
-             np.nextafter(-3 * math.pi, 0.0), turn, -turn, math.nan, math.inf, -math.inf]  # fmt: skip
+             np.nextafter(-3 * math.pi, 0.0), turn, -turn, math.nan, math.inf,
+             -math.inf]  # fmt: skip
     rng = np.random.default_rng(5)
-    a = np.concatenate([np.linspace(-20.0, 20.0, 40001), edges,
-                        rng.uniform(-np.pi, np.pi, 20000) - rng.uniform(-np.pi, np.pi, 20000)])  # fmt: skip
+    differences = rng.uniform(-np.pi, np.pi, 20000) - rng.uniform(-np.pi, np.pi, 20000)
+    a = np.concatenate([np.linspace(-20.0, 20.0, 40001), edges, differences])
     out, ok = np.empty(len(a)), np.empty(len(a), dtype=bool)
     _wrap_lanes(a, out, ok)
     compiled = np.empty(len(a))
