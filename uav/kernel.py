@@ -10,7 +10,7 @@ roll and pitch measurement not in BodyRates (an RL swarm's BodyRates tick fell f
 loop runs in every mode (Attitude's yaw hold reads its integral without re-initialising it).
 
 `fly` takes the agents in blocks of 64 (`_fly_range`): a block whose agents share a mode flies
-stage by stage on SIMD lanes (uav/kernel_block.py, 1.6-1.8x faster an agent), any other agent
+stage by stage on SIMD lanes (uav/kernel_block.py, 1.7x faster an agent), any other agent
 by agent through this module's stages (`_fly_agents`), with the same bits; the indices of the
 constants' tables are uav/kernel_layout.py's.
 

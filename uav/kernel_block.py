@@ -18,8 +18,8 @@ so the two paths give the same bits (tests/uav/test_kernel_block.py). What a lan
 The block's inputs are first copied into `t`, a scratch of NROW / BLOCK rows of BLOCK floats
 (one row per quantity, at the offsets R00 .. below), and its outputs copied back at the end:
 loops that read and write only such rows at constant distances from each other are what the
-compiler vectorises without run-time alias checks. Measured (docs/performance.md): 104 against
-170 ns an agent on a 10,000-UAV hover, one thread.
+compiler vectorises without run-time alias checks. Measured (`python bench/flight_kernel.py`,
+docs/performance.md): 90 against 156 ns an agent on a 10,000-UAV hover, one thread.
 
 The stages are compiled apart (not inlined into one function): one function per loop keeps each
 loop's values its own, which the vectoriser needs.
