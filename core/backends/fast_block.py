@@ -124,6 +124,27 @@ def _midpoint(nb, t, dt):
         t[WB + j], t[HH + j] = wm, 0.5 * wm * dt
 
 
+@njit(inline="always", **_JIT)
+def turn_step(l0, l1, l2, w0, w1, w2, wn, sin_h, cos_h, x, y, z, w):
+    """The step's turn (fast_kernel `_integrate`, a body rate `w` of size wn > 0 and the sine
+    and cosine of half its angle): the body-frame momentum `l` turned by -wn dt about w
+    (Rodrigues, with cos = 1 - 2 sin_h^2, sin = -2 sin_h cos_h), and the quaternion (x, y, z,
+    w) times [sin_h w / wn, cos_h], renormalised."""
+    c, sn = 1.0 - 2.0 * sin_h * sin_h, -2.0 * sin_h * cos_h
+    ux, uy, uz = w0 / wn, w1 / wn, w2 / wn
+    d = (ux * l0 + uy * l1 + uz * l2) * (1.0 - c)
+    cx, cy, cz = uy * l2 - uz * l1, uz * l0 - ux * l2, ux * l1 - uy * l0
+    m0, m1, m2 = l0 * c + cx * sn + ux * d, l1 * c + cy * sn + uy * d, l2 * c + cz * sn + uz * d
+    sh = sin_h / wn
+    bx, by, bz, bw = w0 * sh, w1 * sh, w2 * sh, cos_h
+    nx = w * bx + x * bw + y * bz - z * by
+    ny = w * by - x * bz + y * bw + z * bx
+    nz = w * bz + x * by - y * bx + z * bw
+    nw = w * bw - x * bx - y * by - z * bz
+    inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
+    return (m0, m1, m2), (nx * inv, ny * inv, nz * inv, nw * inv)
+
+
 @njit(**_JIT)
 def _turn_body(nb, t, ground, margin, terrain, terrain_top):
     """The step's turn of the body (quaternion) and of its momentum, the end rate in the
@@ -132,21 +153,10 @@ def _turn_body(nb, t, ground, margin, terrain, terrain_top):
         l0, l1, l2 = t[L0 + j], t[L1 + j], t[L2 + j]
         w0, w1, w2 = t[B0 + j], t[B1 + j], t[B2 + j]
         wn = t[WB + j]
-        sin_h, cos_h = t[SH + j], t[CH + j]
-        c, sn = 1.0 - 2.0 * sin_h * sin_h, -2.0 * sin_h * cos_h
-        ux, uy, uz = w0 / wn, w1 / wn, w2 / wn
-        d = (ux * l0 + uy * l1 + uz * l2) * (1.0 - c)
-        cx, cy, cz = uy * l2 - uz * l1, uz * l0 - ux * l2, ux * l1 - uy * l0
-        m0, m1, m2 = l0 * c + cx * sn + ux * d, l1 * c + cy * sn + uy * d, l2 * c + cz * sn + uz * d
-        sh = sin_h / wn
-        bx, by, bz, bw = w0 * sh, w1 * sh, w2 * sh, cos_h
         x, y, z, w = t[QX + j], t[QY + j], t[QZ + j], t[QW + j]
-        nx = w * bx + x * bw + y * bz - z * by
-        ny = w * by - x * bz + y * bw + z * bx
-        nz = w * bz + x * by - y * bx + z * bw
-        nw = w * bw - x * bx - y * by - z * bz
-        inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
-        nx, ny, nz, nw = nx * inv, ny * inv, nz * inv, nw * inv
+        (m0, m1, m2), (nx, ny, nz, nw) = turn_step(
+            l0, l1, l2, w0, w1, w2, wn, t[SH + j], t[CH + j], x, y, z, w
+        )
         turning = wn > 0.0
         x = nx if turning else x
         y = ny if turning else y

@@ -37,7 +37,7 @@ import math
 import numba
 import numpy as np
 
-from skyswarm.core.backends.fast_block import BLOCK, NROW, step_block
+from skyswarm.core.backends.fast_block import BLOCK, NROW, step_block, turn_step
 from skyswarm.core.frames import rotation_matrix as _rot
 from skyswarm.core.frames import rotation_rows, to_body, to_world
 from skyswarm.core.jit import ahead, njit, prange
@@ -148,23 +148,8 @@ def _integrate(s, pos, quat, vel, omega, inv_m, inertia, fb, tw, fw, g, dt):
     if wn > 0.0:
         h = 0.5 * wn * dt
         sin_h, cos_h = math.sin(h), math.cos(h)
-        # L_b rotated by -wn dt about u = wb / wn (Rodrigues): cos = 1 - 2 sin_h^2,
-        # sin = -2 sin_h cos_h
-        c, sn = 1.0 - 2.0 * sin_h * sin_h, -2.0 * sin_h * cos_h
-        ux, uy, uz = w0 / wn, w1 / wn, w2 / wn
-        d = (ux * l0 + uy * l1 + uz * l2) * (1.0 - c)
-        cx, cy, cz = uy * l2 - uz * l1, uz * l0 - ux * l2, ux * l1 - uy * l0
-        l0, l1, l2 = l0 * c + cx * sn + ux * d, l1 * c + cy * sn + uy * d, l2 * c + cz * sn + uz * d
-        # q <- q (x) [sin(|w| dt / 2) w / |w|, cos(|w| dt / 2)]
-        sh = sin_h / wn
-        bx, by, bz, bw = w0 * sh, w1 * sh, w2 * sh, cos_h
         x, y, z, w = quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3]
-        nx = w * bx + x * bw + y * bz - z * by
-        ny = w * by - x * bz + y * bw + z * bx
-        nz = w * bz + x * by - y * bx + z * bw
-        nw = w * bw - x * bx - y * by - z * bz
-        inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
-        x, y, z, w = nx * inv, ny * inv, nz * inv, nw * inv
+        (l0, l1, l2), (x, y, z, w) = turn_step(l0, l1, l2, w0, w1, w2, wn, sin_h, cos_h, x, y, z, w)
         r = rotation_rows(x, y, z, w)
     else:
         x, y, z, w = quat[s, 0], quat[s, 1], quat[s, 2], quat[s, 3]
