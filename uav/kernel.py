@@ -470,13 +470,12 @@ def fly_parallel(
         )  # fmt: skip
 
 
-# The agent-by-agent range inlined (numba's IR) into `fly_ticks`' range: compiled there, it is
-# no compiled callee that fly_ticks shares with fly, so `skyswarm warmup` may compile the two
-# in separate processes (core/jit.py `groups`: fly_ticks goes with the fast backend's
-# step_bodies, whose `step_range` it calls). The block path (`_fly_range`) would share its
-# compiled stages with fly and put both groups in one process (57 against 49 s of warmup on
-# two cores): the several ticks in one call fly agent by agent, the same bits.
-_fly_agents_inlined = njit(inline="always", **_JIT)(_fly_agents.py_func)
+# `_fly_range` inlined (numba's IR) into `fly_ticks`' range: the same source, the same
+# operations, block by block. Its compiled stages (uav/kernel_block.py) are fly's too, so
+# `skyswarm warmup` compiles fly, fly_ticks and the fast backend's step in one process (core/jit.py
+# `groups`): 64 against 56 s of warmup on two cores, for 1.2x the vector env's steps a second
+# (docs/performance.md).
+_fly_range_inlined = njit(inline="always", **_JIT)(_fly_range.py_func)
 
 # Where `fly_ticks` saves each agent's rows, columns of (n, SAVED): the world's position,
 # quaternion, velocity, angular velocity, body force, world torque and world force rows, then
@@ -513,7 +512,7 @@ def _fly_ticks_range(
     touching, far = 0, 0
     x0 = slots[0]  # the agents are the world's live bodies, consecutive rows from x0
     for _ in range(ticks):
-        _fly_agents_inlined(
+        _fly_range_inlined(
             lo, hi, slots, position, orientation, velocity, omega, constants, setpoints, memory,
             thrust, alive, motor_ok, motor, wind, force, torque,
         )  # fmt: skip
