@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 CONSTANTS = np.dtype(
     [
         ("uses", "u1", (len(MODES), len(STAGE_COLUMNS))),  # by mode index, see kernel.POS..
-        ("gains", "f8", (4, 5, 4)),  # see kernel.OUTER.. and kernel.KP..
+        ("gains", "f8", (4, 5, 4)),  # see kernel_layout.OUTER.. and kernel_layout.KP..
         ("outer_lo", "f8", (4,)),  # limits of the outer loops' outputs: vx, vy, vz m/s,
         ("outer_hi", "f8", (4,)),  # yaw rate rad/s
         ("max_speed", "f8"),  # m/s, horizontal speed the position loop may command

@@ -46,20 +46,15 @@ import numpy as np
 from skyswarm.core.backends.fast_kernel import step_range
 from skyswarm.core.frames import euler_angles, rotation_rows, to_body, to_world, yaw_angle
 from skyswarm.core.jit import njit, prange
-from skyswarm.uav.kernel_block import BLOCK, NROW, REDO, fly_block, same_mode
+from skyswarm.uav.kernel_block import BLOCK, NROW, REDO, base, fly_block, gains, pid, same_mode
 from skyswarm.uav.kernel_layout import (  # the tables' indices
     ALT,
     ATT,
     ATTITUDE,
     GAIN,
     HDG,
-    I_LIMIT,
-    KD,
-    KI_DT,
-    KP,
     LAG,
     MOT,
-    OUT_LIMIT,
     OUTER,
     POS,
     RATE,
@@ -107,18 +102,10 @@ class Sensed(NamedTuple):
 
 @njit(**_STAGE)
 def _pid(c: Record, loop: int, axis: int, integral: np.ndarray, error: float, rate: float) -> float:
-    """One axis of one loop (uav/pid.py); updates `integral[axis]` in place."""
-    kp, ki_dt, kd = c.gains[loop, KP, axis], c.gains[loop, KI_DT, axis], c.gains[loop, KD, axis]
-    i_lim, out_lim = c.gains[loop, I_LIMIT, axis], c.gains[loop, OUT_LIMIT, axis]
-    p_d = kp * error - kd * rate
-    kept = integral[axis]
-    trial = min_of(max_of(kept + ki_dt * error, -i_lim), i_lim)
-    raw = p_d + trial
-    # Saturated and the error pushes further into saturation: keep the old integral.
-    if not (abs(raw) > out_lim and error * raw > 0):
-        kept = trial
-        integral[axis] = trial
-    return min_of(max_of(p_d + kept, -out_lim), out_lim)
+    """One axis of one loop (uav/pid.py); updates `integral[axis]` in place. The arithmetic is
+    kernel_block's `pid`, which the block path runs on lanes: one definition for both."""
+    out, integral[axis] = pid(gains(c, loop, axis), integral[axis], error, rate)
+    return out
 
 
 @njit(**_STAGE)
@@ -250,10 +237,8 @@ def _attitude_loops(
 @njit(**_STAGE)
 def _base(c: Record, k: int, roll_pitch: float, shrink: float, coll: float, d3: float, room: float):
     """Motor k's base thrust N (its roll and pitch share shrunk, plus the collective) and the
-    yaw room N m left after it."""
-    base = roll_pitch * shrink + coll
-    yaw_k = d3 * c.yaw_map[k]
-    return base, nan_min(room, (c.f_max - base if yaw_k > 0 else base) / c.yaw_abs[k])
+    yaw room N m left after it (kernel_block's `base`, one definition for both paths)."""
+    return base(roll_pitch, shrink, coll, d3, c.yaw_map[k], c.yaw_abs[k], c.f_max, room)
 
 
 @njit(**_STAGE)

@@ -144,9 +144,10 @@ def _wrap(a):
 
 
 @njit(**_IN)
-def _pid(gains, kept, error, rate):
-    """uav/kernel.py's `_pid` on values, `gains` one axis's (`_gains`): (output, the
-    integral to keep)."""
+def pid(gains, kept, error, rate):
+    """One PID axis on values (uav/pid.py), `gains` one axis's (`gains`): (output, the integral
+    to keep: the old one when saturated with the error pushing further in, else the trial
+    one). Both paths' PID: inlined into uav/kernel.py's `_pid` and into the block's loops."""
     kp, ki_dt, kd, i_lim, out_lim = gains
     p_d = kp * error - kd * rate
     trial = min_of(max_of(kept + ki_dt * error, -i_lim), i_lim)
@@ -157,7 +158,7 @@ def _pid(gains, kept, error, rate):
 
 
 @njit(**_IN)
-def _gains(c, loop, axis):
+def gains(c, loop, axis):
     """One axis of one loop's gains, (kp, ki dt, kd, integral limit, output limit): values
     the loops keep in registers."""
     g = c.gains
@@ -254,11 +255,11 @@ def _angles(nb, t, c, uses):
 def _heading(nb, t, c):
     """The heading loop (every mode): the yaw-rate command; flags a yaw error `wrap` would
     take the library's remainder for."""
-    g = _gains(c, OUTER, 3)
+    g = gains(c, OUTER, 3)
     lo, hi = c.outer_lo[3], c.outer_hi[3]
     for j in range(nb):
         e3, ok = _wrap(t[SYAW + j] - t[YAW + j])
-        o3, t[OI3 + j] = _pid(g, t[OI3 + j], e3, t[RR + j])
+        o3, t[OI3 + j] = pid(g, t[OI3 + j], e3, t[RR + j])
         t[YRC + j] = min_of(max_of(o3, lo), hi)
         t[REDO + j] += 0.0 if ok else 1.0
 
@@ -275,12 +276,12 @@ def _world_velocity(nb, t):
 @njit(**_JIT)
 def _position(nb, t, c):
     """The x, y position loops -> heading-frame velocity target, speed limited."""
-    g0, g1 = _gains(c, OUTER, 0), _gains(c, OUTER, 1)
+    g0, g1 = gains(c, OUTER, 0), gains(c, OUTER, 1)
     lo0, hi0, lo1, hi1 = c.outer_lo[0], c.outer_hi[0], c.outer_lo[1], c.outer_hi[1]
     vmax = c.max_speed
     for j in range(nb):
-        o0, t[OI0 + j] = _pid(g0, t[OI0 + j], t[SPX + j] - t[X + j], t[VX + j])
-        o1, t[OI1 + j] = _pid(g1, t[OI1 + j], t[SPY + j] - t[Y + j], t[VY + j])
+        o0, t[OI0 + j] = pid(g0, t[OI0 + j], t[SPX + j] - t[X + j], t[VX + j])
+        o1, t[OI1 + j] = pid(g1, t[OI1 + j], t[SPY + j] - t[Y + j], t[VY + j])
         o0 = min_of(max_of(o0, lo0), hi0)
         o1 = min_of(max_of(o1, lo1), hi1)
         speed, ok = _hypot(o0, o1)
@@ -300,10 +301,10 @@ def _copy(nb, t, dst, src):
 @njit(**_JIT)
 def _altitude(nb, t, c):
     """The altitude loop -> vertical velocity target."""
-    g = _gains(c, OUTER, 2)
+    g = gains(c, OUTER, 2)
     lo, hi = c.outer_lo[2], c.outer_hi[2]
     for j in range(nb):
-        o2, t[OI2 + j] = _pid(g, t[OI2 + j], t[SALT + j] - t[Z + j], t[VZ + j])
+        o2, t[OI2 + j] = pid(g, t[OI2 + j], t[SALT + j] - t[Z + j], t[VZ + j])
         t[VT2 + j] = min_of(max_of(o2, lo), hi)
 
 
@@ -311,16 +312,16 @@ def _altitude(nb, t, c):
 def _speed(nb, t, c):
     """The velocity stage's loops up to its two arctangents (their operands in LA .. LD):
     the collective, the integrals, the measured velocity kept."""
-    g0, g1, g2 = _gains(c, SPEED, 0), _gains(c, SPEED, 1), _gains(c, SPEED, 2)
+    g0, g1, g2 = gains(c, SPEED, 0), gains(c, SPEED, 1), gains(c, SPEED, 2)
     dt, gg, tan_tilt, mass, min_up = c.dt, c.g, c.tan_tilt, c.mass, c.min_up
     for j in range(nb):
         cs, sn = t[COS + j], t[SIN + j]
         vx, vy = t[VX + j], t[VY + j]
         h0, h1, h2 = cs * vx + sn * vy, cs * vy - sn * vx, t[VZ + j]
         e0, e1, e2 = t[VT0 + j] - h0, t[VT1 + j] - h1, t[VT2 + j] - h2
-        a0, t[SI0 + j] = _pid(g0, t[SI0 + j], e0, (h0 - t[PS0 + j]) / dt)
-        a1, t[SI1 + j] = _pid(g1, t[SI1 + j], e1, (h1 - t[PS1 + j]) / dt)
-        a2, t[SI2 + j] = _pid(g2, t[SI2 + j], e2, (h2 - t[PS2 + j]) / dt)
+        a0, t[SI0 + j] = pid(g0, t[SI0 + j], e0, (h0 - t[PS0 + j]) / dt)
+        a1, t[SI1 + j] = pid(g1, t[SI1 + j], e1, (h1 - t[PS1 + j]) / dt)
+        a2, t[SI2 + j] = pid(g2, t[SI2 + j], e2, (h2 - t[PS2 + j]) / dt)
         t[PS0 + j], t[PS1 + j], t[PS2 + j] = h0, h1, h2
         vert = max_of(gg + a2, 0.1 * gg)
         tilt, ok1 = _hypot(a0, a1)
@@ -351,16 +352,16 @@ def _held_yaw(nb, t):
 def _rate_loops(nb, t, c):
     """BodyRates: the loops on the setpoint's body-rate errors, D on the measured angular
     acceleration -> torque demand; keeps the measured rates."""
-    g0, g1, g2 = _gains(c, RATE, 0), _gains(c, RATE, 1), _gains(c, RATE, 2)
+    g0, g1, g2 = gains(c, RATE, 0), gains(c, RATE, 1), gains(c, RATE, 2)
     dt, i0, i1, i2 = c.dt, c.inertia[0], c.inertia[1], c.inertia[2]
     for j in range(nb):
         p, q, rr = t[P + j], t[Q + j], t[RR + j]
         r_dot = (rr - t[PR + j]) / dt
         p_dot = (p - t[PP0 + j]) / dt
         q_dot = (q - t[PP1 + j]) / dt
-        x0, t[AI0 + j] = _pid(g0, t[AI0 + j], t[SR0 + j] - p, p_dot)
-        x1, t[AI1 + j] = _pid(g1, t[AI1 + j], t[SR1 + j] - q, q_dot)
-        x2, t[AI2 + j] = _pid(g2, t[AI2 + j], t[SR2 + j] - rr, r_dot)
+        x0, t[AI0 + j] = pid(g0, t[AI0 + j], t[SR0 + j] - p, p_dot)
+        x1, t[AI1 + j] = pid(g1, t[AI1 + j], t[SR1 + j] - q, q_dot)
+        x2, t[AI2 + j] = pid(g2, t[AI2 + j], t[SR2 + j] - rr, r_dot)
         t[D1 + j], t[D2 + j], t[D3 + j] = i0 * x0, i1 * x1, i2 * x2
         t[PR + j], t[PP0 + j], t[PP1 + j] = rr, p, q
 
@@ -369,14 +370,14 @@ def _rate_loops(nb, t, c):
 def _angle_loops(nb, t, c):
     """The attitude loops on the roll, pitch and yaw-rate targets -> torque demand; keeps the
     measured rates."""
-    g0, g1, g2 = _gains(c, ATTITUDE, 0), _gains(c, ATTITUDE, 1), _gains(c, ATTITUDE, 2)
+    g0, g1, g2 = gains(c, ATTITUDE, 0), gains(c, ATTITUDE, 1), gains(c, ATTITUDE, 2)
     dt, i0, i1, i2 = c.dt, c.inertia[0], c.inertia[1], c.inertia[2]
     for j in range(nb):
         p, q, rr = t[P + j], t[Q + j], t[RR + j]
         r_dot = (rr - t[PR + j]) / dt
-        x0, t[AI0 + j] = _pid(g0, t[AI0 + j], t[AT0 + j] - t[ROLL + j], p)
-        x1, t[AI1 + j] = _pid(g1, t[AI1 + j], t[AT1 + j] - t[PITCH + j], q)
-        x2, t[AI2 + j] = _pid(g2, t[AI2 + j], t[AT2 + j] - rr, r_dot)
+        x0, t[AI0 + j] = pid(g0, t[AI0 + j], t[AT0 + j] - t[ROLL + j], p)
+        x1, t[AI1 + j] = pid(g1, t[AI1 + j], t[AT1 + j] - t[PITCH + j], q)
+        x2, t[AI2 + j] = pid(g2, t[AI2 + j], t[AT2 + j] - rr, r_dot)
         t[D1 + j], t[D2 + j], t[D3 + j] = i0 * x0, i1 * x1, i2 * x2
         t[PR + j], t[PP0 + j], t[PP1 + j] = rr, p, q
 
@@ -391,8 +392,9 @@ def _sticks(nb, t, c):
 
 
 @njit(**_IN)
-def _base(m, shrink, coll, d3, yaw_k, yaw_abs, f_max, room):
-    """uav/kernel.py's `_base` on values: (motor base thrust N, yaw room N m)."""
+def base(m, shrink, coll, d3, yaw_k, yaw_abs, f_max, room):
+    """A motor's base thrust N (its roll and pitch share shrunk, plus the collective) and the
+    yaw room N m left after it: both paths' (uav/kernel.py `_base` calls it)."""
     base = m * shrink + coll
     return base, nan_min(room, (f_max - base if d3 * yaw_k > 0 else base) / yaw_abs)
 
@@ -417,10 +419,10 @@ def _mix(nb, t, c):
         shrink = min_of(fm / max_of(hi - lo, 1e-12), 1.0)
         coll = nan_min(nan_max(d0 * pc, -lo * shrink), fm - hi * shrink)
         room = np.inf
-        m0, room = _base(m0, shrink, coll, d3, y0, b0, fm, room)
-        m1, room = _base(m1, shrink, coll, d3, y1, b1, fm, room)
-        m2, room = _base(m2, shrink, coll, d3, y2, b2, fm, room)
-        m3, room = _base(m3, shrink, coll, d3, y3, b3, fm, room)
+        m0, room = base(m0, shrink, coll, d3, y0, b0, fm, room)
+        m1, room = base(m1, shrink, coll, d3, y1, b1, fm, room)
+        m2, room = base(m2, shrink, coll, d3, y2, b2, fm, room)
+        m3, room = base(m3, shrink, coll, d3, y3, b3, fm, room)
         fraction = min_of(max_of(room / max_of(abs(d3), 1e-300), 0.0), 1.0)
         t[M0 + j] = min_of(max_of(m0 + d3 * y0 * fraction, 0.0), fm)
         t[M1 + j] = min_of(max_of(m1 + d3 * y1 * fraction, 0.0), fm)
