@@ -201,6 +201,39 @@ def row_starts(recv, indptr):
 
 
 @njit(**_opts)
+def freshest(indptr, tick, k, keep):
+    """keep (E,) bool: of each row (indptr (M + 1,) over entries sorted by receiver, then
+    sender) longer than k, its k freshest entries (the latest send tick; as fresh: the lower
+    sender, the earlier in the row), every entry of the other rows. Per long row a few passes,
+    one per distinct send tick among the freshest (a neighbour table's ticks are its beacon
+    rounds within the timeout)."""
+    for r in range(indptr.shape[0] - 1):
+        a, b = indptr[r], indptr[r + 1]
+        if b - a <= k:
+            keep[a:b] = True
+            continue
+        above, cut = 0, np.iinfo(np.int64).max  # `above` entries are fresher than `cut`
+        while True:  # the next tick down, until the k-th freshest's
+            t = np.iinfo(np.int64).min
+            for e in range(a, b):
+                if tick[e] < cut:
+                    t = max(t, tick[e])
+            same = 0
+            for e in range(a, b):
+                if tick[e] == t:
+                    same += 1
+            if above + same >= k:
+                break
+            above += same
+            cut = t
+        room = k - above  # entries of tick t kept: the first in the row (the lower senders)
+        for e in range(a, b):
+            keep[e] = tick[e] > t or (tick[e] == t and room > 0)
+            if tick[e] == t:
+                room -= 1
+
+
+@njit(**_opts)
 def entry_ages(send, tick, ids, now, tick_s, sender_id, age):
     """sender_id = ids[send] and age = (now - tick) * tick_s (s), per entry, as numpy's."""
     for e in range(send.shape[0]):
@@ -255,31 +288,23 @@ def nearest_pairs(pos, located, is_sender, base, base_only, range_m, k, grid, ou
 
     pos (n, 3) m; located, is_sender, base (n,) bool (a sender is located; with `base_only` a
     pair needs a base station at one end); k >= 1. Nearest by squared distance, ties to the
-    lower sender row. `grid` = (cell_of (n,), order (n,), start (4n + 65,)) int64 scratch,
-    `out` = (indptr (n + 1,), receiver (n k,), sender (n k,), dist (n k,) m, in_rx (n,),
-    in_tx (n,)) buffers, reused across calls: rows sorted by receiver then sender, in_rx /
-    in_tx the pairs in range (before the cut to k) per receiver / sender row. Returns the
-    number of entries. Work: a uniform grid of cells >= range_m (the 27 cells around a
-    receiver hold every point in range), one pass over the candidates, a quickselect of k
-    among those of the nearest buckets of squared distance (`_gather`)."""
-    indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
+    lower sender row. `grid` = (cell_of (n,), order (n,), pop (4, 4n + 65)) int64 scratch,
+    `out` = (indptr (n + 1,), receiver, sender (n k',), dist (n k',) m, in_rx (n,), in_tx
+    (n,)) buffers with k' = min(k, n - 1), reused across calls: rows sorted by receiver then
+    sender, in_rx / in_tx the pairs in range (before the cut to k) per receiver / sender row.
+
+    Returns the number of entries. Work per receiver, on a grid of cells a fraction of the
+    range wide (`_bin`): the pairs in range are counted from the populations of the cells
+    wholly in range and the points of the cells the range's edge crosses (`_count`), and the
+    k nearest are picked among the points of a block of cells around the receiver that
+    surely holds them (`_gather`, `_cut`): the work grows with the range's rim and with k,
+    not with the pairs in range."""
     n = len(pos)
-    dims = _bin(pos, located, range_m, grid)
-    cand_d = np.empty(n)
-    cand_s = np.empty(n, dtype=np.int64)
-    e = 0
-    indptr[0] = 0
-    in_tx[:n] = 0
-    for r in range(n):
-        count = 0
-        if located[r]:
-            count, held = _gather(
-                r, pos, is_sender, base, base_only, range_m, k, grid, dims, cand_d, cand_s, in_tx
-            )
-            e = _keep_nearest(cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, e)
-        in_rx[r] = count
-        indptr[r + 1] = e
-    return e
+    dims = _bin(pos, located, is_sender, base, range_m, grid)
+    stride = min(k, max(n - 1, 1))  # the most a receiver keeps: the buffers hold n of them
+    kept = np.zeros(n, dtype=np.int64)
+    _rows(0, n, pos, located, is_sender, base, base_only, range_m, k, grid, dims, out, kept)
+    return _pack(n, stride, kept, out)
 
 
 # Receivers per work item of `nearest_pairs_parallel`: a fixed split, so the work never depends
@@ -290,54 +315,99 @@ CHUNK = 256
 @njit(parallel=True, **_opts)
 def nearest_pairs_parallel(pos, located, is_sender, base, base_only, range_m, k, grid, out):
     """`nearest_pairs` (the same arguments, the same result to the bit) on numba's threads,
-    CHUNK receivers per work item: each receiver's k nearest go to its own min(k, n - 1) rows
-    of the output first (the buffers hold n min(k, n - 1), as the net sizes them), each chunk
-    counts the pairs by sender in a row of its own, then one pass packs the rows into CSR
-    order and sums the counts (integers: any order gives the same)."""
-    indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
+    CHUNK receivers per work item. Each receiver's rows and counts are its own (`_rows`),
+    so the threads share no sums; the packing into CSR order follows on one thread."""
     n = len(pos)
-    dims = _bin(pos, located, range_m, grid)
-    chunks = (n + CHUNK - 1) // CHUNK
-    stride = min(k, max(n - 1, 1))  # the most a receiver keeps: the buffers hold n of them
-    tx = np.zeros((chunks, n), dtype=np.int64)
+    dims = _bin(pos, located, is_sender, base, range_m, grid)
+    stride = min(k, max(n - 1, 1))
     kept = np.zeros(n, dtype=np.int64)
-    for ch in prange(chunks):
-        cand_d = np.empty(n)
-        cand_s = np.empty(n, dtype=np.int64)
-        for r in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
-            count = 0
-            if located[r]:
-                count, held = _gather(
-                    r, pos, is_sender, base, base_only, range_m, k, grid, dims, cand_d, cand_s,
-                    tx[ch],
-                )  # fmt: skip
-                kept[r] = (
-                    _keep_nearest(cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, r * stride)
-                    - r * stride
-                )
-            in_rx[r] = count
-    e = 0
-    indptr[0] = 0
-    for r in range(n):  # packed in place: row r's entries move down from r stride, never up
-        for a in range(r * stride, r * stride + kept[r]):
-            o_recv[e], o_send[e], o_dist[e] = o_recv[a], o_send[a], o_dist[a]
-            e += 1
-        indptr[r + 1] = e
-    for s in range(n):
-        total = 0
-        for ch in range(chunks):
-            total += tx[ch, s]
-        in_tx[s] = total
-    return e
+    for ch in prange((n + CHUNK - 1) // CHUNK):
+        r1 = min(n, (ch + 1) * CHUNK)
+        _rows(ch * CHUNK, r1, pos, located, is_sender, base, base_only, range_m, k, grid, dims,
+              out, kept)  # fmt: skip
+    return _pack(n, stride, kept, out)
 
 
 @njit(**_opts)
-def _bin(pos, located, range_m, grid):
-    """Sort the located points into a uniform grid of cells >= range_m (at most 4 per point
-    plus 64): grid's order lists them cell by cell (increasing rows within a cell), start
-    holds each cell's first index, cell_of each point's cell. Returns (lo (3,), cell size,
-    nx, ny, nz); one cell when the range is unlimited."""
-    cell_of, order, start = grid
+def _rows(r0, r1, pos, located, is_sender, base, base_only, range_m, k, grid, dims, out, kept):
+    """Receivers r0 .. r1 - 1: each one's pairs in range counted (in_rx[r], and in_tx[r] as
+    a sender), its k nearest (at most min(k, n - 1)) written in any order at its own offset
+    r min(k, n - 1) of the output's sender and distance buffers, how many in kept[r]."""
+    indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
+    n = len(pos)
+    stride = min(k, max(n - 1, 1))
+    cand_d, cand_s = np.empty(n), np.empty(n, dtype=np.int64)
+    for r in range(r0, r1):
+        rx = tx = 0
+        kept[r] = 0
+        if located[r]:
+            rx, tx, cells = _count(r, pos, is_sender, base, base_only, range_m, grid, dims)
+            held = _gather(
+                r, pos, base, base_only, range_m, k, rx, cells, grid, dims, cand_d, cand_s
+            )
+            if held > k:
+                _cut(cand_d, cand_s, held, k)
+                held = k
+            for a in range(held):
+                o_send[r * stride + a] = cand_s[a]
+                o_dist[r * stride + a] = math.sqrt(cand_d[a])
+            kept[r] = held
+        in_rx[r] = rx
+        in_tx[r] = tx if is_sender[r] else 0
+
+
+@njit(**_opts)
+def _pack(n, stride, kept, out):
+    """The rows `_rows` wrote (receiver r's kept[r] entries at r stride, in any order) into
+    CSR order, by receiver then sender, in two stable counting sorts: by sender, then back by
+    receiver. Linear in the entries, where sorting each row would cost k log k apiece.
+    Returns the number of entries."""
+    indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
+    indptr[0] = 0
+    for r in range(n):
+        indptr[r + 1] = indptr[r] + kept[r]
+    e = indptr[n]
+    end = np.zeros(n, dtype=np.int64)  # by sender: where each sender's group ends, so far
+    for r in range(n):
+        for a in range(r * stride, r * stride + kept[r]):
+            end[o_send[a]] += 1
+    for s in range(1, n):
+        end[s] += end[s - 1]
+    by_r, by_d = np.empty(e, dtype=np.int64), np.empty(e)
+    for r in range(n - 1, -1, -1):  # backwards, each group filled from its end: by receiver
+        for a in range(r * stride + kept[r] - 1, r * stride - 1, -1):
+            s = o_send[a]
+            end[s] -= 1
+            by_r[end[s]], by_d[end[s]] = r, o_dist[a]
+    fill = indptr[:n].copy()
+    p = 0
+    for s in range(n):  # by sender, each receiver's entries in order of sender
+        stop = end[s + 1] if s + 1 < n else e
+        for q in range(p, stop):
+            r = by_r[q]
+            o_recv[fill[r]], o_send[fill[r]], o_dist[fill[r]] = r, s, by_d[q]
+            fill[r] += 1
+        p = stop
+    return e
+
+
+# Cells across the range (`_bin`'s first cell size; doubled while the grid would have more
+# than CELLS_PER_POINT cells per located point, plus 64).
+SPLIT = 16
+CELLS_PER_POINT = 2
+
+
+@njit(**_opts)
+def _bin(pos, located, is_sender, base, range_m, grid):
+    """Sort the located points into a uniform grid of cubic cells: range_m / SPLIT wide,
+    doubled until there are at most CELLS_PER_POINT cells per point plus 64 (one cell when the
+    range is unlimited). grid's order lists the points cell by cell (increasing rows within a
+    cell), cell_of holds each point's cell, and pop's rows the running counts over the cells
+    (pop[q, c] = points of the cells before c) of the located points, the senders, the base
+    stations and the base stations that send. Returns (lo (3,), cell size, nx, ny, nz, eps):
+    eps, m, is a margin far above the rounding of any coordinate or distance here, so that a
+    cell is taken as wholly in range or wholly out of it only when all its points surely are."""
+    cell_of, order, pop = grid
     n = len(pos)
     lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
     m = 0
@@ -347,17 +417,18 @@ def _bin(pos, located, range_m, grid):
             for c in range(3):
                 lo[c] = min(lo[c], pos[i, c])
                 hi[c] = max(hi[c], pos[i, c])
-    cell = max(range_m, 1e-6) if m > 0 else np.inf
+    cell = max(range_m / SPLIT, 1e-6) if m > 0 else np.inf
     nx = ny = nz = 1
     while math.isfinite(cell):
-        nx = int((hi[0] - lo[0]) // cell) + 1
-        ny = int((hi[1] - lo[1]) // cell) + 1
-        nz = int((hi[2] - lo[2]) // cell) + 1
-        if nx * ny * nz <= 4 * m + 64:
+        fx = (hi[0] - lo[0]) // cell + 1.0  # counted in floats first: no integer overflow
+        fy = (hi[1] - lo[1]) // cell + 1.0
+        fz = (hi[2] - lo[2]) // cell + 1.0
+        if fx * fy * fz <= CELLS_PER_POINT * m + 64:
+            nx, ny, nz = int(fx), int(fy), int(fz)
             break
-        cell *= 2.0  # cells larger than the range still hold every pair in 27 of them
+        cell *= 2.0
     ncell = nx * ny * nz
-    start[: ncell + 1] = 0
+    pop[:, : ncell + 1] = 0
     for i in range(n):
         if located[i]:
             ci = 0
@@ -366,88 +437,219 @@ def _bin(pos, located, range_m, grid):
                 iy = int((pos[i, 1] - lo[1]) // cell)
                 ci = (int((pos[i, 2] - lo[2]) // cell) * ny + iy) * nx + ix
             cell_of[i] = ci
-            start[ci + 1] += 1
-    for c in range(ncell):
-        start[c + 1] += start[c]
-    fill = start[:ncell].copy()
+            pop[0, ci + 1] += 1
+            if is_sender[i]:
+                pop[1, ci + 1] += 1
+            if base[i]:
+                pop[2, ci + 1] += 1
+                if is_sender[i]:
+                    pop[3, ci + 1] += 1
+    for q in range(4):
+        for c in range(ncell):
+            pop[q, c + 1] += pop[q, c]
+    fill = pop[0, :ncell].copy()
+    at = np.empty((m, 3))  # the positions in grid order, and what each point is (_SENDS, _BASE)
+    what = np.zeros(m, dtype=np.int8)
     for i in range(n):
         if located[i]:
-            order[fill[cell_of[i]]] = i
+            j = fill[cell_of[i]]
+            order[j] = i
+            at[j, 0], at[j, 1], at[j, 2] = pos[i, 0], pos[i, 1], pos[i, 2]
+            what[j] = (_SENDS if is_sender[i] else 0) | (_BASE if base[i] else 0)
             fill[cell_of[i]] += 1
-    return lo, cell, nx, ny, nz
+    eps = 0.0
+    if math.isfinite(cell):
+        far = 0.0
+        for c in range(3):
+            far = max(far, abs(lo[c]), abs(hi[c]))
+        eps = 1e-9 * (range_m + 3.0 * far + 2.0 * cell)
+    return lo, cell, nx, ny, nz, eps, at, what
 
 
-_BUCKETS = 64  # squared-distance buckets of a receiver's pairs in range (_gather)
-
-
-@njit(**_opts)
-def _bucket(d2, scale):
-    """The bucket of a squared distance d2 (0 ... _BUCKETS - 1; scale = _BUCKETS / range^2)."""
-    return min(int(d2 * scale), _BUCKETS - 1)
-
-
-@njit(**_opts)
-def _gather(r, pos, is_sender, base, base_only, range_m, k, grid, dims, cand_d, cand_s, in_tx):
-    """Receiver r's senders in range (squared distance <= range_m^2): each counted in in_tx,
-    and those that may be among its k nearest left in cand_d (squared distances) and cand_s
-    (rows). One pass over the 27 cells puts every pair in range there and counts them by
-    bucket of squared distance; when more than k are in range, only the buckets up to the
-    one holding the k-th nearest are kept (ties share a bucket). Returns (in range, kept)."""
-    r2 = range_m * range_m
-    scale = _BUCKETS / r2 if math.isfinite(r2) and r2 > 0.0 else 0.0
-    hist = np.zeros(_BUCKETS, dtype=np.int64)
-    count = _scan(r, pos, is_sender, base, base_only, r2, grid, dims, cand_d, cand_s, in_tx)
-    if count <= k:
-        return count, count
-    for b in range(count):
-        hist[_bucket(cand_d[b], scale)] += 1
-    last, seen = 0, 0
-    for b in range(_BUCKETS):
-        seen += hist[b]
-        if seen >= k:
-            last = b
-            break
-    held = 0
-    for a in range(count):
-        if _bucket(cand_d[a], scale) <= last:
-            cand_d[held] = cand_d[a]
-            cand_s[held] = cand_s[a]
-            held += 1
-    return count, held
+_SENDS, _BASE = 1, 2  # `_bin`'s flags of a point
 
 
 @njit(**_opts)
-def _scan(r, pos, is_sender, base, base_only, r2, grid, dims, cand_d, cand_s, in_tx):
-    """Every sender within sqrt(r2) of receiver r, from its 27 cells, into cand_d (squared
-    distances) and cand_s (rows), each counted in in_tx; returns how many."""
-    cell_of, order, start = grid
-    lo, cell, nx, ny, nz = dims
-    x0 = x1 = y0 = y1 = z0 = z1 = 0
-    if nx * ny * nz > 1:
-        ci = cell_of[r]
-        ix, iy, iz = ci % nx, (ci // nx) % ny, ci // (nx * ny)
-        x0, x1 = max(ix - 1, 0), min(ix + 1, nx - 1)
-        y0, y1 = max(iy - 1, 0), min(iy + 1, ny - 1)
-        z0, z1 = max(iz - 1, 0), min(iz + 1, nz - 1)
+def _floor_in(v, n):
+    """floor(v) clamped to 0 .. n - 1."""
+    if v <= 0.0:
+        return 0
+    if v >= n - 1:
+        return n - 1
+    return int(v)
+
+
+@njit(**_opts)
+def _near_far(p, a, b):
+    """The nearest and the farthest distance from p to the interval [a, b]."""
+    return max(a - p, p - b, 0.0), max(p - a, b - p)
+
+
+@njit(**_opts)
+def _count(r, pos, is_sender, base, base_only, range_m, grid, dims):
+    """(senders r hears, located receivers that hear r, cells the range reaches) within
+    range_m, r itself not counted, with `base_only`'s rule. Row of cells by row ((y, z)
+    within range): the cells wholly in range are counted from pop's running counts, the
+    points of the cells the range's edge crosses one by one, by squared distance as the
+    table takes them."""
+    cell_of, order, pop = grid
+    lo, cell, nx, ny, nz, eps, at, what = dims
+    hub = base_only and not base[r]  # only pairs with a base station at the other end count
+    rx_q, tx_q = (3, 2) if hub else (1, 0)
+    rx = tx = 0
+    cells = 1
+    if not math.isfinite(cell):  # one cell, unlimited range: every point
+        rx, tx = pop[rx_q, 1], pop[tx_q, 1]
+    else:
+        cells = 0
+        r2 = range_m * range_m
+        rin, rout = range_m - eps, range_m + eps
+        px, py, pz = pos[r, 0], pos[r, 1], pos[r, 2]
+        inv = 1.0 / cell
+        cx = (px - lo[0]) * inv  # r's place along x in cells
+        y0, y1 = _floor_in((py - rout - lo[1]) * inv, ny), _floor_in((py + rout - lo[1]) * inv, ny)
+        z0, z1 = _floor_in((pz - rout - lo[2]) * inv, nz), _floor_in((pz + rout - lo[2]) * inv, nz)
+        for cz in range(z0, z1 + 1):
+            dzn, dzf = _near_far(pz, lo[2] + cz * cell, lo[2] + (cz + 1) * cell)
+            for cy in range(y0, y1 + 1):
+                dyn, dyf = _near_far(py, lo[1] + cy * cell, lo[1] + (cy + 1) * cell)
+                near2 = dyn * dyn + dzn * dzn
+                if near2 > rout * rout:
+                    continue
+                w = math.sqrt(rout * rout - near2) * inv
+                xa, xb = _floor_in(cx - w, nx), _floor_in(cx + w, nx)
+                ia, ib = xb + 1, xb  # the cells wholly in range: none unless ...
+                far2 = dyf * dyf + dzf * dzf
+                if rin > 0.0 and far2 < rin * rin:
+                    w = math.sqrt(rin * rin - far2) * inv
+                    va, vb = cx - w, cx + w
+                    ia = 0 if va <= 0.0 else (nx if va >= nx else int(math.ceil(va)))
+                    ib = -1 if vb < 1.0 else (nx - 1 if vb >= nx else int(vb) - 1)
+                    ia, ib = max(ia, xa), min(ib, xb)
+                    if ia > ib:
+                        ia, ib = xb + 1, xb
+                row = (cz * ny + cy) * nx
+                cells += xb - xa + 1
+                rx += pop[rx_q, row + ib + 1] - pop[rx_q, row + ia]
+                tx += pop[tx_q, row + ib + 1] - pop[tx_q, row + ia]
+                for j0, j1 in (
+                    (pop[0, row + xa], pop[0, row + ia]),
+                    (pop[0, row + ib + 1], pop[0, row + xb + 1]),
+                ):
+                    for j in range(j0, j1):
+                        dx = px - at[j, 0]
+                        dy = py - at[j, 1]
+                        dz = pz - at[j, 2]
+                        inside = dx * dx + dy * dy + dz * dz <= r2  # summed, not branched on
+                        if hub:
+                            inside = inside and what[j] & _BASE != 0
+                        tx += inside
+                        rx += inside & what[j]  # what[j] & _SENDS, as _SENDS is 1
+    if not hub:  # r itself was counted: it is in range of itself and passes the rule
+        tx -= 1
+        if is_sender[r]:
+            rx -= 1
+    return rx, tx, cells
+
+
+@njit(**_opts)
+def _gather(r, pos, base, base_only, range_m, k, count, cells, grid, dims, cand_d, cand_s):
+    """Receiver r's candidates for its k nearest senders in range into cand_d (squared
+    distances) and cand_s (rows), `count` being how many senders are in range; returns how
+    many. Every one when count <= k. Else those of a cube of cells around r's, one cell
+    beyond it first, grown until it holds k senders nearer than any point outside it can be
+    (ties included): to the width that the senders found so far, were they spread evenly over
+    a disc, say k take, and at least by one cell."""
+    cell_of, order, pop = grid
+    lo, cell, nx, ny, nz, eps, at, what = dims
+    if count == 0:
+        return 0
+    if not math.isfinite(cell):  # one cell, unlimited range: every point
+        return _block(r, pos, base, base_only, range_m, grid, dims, 0, 0, 0, 0, 0, 0, cand_d,
+                      cand_s)  # fmt: skip
+    ci = cell_of[r]
+    ix, iy, iz = ci % nx, (ci // nx) % ny, ci // (nx * ny)
     px, py, pz = pos[r, 0], pos[r, 1], pos[r, 2]
+    # the faces of a cube of t cells each side of r's are >= t cells from r
+    if count <= k:
+        t = int((range_m + 2.0 * eps) / cell) + 1
+    else:  # the cells that hold k senders at the density in range, as a disc or a ball
+        need = k * cells / count
+        if nz == 1:
+            t = max(1, int(math.sqrt(need / math.pi) + 0.5))
+        else:
+            t = max(1, int((need * 0.75 / math.pi) ** (1.0 / 3.0) + 0.5))
+    while True:
+        x0, x1 = max(ix - t, 0), min(ix + t, nx - 1)
+        y0, y1 = max(iy - t, 0), min(iy + t, ny - 1)
+        z0, z1 = max(iz - t, 0), min(iz + t, nz - 1)
+        held = _block(r, pos, base, base_only, range_m, grid, dims, x0, x1, y0, y1, z0, z1,
+                      cand_d, cand_s)  # fmt: skip
+        g = np.inf  # how near a point outside the cube can be
+        if x0 > 0:
+            g = min(g, px - (lo[0] + x0 * cell))
+        if x1 < nx - 1:
+            g = min(g, lo[0] + (x1 + 1) * cell - px)
+        if y0 > 0:
+            g = min(g, py - (lo[1] + y0 * cell))
+        if y1 < ny - 1:
+            g = min(g, lo[1] + (y1 + 1) * cell - py)
+        if z0 > 0:
+            g = min(g, pz - (lo[2] + z0 * cell))
+        if z1 < nz - 1:
+            g = min(g, lo[2] + (z1 + 1) * cell - pz)
+        g -= eps
+        if g >= range_m:  # the cube holds every sender in range
+            return held
+        near = 0
+        if g > 0.0:
+            g2 = g * g
+            for a in range(held):
+                if cand_d[a] < g2:
+                    near += 1
+            if near >= k:
+                return held
+        grow = 2 * t
+        if near > 0:
+            grow = int(g * math.sqrt(k / near) / cell) + 1
+        t = max(t + 1, grow)
+
+
+@njit(**_opts)
+def _block(r, pos, base, base_only, range_m, grid, dims, x0, x1, y0, y1, z0, z1, cand_d, cand_s):
+    """The senders in range of receiver r in the cells x0..x1, y0..y1, z0..z1 (with
+    `base_only`'s rule) into cand_d (squared distances) and cand_s (rows); returns how many.
+    Each row of cells is cut to the range's reach first."""
+    cell_of, order, pop = grid
+    lo, cell, nx, ny, nz, eps, at, what = dims
+    need = _SENDS | _BASE if base_only and not base[r] else _SENDS
+    r2 = range_m * range_m
+    px, py, pz = pos[r, 0], pos[r, 1], pos[r, 2]
+    finite = math.isfinite(cell)
+    rout = range_m + eps
+    inv = 1.0 / cell
+    cx = (px - lo[0]) * inv
     held = 0
     for cz in range(z0, z1 + 1):
+        dzn = _near_far(pz, lo[2] + cz * cell, lo[2] + (cz + 1) * cell)[0] if finite else 0.0
         for cy in range(y0, y1 + 1):
-            for cx in range(x0, x1 + 1):
-                c = (cz * ny + cy) * nx + cx
-                for j in range(start[c], start[c + 1]):
-                    s = order[j]
-                    dx = px - pos[s, 0]
-                    dy = py - pos[s, 1]
-                    dz = pz - pos[s, 2]
-                    d2 = dx * dx + dy * dy + dz * dz
-                    if d2 <= r2 and s != r and is_sender[s]:
-                        if base_only and not (base[r] or base[s]):
-                            continue
-                        in_tx[s] += 1
-                        cand_d[held] = d2
-                        cand_s[held] = s
-                        held += 1
+            xa, xb = x0, x1
+            if finite:
+                dyn = _near_far(py, lo[1] + cy * cell, lo[1] + (cy + 1) * cell)[0]
+                near2 = dyn * dyn + dzn * dzn
+                if near2 > rout * rout:
+                    continue
+                w = math.sqrt(rout * rout - near2) * inv
+                xa, xb = max(xa, _floor_in(cx - w, nx)), min(xb, _floor_in(cx + w, nx))
+            row = (cz * ny + cy) * nx
+            for j in range(pop[0, row + xa], pop[0, row + xb + 1]):
+                dx = px - at[j, 0]
+                dy = py - at[j, 1]
+                dz = pz - at[j, 2]
+                d2 = dx * dx + dy * dy + dz * dz
+                cand_d[held] = d2  # written always, kept by the count (no branch to predict)
+                cand_s[held] = order[j]
+                held += d2 <= r2 and what[j] & need == need and order[j] != r
     return held
 
 
@@ -491,34 +693,47 @@ def _select(d, s, lo, hi, k):
             return
 
 
+_BUCKETS = 64  # buckets of squared distance that `_cut` sorts a receiver's candidates into
+
+
 @njit(**_opts)
-def _keep_nearest(cand_d, cand_s, held, k, r, o_recv, o_send, o_dist, e):
-    """Append receiver r's k nearest of its `held` candidates (ties: the lower sender rows) to
-    the output at e, sorted by sender row; returns the new end."""
-    if held > k:
-        _select(cand_d, cand_s, 0, held, k)
-        held = k
-    for a in range(1, held):  # by sender row (insertion sort: k is small)
-        sd, ss = cand_d[a], cand_s[a]
-        b = a
-        while b > 0 and cand_s[b - 1] > ss:
-            cand_s[b] = cand_s[b - 1]
-            cand_d[b] = cand_d[b - 1]
-            b -= 1
-        cand_s[b] = ss
-        cand_d[b] = sd
+def _cut(d, s, held, k):
+    """Move the k nearest (by squared distance d, ties to the lower row s) of d[:held],
+    s[:held] (held > k) to the front, in any order. The candidates go into _BUCKETS buckets of
+    squared distance; those of the buckets before the one holding the k-th nearest are all
+    kept, and a quickselect picks the rest among that bucket's only (ties share a bucket)."""
+    top = 0.0
     for a in range(held):
-        o_recv[e] = r
-        o_send[e] = cand_s[a]
-        o_dist[e] = math.sqrt(cand_d[a])
-        e += 1
-    return e
+        top = max(top, d[a])
+    scale = _BUCKETS / top if top > 0.0 else 0.0
+    hist = np.zeros(_BUCKETS, dtype=np.int64)
+    for a in range(held):
+        hist[min(int(d[a] * scale), _BUCKETS - 1)] += 1
+    last, below = 0, 0
+    for b in range(_BUCKETS):
+        if below + hist[b] >= k:
+            last = b
+            break
+        below += hist[b]
+    w = 0  # the buckets before `last` to the front, then `last`'s
+    for a in range(held):
+        if min(int(d[a] * scale), _BUCKETS - 1) < last:
+            d[a], d[w] = d[w], d[a]
+            s[a], s[w] = s[w], s[a]
+            w += 1
+    for a in range(below, held):
+        if min(int(d[a] * scale), _BUCKETS - 1) == last:
+            d[a], d[w] = d[w], d[a]
+            s[a], s[w] = s[w], s[a]
+            w += 1
+    if w > k:
+        _select(d, s, below, w, k - below)
 
 
 # The types beacons.py calls them with (compiled before the clock: core/jit.py `ahead`).
 ahead(ordered_pairs, "i8[2] i8 f8[2]")
 _NEAREST = (
-    "f8[2] ?[1] ?[1] ?[1] ? f8 i8 (i8[1] i8[1] i8[1]) "  # positions .. k, the grid scratch
+    "f8[2] ?[1] ?[1] ?[1] ? f8 i8 (i8[1] i8[1] i8[2]) "  # positions .. k, the grid scratch
     "(i8[1] i8[1] i8[1] f8[1] i8[1] i8[1])"  # the CSR buffers
 )
 ahead(nearest_pairs, _NEAREST)
@@ -529,6 +744,7 @@ ahead(
     "(i8[1] i8[1] f8[2] i8[1] i8[1])",
 )
 ahead(row_starts, "i8[1] i8[1]")
+ahead(freshest, "i8[1] i8[1] i8 ?[1]")
 ahead(has_fresh, "?[1] ?[1]")
 ahead(by_delay, "i8[1] i8[1] i8[1]")
 ahead(entry_ages, "i8[1] i8[1] i8[1] i8 f8 i8[1] f8[1]")

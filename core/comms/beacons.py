@@ -50,6 +50,7 @@ from skyswarm.core.comms.beacon_kernels import (
     by_delay,
     deliver_copies,
     entry_ages,
+    freshest,
     has_fresh,
     merge_fresh,
     nearest_pairs,
@@ -172,7 +173,11 @@ class BeaconNet:
         self._m = m
         self._k = int(self.channel.cfg.neighbour_table)
         if self._k:  # the nearest-pairs kernel's buffers, reused every round
-            self._grid = tuple(np.zeros(s, dtype=np.int64) for s in (m, m, 4 * m + 65))
+            self._grid = (
+                np.zeros(m, dtype=np.int64),
+                np.zeros(m, dtype=np.int64),
+                np.zeros((4, 4 * m + 65), dtype=np.int64),
+            )
             cap = m * min(self._k, max(m - 1, 1))
             self._csr = (
                 np.zeros(m + 1, dtype=np.int64),
@@ -396,19 +401,15 @@ class BeaconNet:
         """A bounded table holds at most K entries per receiver: a row with more (former
         nearest neighbours not timed out yet) keeps its K freshest (latest sent; as fresh: the
         lower sender rows), in place, still sorted by (receiver, sender). Returns the indptr."""
-        counts = np.diff(indptr)
-        long = counts[counts > self._k]  # the rows too long, by receiver row
-        over = np.flatnonzero((counts > self._k)[self._recv])  # their entries
-        order = over[np.lexsort((self._send[over], -self._tick[over], self._recv[over]))]
-        rank = np.arange(len(order)) - np.repeat(np.cumsum(long) - long, long)  # within a row
-        keep = np.ones(len(self._key), dtype=bool)
-        keep[order[rank >= self._k]] = False
+        keep = np.empty(len(self._key), dtype=bool)
+        freshest(indptr, self._tick, self._k, keep)
         n = int(keep.sum())
         for name in ("_key", "_tick", "_rec", "_recv", "_send"):
             a = getattr(self, name)
             a[:n] = a[keep]  # the spare copy first, then into the buffer's head
             setattr(self, name, a[:n])
-        return np.searchsorted(self._recv, np.arange(self._m + 1)).astype(np.intp)
+        row_starts(self._recv, indptr)
+        return indptr
 
     def _merge(self, sent: _Send | None, oldest: int) -> None:
         """Fold a send's deliveries not merged yet into the table (per pair, the latest sent),

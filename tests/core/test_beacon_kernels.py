@@ -11,6 +11,7 @@ from skyswarm.core.comms.beacon_kernels import (
     by_delay,
     deliver_copies,
     entry_ages,
+    freshest,
     has_fresh,
     merge_fresh,
     ordered_pairs,
@@ -141,6 +142,31 @@ def test_row_starts_is_searchsorted(rows: list[int]) -> None:
     indptr = np.full(7, -1, dtype=np.int64)  # 6 members (rows 0..5), and beyond the last
     row_starts(recv, indptr)
     assert np.array_equal(indptr, np.searchsorted(recv, np.arange(7)))
+
+
+@pytest.mark.parametrize("k", [1, 3, 16])
+def test_freshest_keeps_what_the_lexsort_of_latest_tick_then_sender_keeps(k: int) -> None:
+    """Each row longer than k keeps its k latest-sent entries, ties at the cut to the lower
+    senders (earlier in the row), as the numpy rule it replaced (lexsort of the over-long
+    rows' entries by receiver, latest tick, sender; the first k of each row)."""
+    rng = np.random.default_rng(k)
+    m = 60
+    lengths = rng.integers(0, 3 * k + 4, m)  # rows shorter, as long as, longer than k
+    recv = np.repeat(np.arange(m), lengths)
+    send = np.concatenate([np.sort(rng.choice(m, n, replace=False)) for n in lengths])
+    tick = rng.choice([400, 440, 480, 520], len(recv))  # beacon rounds: many ties
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    keep = np.zeros(len(recv), dtype=bool)
+    freshest(indptr, tick.astype(np.int64), k, keep)
+    want = np.ones(len(recv), dtype=bool)
+    over = np.flatnonzero((lengths > k)[recv])
+    order = over[np.lexsort((send[over], -tick[over], recv[over]))]
+    long = lengths[lengths > k]
+    rank = np.arange(len(order)) - np.repeat(np.cumsum(long) - long, long)
+    want[order[rank >= k]] = False
+    np.testing.assert_array_equal(keep, want)
+    assert (np.bincount(recv[keep], minlength=m) == np.minimum(lengths, k)).all()
+    assert (lengths > k).sum() > 5 and (lengths <= k).sum() > 5
 
 
 def test_entry_ages_are_numpy_s() -> None:

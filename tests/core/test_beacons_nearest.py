@@ -16,7 +16,8 @@ from tests.core.test_comms import TICK, make_sim, steps
 
 def kernel(pos, located, is_sender, range_m, k, base=None, run=nearest_pairs):
     n = len(pos)
-    grid = tuple(np.zeros(s, dtype=np.int64) for s in (n, n, 4 * n + 65))
+    grid = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+            np.zeros((4, 4 * n + 65), dtype=np.int64))  # fmt: skip
     cap = max(n * min(k, max(n - 1, 1)), 1)  # as the net sizes them
     out = (
         np.zeros(n + 1, dtype=np.int64),
@@ -86,12 +87,60 @@ def test_exactly_at_range_is_kept_and_a_hair_beyond_is_not() -> None:
     np.testing.assert_array_equal(in_rx, [2, 2, 1, 1])
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_points_on_cell_faces_and_at_the_range_match_the_brute_force_table(seed: int) -> None:
+    """The grid's cells are range / 16 wide (doubled while there are too many): points on a
+    lattice of that step sit on cell faces, pairs at exactly the range are many, and a cell
+    counted wholly in range or out of it must never hold a point on the other side; in 3D,
+    flat and far from the origin (where coordinates round the most)."""
+    rng = np.random.default_rng(seed)
+    range_m = float(rng.choice([3.0, 12.5, 30.0, 100.0]))
+    n = int(rng.integers(40, 140))
+    step = range_m / 16 * float(rng.choice([1.0, 2.0, 4.0, 16.0]))
+    pos = rng.integers(0, 6, (n, 3)) * step  # 216 sites: dense, and duplicates
+    if seed % 2:
+        pos[:, 2] = 10.0  # flat: one layer of cells
+    pos += float(rng.choice([0.0, 1e5, -3e6]))  # far from the origin
+    located = rng.random(n) < 0.95
+    is_sender = located & (rng.random(n) < 0.85)
+    k = int(rng.choice([1, 2, 4]))
+    for run in (nearest_pairs, nearest_pairs_parallel):
+        indptr, recv, send, dist, in_rx, in_tx = kernel(pos, located, is_sender, range_m, k,
+                                                        run=run)  # fmt: skip
+        rows, want_rx, want_tx = brute(pos, located, is_sender, range_m, k)
+        assert list(zip(recv.tolist(), send.tolist(), dist.tolist())) == rows
+        np.testing.assert_array_equal(in_rx, want_rx)
+        np.testing.assert_array_equal(in_tx, want_tx)
+    assert (want_rx > k).any()  # some rows are cut
+
+
+@pytest.mark.parametrize(
+    ("range_m", "spread"), [(0.0, 400.0), (1e-3, 1e6), (1.0, 2e7)]
+)  # fmt: skip
+def test_a_tiny_range_over_a_wide_swarm_sizes_its_grid_without_overflow(
+    range_m: float, spread: float
+) -> None:
+    """A switched-off channel has range 0 (channels.py), and a short range over a wide swarm
+    asks for more cells than an integer holds (their count was once taken as a product of
+    integers, which wraps): the grid is sized in floats, and only co-located points pair."""
+    rng = np.random.default_rng(7)
+    pos = rng.uniform(0, spread, (300, 3))
+    pos[150:160] = pos[100]  # ten copies of one point: all within any range of each other
+    ones = np.ones(300, dtype=bool)
+    indptr, recv, send, dist, in_rx, in_tx = kernel(pos, ones, ones, range_m, 4)
+    rows, want_rx, want_tx = brute(pos, ones, ones, range_m, 4)
+    assert list(zip(recv.tolist(), send.tolist(), dist.tolist())) == rows
+    np.testing.assert_array_equal(in_rx, want_rx)
+    assert in_rx[100] == 10 and in_rx.sum() == 110 == in_tx.sum()
+
+
 def test_reused_buffers_give_the_same_table_as_fresh_ones() -> None:
     rng = np.random.default_rng(3)
     pos_a, pos_b = rng.uniform(0, 50, (80, 3)), rng.uniform(0, 20, (80, 3))
     ones = np.ones(80, dtype=bool)
     n = 80
-    grid = tuple(np.zeros(s, dtype=np.int64) for s in (n, n, 4 * n + 65))
+    grid = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+            np.zeros((4, 4 * n + 65), dtype=np.int64))  # fmt: skip
     out = (np.zeros(n + 1, dtype=np.int64), np.zeros(n * 5, dtype=np.int64),
            np.zeros(n * 5, dtype=np.int64), np.zeros(n * 5), np.zeros(n, dtype=np.int64),
            np.zeros(n, dtype=np.int64))  # fmt: skip
