@@ -234,6 +234,21 @@ def freshest(indptr, tick, k, keep):
 
 
 @njit(**_opts)
+def compact(keep, key, tick, rec, recv, send):
+    """Move the entries with keep (E,) set to the front of each array, in order (as a[:n] =
+    a[keep] for key, tick, recv, send (E,) and the records rec (E, F)); returns n."""
+    n = 0
+    for e in range(keep.shape[0]):
+        if keep[e]:
+            if n != e:
+                key[n], tick[n], recv[n], send[n] = key[e], tick[e], recv[e], send[e]
+                for f in range(rec.shape[1]):
+                    rec[n, f] = rec[e, f]
+            n += 1
+    return n
+
+
+@njit(**_opts)
 def entry_ages(send, tick, ids, now, tick_s, sender_id, age):
     """sender_id = ids[send] and age = (now - tick) * tick_s (s), per entry, as numpy's."""
     for e in range(send.shape[0]):
@@ -745,6 +760,7 @@ ahead(
 )
 ahead(row_starts, "i8[1] i8[1]")
 ahead(freshest, "i8[1] i8[1] i8 ?[1]")
+ahead(compact, "?[1] i8[1] i8[1] f8[2] i8[1] i8[1]")
 ahead(has_fresh, "?[1] ?[1]")
 ahead(by_delay, "i8[1] i8[1] i8[1]")
 ahead(entry_ages, "i8[1] i8[1] i8[1] i8 f8 i8[1] f8[1]")

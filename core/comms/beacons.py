@@ -48,6 +48,7 @@ from skyswarm.core.backends import threaded
 from skyswarm.core.comms.beacon_kernels import (
     airborne,
     by_delay,
+    compact,
     deliver_copies,
     entry_ages,
     freshest,
@@ -403,11 +404,9 @@ class BeaconNet:
         lower sender rows), in place, still sorted by (receiver, sender). Returns the indptr."""
         keep = np.empty(len(self._key), dtype=bool)
         freshest(indptr, self._tick, self._k, keep)
-        n = int(keep.sum())
-        for name in ("_key", "_tick", "_rec", "_recv", "_send"):
-            a = getattr(self, name)
-            a[:n] = a[keep]  # the spare copy first, then into the buffer's head
-            setattr(self, name, a[:n])
+        n = compact(keep, self._key, self._tick, self._rec, self._recv, self._send)
+        self._key, self._tick, self._rec = self._key[:n], self._tick[:n], self._rec[:n]
+        self._recv, self._send = self._recv[:n], self._send[:n]
         row_starts(self._recv, indptr)
         return indptr
 

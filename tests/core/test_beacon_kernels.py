@@ -9,6 +9,7 @@ from scipy.spatial import cKDTree
 from skyswarm.core.comms.beacon_kernels import (
     airborne,
     by_delay,
+    compact,
     deliver_copies,
     entry_ages,
     freshest,
@@ -167,6 +168,25 @@ def test_freshest_keeps_what_the_lexsort_of_latest_tick_then_sender_keeps(k: int
     np.testing.assert_array_equal(keep, want)
     assert (np.bincount(recv[keep], minlength=m) == np.minimum(lengths, k)).all()
     assert (lengths > k).sum() > 5 and (lengths <= k).sum() > 5
+
+
+@pytest.mark.parametrize("share", [0.0, 0.4, 1.0])
+def test_compact_is_numpy_masks_in_place(share: float) -> None:
+    """The kept entries of the table's five arrays move to their front in order, as a[keep],
+    records (E, F) included; what lies beyond the count is not read."""
+    rng = np.random.default_rng(int(share * 10))
+    e, f = 500, 7
+    keep = rng.random(e) < share
+    arrays = [rng.integers(0, 10**6, e) for _ in range(4)]
+    rec = rng.normal(size=(e, f))
+    want = [a[keep].copy() for a in arrays], rec[keep].copy()
+    key, tick, recv, send = (a.copy() for a in arrays)
+    got_rec = rec.copy()
+    n = compact(keep, key, tick, got_rec, recv, send)
+    assert n == keep.sum()
+    for got, w in zip((key, tick, recv, send), want[0], strict=True):
+        np.testing.assert_array_equal(got[:n], w)
+    np.testing.assert_array_equal(got_rec[:n], want[1])
 
 
 def test_entry_ages_are_numpy_s() -> None:
