@@ -315,10 +315,13 @@ def nearest_pairs(pos, located, is_sender, base, base_only, range_m, k, grid, ou
     surely holds them (`_gather`, `_cut`): the work grows with the range's rim and with k,
     not with the pairs in range."""
     n = len(pos)
-    dims = _bin(pos, located, is_sender, base, range_m, grid)
+    dims = _bin(pos, located, is_sender, base, range_m, k, grid)
     stride = min(k, max(n - 1, 1))  # the most a receiver keeps: the buffers hold n of them
     kept = np.zeros(n, dtype=np.int64)
     _rows(0, n, pos, located, is_sender, base, base_only, range_m, k, grid, dims, out, kept)
+    span = _span(n, stride)
+    for r0 in range(0, n, span):
+        _sort_rows(r0, min(n, r0 + span), n, stride, kept, out)
     return _pack(n, stride, kept, out)
 
 
@@ -331,15 +334,19 @@ CHUNK = 256
 def nearest_pairs_parallel(pos, located, is_sender, base, base_only, range_m, k, grid, out):
     """`nearest_pairs` (the same arguments, the same result to the bit) on numba's threads,
     CHUNK receivers per work item. Each receiver's rows and counts are its own (`_rows`),
-    so the threads share no sums; the packing into CSR order follows on one thread."""
+    so the threads share no sums, and so are each span's sorts (`_sort_rows`); only the last
+    copy into CSR order (`_pack`) runs on one thread."""
     n = len(pos)
-    dims = _bin(pos, located, is_sender, base, range_m, grid)
+    dims = _bin(pos, located, is_sender, base, range_m, k, grid)
     stride = min(k, max(n - 1, 1))
     kept = np.zeros(n, dtype=np.int64)
     for ch in prange((n + CHUNK - 1) // CHUNK):
         r1 = min(n, (ch + 1) * CHUNK)
         _rows(ch * CHUNK, r1, pos, located, is_sender, base, base_only, range_m, k, grid, dims,
               out, kept)  # fmt: skip
+    span = _span(n, stride)
+    for sp in prange((n + span - 1) // span):
+        _sort_rows(sp * span, min(n, (sp + 1) * span), n, stride, kept, out)
     return _pack(n, stride, kept, out)
 
 
@@ -352,76 +359,110 @@ def _rows(r0, r1, pos, located, is_sender, base, base_only, range_m, k, grid, di
     n = len(pos)
     stride = min(k, max(n - 1, 1))
     cand_d, cand_s = np.empty(n), np.empty(n, dtype=np.int64)
+    crowded = dims[8]
     for r in range(r0, r1):
-        rx = tx = 0
-        kept[r] = 0
-        if located[r]:
+        kept[r] = in_rx[r] = in_tx[r] = 0
+        if not located[r]:
+            continue
+        if crowded:  # count by cells, gather near r only
             rx, tx, cells = _count(r, pos, is_sender, base, base_only, range_m, grid, dims)
             held = _gather(
                 r, pos, base, base_only, range_m, k, rx, cells, grid, dims, cand_d, cand_s
             )
-            if held > k:
-                _cut(cand_d, cand_s, held, k)
-                held = k
-            for a in range(held):
-                o_send[r * stride + a] = cand_s[a]
-                o_dist[r * stride + a] = math.sqrt(cand_d[a])
-            kept[r] = held
+        else:  # few in range: every one gathered, and counted on the way
+            held, tx = _all_in_range(r, pos, base, base_only, range_m, grid, dims, cand_d, cand_s)
+            rx = held
+        if held > k:
+            _cut(cand_d, cand_s, held, k)
+            held = k
+        for a in range(held):
+            o_send[r * stride + a] = cand_s[a]
+            o_dist[r * stride + a] = math.sqrt(cand_d[a])
+        kept[r] = held
         in_rx[r] = rx
         in_tx[r] = tx if is_sender[r] else 0
 
 
+# Entries `_sort_rows` sorts at a time (about 800 kB of them: the second-level cache's size).
+PACK = 32768
+
+
+@njit(**_opts)
+def _span(n, stride):
+    """Receivers per `_sort_rows` call: PACK entries' worth (fixed: the work never depends on
+    the number of threads)."""
+    return max(1, PACK // max(stride, 1))
+
+
+@njit(**_opts)
+def _sort_rows(r0, r1, n, stride, kept, out):
+    """Sort the rows of receivers r0 .. r1 - 1 as `_rows` wrote them (receiver r's kept[r]
+    entries at r stride of the sender and distance buffers, in any order) by sender, in place,
+    in two stable counting sorts: by sender into a buffer the size of the span, then back by
+    receiver. Linear in the entries, where sorting each row would cost k log k apiece, and the
+    span's entries stay in the cache; spans touch only their own rows."""
+    indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
+    start = np.zeros(n + 1, dtype=np.int64)  # the span's entries by sender: where each begins
+    for r in range(r0, r1):
+        for a in range(r * stride, r * stride + kept[r]):
+            start[o_send[a] + 1] += 1
+    for s in range(n):
+        start[s + 1] += start[s]
+    by_r = np.empty(start[n], dtype=np.int64)
+    by_d = np.empty(start[n])
+    for r in range(r0, r1):  # by sender; within a sender, by receiver
+        for a in range(r * stride, r * stride + kept[r]):
+            s = o_send[a]
+            by_r[start[s]], by_d[start[s]] = r, o_dist[a]
+            start[s] += 1
+    fill = np.arange(r0, r1) * stride  # back by receiver: each row's senders in order
+    q = 0
+    for s in range(n):
+        while q < start[s]:  # start[s] now ends sender s's entries
+            at = fill[by_r[q] - r0]
+            o_send[at], o_dist[at] = s, by_d[q]
+            fill[by_r[q] - r0] += 1
+            q += 1
+
+
 @njit(**_opts)
 def _pack(n, stride, kept, out):
-    """The rows `_rows` wrote (receiver r's kept[r] entries at r stride, in any order) into
-    CSR order, by receiver then sender, in two stable counting sorts: by sender, then back by
-    receiver. Linear in the entries, where sorting each row would cost k log k apiece.
-    Returns the number of entries."""
+    """The sorted rows (receiver r's kept[r] entries at r stride) moved into CSR order: indptr
+    and the receivers set. A row moves down from r stride, never up, so one pass in order
+    reads each entry before anything is written over it. Returns the number of entries."""
     indptr, o_recv, o_send, o_dist, in_rx, in_tx = out
+    e = 0
     indptr[0] = 0
     for r in range(n):
-        indptr[r + 1] = indptr[r] + kept[r]
-    e = indptr[n]
-    end = np.zeros(n, dtype=np.int64)  # by sender: where each sender's group ends, so far
-    for r in range(n):
         for a in range(r * stride, r * stride + kept[r]):
-            end[o_send[a]] += 1
-    for s in range(1, n):
-        end[s] += end[s - 1]
-    by_r, by_d = np.empty(e, dtype=np.int64), np.empty(e)
-    for r in range(n - 1, -1, -1):  # backwards, each group filled from its end: by receiver
-        for a in range(r * stride + kept[r] - 1, r * stride - 1, -1):
-            s = o_send[a]
-            end[s] -= 1
-            by_r[end[s]], by_d[end[s]] = r, o_dist[a]
-    fill = indptr[:n].copy()
-    p = 0
-    for s in range(n):  # by sender, each receiver's entries in order of sender
-        stop = end[s + 1] if s + 1 < n else e
-        for q in range(p, stop):
-            r = by_r[q]
-            o_recv[fill[r]], o_send[fill[r]], o_dist[fill[r]] = r, s, by_d[q]
-            fill[r] += 1
-        p = stop
+            o_recv[e], o_send[e], o_dist[e] = r, o_send[a], o_dist[a]
+            e += 1
+        indptr[r + 1] = e
     return e
 
 
 # Cells across the range (`_bin`'s first cell size; doubled while the grid would have more
-# than CELLS_PER_POINT cells per located point, plus 64).
+# than CELLS_PER_POINT cells per located point, plus 64). Receivers count their pairs in range
+# by cells and gather only near themselves when up to `crowd` (_bin) > CROWDED k senders may be
+# in range; else they gather every sender in range, which counts them on the way.
 SPLIT = 16
+SPARSE_SPLIT = 4
 CELLS_PER_POINT = 2
+CROWDED = 6
 
 
 @njit(**_opts)
-def _bin(pos, located, is_sender, base, range_m, grid):
+def _bin(pos, located, is_sender, base, range_m, k, grid):
     """Sort the located points into a uniform grid of cubic cells: range_m / SPLIT wide,
     doubled until there are at most CELLS_PER_POINT cells per point plus 64 (one cell when the
     range is unlimited). grid's order lists the points cell by cell (increasing rows within a
     cell), cell_of holds each point's cell, and pop's rows the running counts over the cells
     (pop[q, c] = points of the cells before c) of the located points, the senders, the base
-    stations and the base stations that send. Returns (lo (3,), cell size, nx, ny, nz, eps):
-    eps, m, is a margin far above the rounding of any coordinate or distance here, so that a
-    cell is taken as wholly in range or wholly out of it only when all its points surely are."""
+    stations and the base stations that send. Returns (lo (3,), cell size, nx, ny, nz, eps,
+    at (m, 3), what (m,), crowd): eps, m, a margin far above the rounding of any coordinate or
+    distance here, so that a cell is taken as wholly in range or wholly out of it only when all
+    its points surely are; at and what the points' positions and flags (_SENDS, _BASE) in grid
+    order; crowd a bound on the points in range of one (those of a box the range's width)."""
     cell_of, order, pop = grid
     n = len(pos)
     lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
@@ -432,7 +473,12 @@ def _bin(pos, located, is_sender, base, range_m, grid):
             for c in range(3):
                 lo[c] = min(lo[c], pos[i, c])
                 hi[c] = max(hi[c], pos[i, c])
-    cell = max(range_m / SPLIT, 1e-6) if m > 0 else np.inf
+    crowd = float(m)  # senders in range of a receiver, at most: the box of the range's width
+    for c in range(3):
+        if hi[c] - lo[c] > 2.0 * range_m:
+            crowd *= 2.0 * range_m / (hi[c] - lo[c])
+    crowded = crowd > CROWDED * k
+    cell = max(range_m / (SPLIT if crowded else SPARSE_SPLIT), 1e-6) if m > 0 else np.inf
     nx = ny = nz = 1
     while math.isfinite(cell):
         fx = (hi[0] - lo[0]) // cell + 1.0  # counted in floats first: no integer overflow
@@ -478,7 +524,7 @@ def _bin(pos, located, is_sender, base, range_m, grid):
         for c in range(3):
             far = max(far, abs(lo[c]), abs(hi[c]))
         eps = 1e-9 * (range_m + 3.0 * far + 2.0 * cell)
-    return lo, cell, nx, ny, nz, eps, at, what
+    return lo, cell, nx, ny, nz, eps, at, what, crowded
 
 
 _SENDS, _BASE = 1, 2  # `_bin`'s flags of a point
@@ -508,7 +554,7 @@ def _count(r, pos, is_sender, base, base_only, range_m, grid, dims):
     points of the cells the range's edge crosses one by one, by squared distance as the
     table takes them."""
     cell_of, order, pop = grid
-    lo, cell, nx, ny, nz, eps, at, what = dims
+    lo, cell, nx, ny, nz, eps, at, what, crowded = dims
     hub = base_only and not base[r]  # only pairs with a base station at the other end count
     rx_q, tx_q = (3, 2) if hub else (1, 0)
     rx = tx = 0
@@ -576,7 +622,7 @@ def _gather(r, pos, base, base_only, range_m, k, count, cells, grid, dims, cand_
     (ties included): to the width that the senders found so far, were they spread evenly over
     a disc, say k take, and at least by one cell."""
     cell_of, order, pop = grid
-    lo, cell, nx, ny, nz, eps, at, what = dims
+    lo, cell, nx, ny, nz, eps, at, what, crowded = dims
     if count == 0:
         return 0
     if not math.isfinite(cell):  # one cell, unlimited range: every point
@@ -631,12 +677,60 @@ def _gather(r, pos, base, base_only, range_m, k, count, cells, grid, dims, cand_
 
 
 @njit(**_opts)
+def _all_in_range(r, pos, base, base_only, range_m, grid, dims, cand_d, cand_s):
+    """Every sender in range of receiver r (with `base_only`'s rule) into cand_d (squared
+    distances) and cand_s (rows), the rows of cells within range_m cut to its reach. Returns
+    (how many, how many points are in range by the rule, senders or not); r not counted.
+    `_block`'s loop with the second count: a function of its own, so that `_block` stays
+    small enough for the compiler to fold into `_gather`."""
+    cell_of, order, pop = grid
+    lo, cell, nx, ny, nz, eps, at, what, crowded = dims
+    hub = base_only and not base[r]
+    need = _SENDS | _BASE if hub else _SENDS
+    rule = _BASE if hub else 0
+    r2 = range_m * range_m
+    px, py, pz = pos[r, 0], pos[r, 1], pos[r, 2]
+    finite = math.isfinite(cell)
+    rout = range_m + eps
+    inv = 1.0 / cell
+    cx = (px - lo[0]) * inv
+    y0, y1, z0, z1 = 0, ny - 1, 0, nz - 1
+    if finite:
+        y0, y1 = _floor_in((py - rout - lo[1]) * inv, ny), _floor_in((py + rout - lo[1]) * inv, ny)
+        z0, z1 = _floor_in((pz - rout - lo[2]) * inv, nz), _floor_in((pz + rout - lo[2]) * inv, nz)
+    held = near = 0
+    for cz in range(z0, z1 + 1):
+        dzn = _near_far(pz, lo[2] + cz * cell, lo[2] + (cz + 1) * cell)[0] if finite else 0.0
+        for cy in range(y0, y1 + 1):
+            xa, xb = 0, nx - 1
+            if finite:
+                dyn = _near_far(py, lo[1] + cy * cell, lo[1] + (cy + 1) * cell)[0]
+                near2 = dyn * dyn + dzn * dzn
+                if near2 > rout * rout:
+                    continue
+                w = math.sqrt(rout * rout - near2) * inv
+                xa, xb = _floor_in(cx - w, nx), _floor_in(cx + w, nx)
+            row = (cz * ny + cy) * nx
+            for j in range(pop[0, row + xa], pop[0, row + xb + 1]):
+                dx = px - at[j, 0]
+                dy = py - at[j, 1]
+                dz = pz - at[j, 2]
+                d2 = dx * dx + dy * dy + dz * dz
+                cand_d[held] = d2  # written always, kept by the count (no branch to predict)
+                cand_s[held] = order[j]
+                other = d2 <= r2 and order[j] != r
+                held += other and what[j] & need == need
+                near += other and what[j] & rule == rule
+    return held, near
+
+
+@njit(**_opts)
 def _block(r, pos, base, base_only, range_m, grid, dims, x0, x1, y0, y1, z0, z1, cand_d, cand_s):
     """The senders in range of receiver r in the cells x0..x1, y0..y1, z0..z1 (with
     `base_only`'s rule) into cand_d (squared distances) and cand_s (rows); returns how many.
     Each row of cells is cut to the range's reach first."""
     cell_of, order, pop = grid
-    lo, cell, nx, ny, nz, eps, at, what = dims
+    lo, cell, nx, ny, nz, eps, at, what, crowded = dims
     need = _SENDS | _BASE if base_only and not base[r] else _SENDS
     r2 = range_m * range_m
     px, py, pz = pos[r, 0], pos[r, 1], pos[r, 2]

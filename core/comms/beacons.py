@@ -23,8 +23,9 @@ swarm algorithms send most: "here I am". It uses the dispatcher's channel models
   are): each receiver takes, per beacon round, only its K nearest senders in range (squared
   distance, ties to the lower row; a compiled grid pass, `nearest_pairs`, into CSR buffers the
   net keeps across rounds); copies from the other senders in range count as queue_overflow (the
-  table is full), and only the K kept draw a loss. The work per round is then O(N K) after the
-  range scan instead of O(pairs in range). The table itself holds at most K entries per
+  table is full), and only the K kept draw a loss. The pass counts the pairs in range by cells
+  and gathers near each receiver, so the work per round follows N K and the range's rim, not
+  the pairs in range. The table itself holds at most K entries per
   receiver: when former nearest neighbours not timed out yet would make a row longer, it keeps
   its K freshest (latest sent; as fresh: the lower sender rows), as a full radio table replaces
   its oldest entry. K = 0 keeps every sender in range (the exact mode).

@@ -8,7 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skyswarm.core.comms.beacon_kernels import CHUNK, nearest_pairs, nearest_pairs_parallel
+from skyswarm.core.comms.beacon_kernels import (
+    CHUNK,
+    CROWDED,
+    _bin,
+    nearest_pairs,
+    nearest_pairs_parallel,
+)
 from skyswarm.core.comms.channels import ChannelConfig
 from tests.core.test_beacons import fates_add_up, net_of
 from tests.core.test_comms import TICK, make_sim, steps
@@ -112,6 +118,34 @@ def test_points_on_cell_faces_and_at_the_range_match_the_brute_force_table(seed:
         np.testing.assert_array_equal(in_rx, want_rx)
         np.testing.assert_array_equal(in_tx, want_tx)
     assert (want_rx > k).any()  # some rows are cut
+
+
+@pytest.mark.parametrize("k", [3, 90])
+@pytest.mark.parametrize("base_only", [False, True])
+def test_both_ways_of_gathering_give_the_brute_force_table(k: int, base_only: bool) -> None:
+    """Where many more than K senders may be in range (`_bin`'s crowd above CROWDED K), pairs
+    are counted by cells and the K nearest gathered near the receiver; else every sender in
+    range is gathered and counted on the way. Both against the definition, on the same swarm
+    (receivers not located, some not sending, base stations, ties at whole metres)."""
+    rng = np.random.default_rng(k)
+    n = 300
+    pos = np.round(rng.uniform(0.0, 40.0, (n, 3)), 0)
+    pos[:, 2] = np.round(rng.uniform(0.0, 4.0, n), 0)
+    located = rng.random(n) < 0.95
+    is_sender = located & (rng.random(n) < 0.85)
+    base = rng.random(n) < 0.2 if base_only else None
+    grid = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros((4, 4 * n + 65), np.int64))
+    no = np.zeros(n, dtype=bool)
+    crowded = _bin(pos, located, is_sender, no if base is None else base, 30.0, k, grid)[8]
+    assert crowded == (k * CROWDED < 300)  # the swarm spans less than the range's width
+    rows, want_rx, want_tx = brute(pos, located, is_sender, 30.0, k, base)
+    for run in (nearest_pairs, nearest_pairs_parallel):
+        indptr, recv, send, dist, in_rx, in_tx = kernel(pos, located, is_sender, 30.0, k, base,
+                                                        run=run)  # fmt: skip
+        assert list(zip(recv.tolist(), send.tolist(), dist.tolist())) == rows
+        np.testing.assert_array_equal(in_rx, want_rx)
+        np.testing.assert_array_equal(in_tx, want_tx)
+    assert (want_rx > k).any() and (want_rx < k).any()  # rows cut and rows short
 
 
 @pytest.mark.parametrize(
