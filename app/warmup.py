@@ -52,6 +52,7 @@ def import_compiled_modules() -> None:
     import skyswarm.core.backends.spatial_hash
     import skyswarm.core.backends.terrain
     import skyswarm.core.comms.beacon_kernels
+    import skyswarm.core.comms.nearest_table
     import skyswarm.core.frames
     import skyswarm.core.monitor_kernels
     import skyswarm.gui.ground  # the offscreen pictures' ground (render processes)

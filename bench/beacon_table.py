@@ -1,4 +1,4 @@
-"""Benchmark: the bounded beacon table alone (core/comms/beacon_kernels.py `nearest_pairs`,
+"""Benchmark: the bounded beacon table alone (core/comms/nearest_table.py `nearest_pairs`,
 each receiver's K nearest senders in range with the pairs in range counted), ms per beacon
 round, this tree's against an older tree's, on the same positions.
 
@@ -18,9 +18,10 @@ bench/results/beacon_table.json.
 
     python bench/beacon_table.py [--rounds 7] [--before-tree DIR]
 
-`--before-tree DIR`: DIR/skyswarm/core/comms/beacon_kernels.py is loaded as a module of its own
-(from a copy under a fresh name, so that numba's cache never hands it another copy's code) and
-measured beside this tree's; DIR made by e.g.
+`--before-tree DIR`: DIR/skyswarm/core/comms/nearest_table.py (beacon_kernels.py in trees
+before it had a module of its own) is loaded as a module of its own (from a copy under a fresh
+name, so that numba's cache never hands it another copy's code) and measured beside this
+tree's; DIR made by e.g.
 `mkdir -p DIR/skyswarm && git archive REV | tar -x -C DIR/skyswarm`. Trees before the cell
 populations (1471f15) take a grid scratch of three flat arrays; the bench sizes each variant's.
 """
@@ -40,7 +41,7 @@ import numba
 import numpy as np
 from swarm_scale import build  # the scenario as bench/swarm_scale.py builds it (bench/: path)
 
-import skyswarm.core.comms.beacon_kernels as this_tree
+import skyswarm.core.comms.nearest_table as this_tree
 
 OUT = Path(__file__).resolve().parent / "results" / "beacon_table.json"
 CALLS = 20  # per round
@@ -48,7 +49,7 @@ CALLS = 20  # per round
 
 def load_copy(path: Path, folder: Path):
     """The module at `path`, loaded from a copy in `folder` under a name of its own."""
-    name = f"before_beacon_kernels_{os.getpid()}"
+    name = f"before_nearest_table_{os.getpid()}"
     copy = folder / f"{name}.py"
     shutil.copyfile(path, copy)
     spec = importlib.util.spec_from_file_location(name, copy)
@@ -158,7 +159,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         variants = {"this tree": this_tree}
         if args.before_tree is not None:
-            path = args.before_tree.joinpath("skyswarm", "core", "comms", "beacon_kernels.py")
+            comms = args.before_tree.joinpath("skyswarm", "core", "comms")
+            path = comms / "nearest_table.py"
+            if not path.is_file():
+                path = comms / "beacon_kernels.py"
             if not path.is_file():
                 raise SystemExit(f"--before-tree: {path} is not a file (expected DIR/skyswarm/...)")
             variants = {"before": load_copy(path, Path(d)), **variants}

@@ -55,8 +55,6 @@ from skyswarm.core.comms.beacon_kernels import (
     freshest,
     has_fresh,
     merge_fresh,
-    nearest_pairs,
-    nearest_pairs_parallel,
     ordered_pairs,
     row_starts,
 )
@@ -71,6 +69,7 @@ from skyswarm.core.comms.fates import (
     RX_DEAD,
     SENT,
 )
+from skyswarm.core.comms.nearest_table import nearest_pairs, nearest_pairs_parallel
 
 if TYPE_CHECKING:
     from skyswarm.core.agent import Agent

@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skyswarm.core.comms.beacon_kernels import (
+from skyswarm.core.comms.channels import ChannelConfig
+from skyswarm.core.comms.nearest_table import (
     CHUNK,
     CROWDED,
     _bin,
     nearest_pairs,
     nearest_pairs_parallel,
 )
-from skyswarm.core.comms.channels import ChannelConfig
 from tests.core.test_beacons import fates_add_up, net_of
 from tests.core.test_comms import TICK, make_sim, steps
 

@@ -24,6 +24,7 @@ COMPILED = {
     "core/backends/spatial_hash.py",
     "core/backends/terrain.py",
     "core/comms/beacon_kernels.py",
+    "core/comms/nearest_table.py",  # the bounded beacon table's K nearest, by cells
     "core/monitor_kernels.py",  # the collision guard and the hover metric (phase 6)
     "gui/ground.py",  # the offscreen pictures' ground, painted under what OpenGL drew
     "gui/yuv.py",  # the video's RGBA -> yuv420p in the render processes
