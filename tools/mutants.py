@@ -52,6 +52,7 @@ T_BATCH = "tests/core/test_batch.py"
 T_SWEEP = "tests/core/test_batch_sweep.py"
 FK, UK = "core/backends/fast_kernel.py", "uav/kernel.py"
 NOISE, CH = "uav/sensors/noise.py", "core/comms/channels.py"
+NT, T_NEAREST = "core/comms/nearest_table.py", "tests/core/test_beacons_nearest.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # -- the fast engine's kernel ------------------------------------------------------------
@@ -63,11 +64,18 @@ MUTANTS: tuple[Mutant, ...] = (
         (T_BACKENDS, "-k", "coulomb"),
     ),
     Mutant(
-        FK,
-        "    vel[s, 2] -= g * dt",
-        "    vel[s, 2] -= 0.5 * g * dt",
-        "half gravity in the integrator",
+        "core/backends/fast_block.py",
+        "        t[V2 + j] = (t[V2 + j] + ((f2 + t[FW2 + j]) * m) * dt) - g * dt",
+        "        t[V2 + j] = (t[V2 + j] + ((f2 + t[FW2 + j]) * m) * dt) - 0.5 * g * dt",
+        "half gravity in the integrator's blocks (bodies clear of the ground)",
         (T_BACKENDS, "-k", "free_fall"),
+    ),
+    Mutant(
+        FK,
+        "    v2 = (vel[s, 2] + ((f2 + fw[s, 2]) * m) * dt) - g * dt",
+        "    v2 = (vel[s, 2] + ((f2 + fw[s, 2]) * m) * dt) - 0.5 * g * dt",
+        "half gravity in the integrator body by body (near the ground, among boxes)",
+        (T_BACKENDS, "tests/core/test_fast_block.py"),
     ),
     Mutant(
         FK,
@@ -107,24 +115,38 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         UK,
-        "        zr = _max(m.z, 0.5 * c.rotor_radius)",
-        "        zr = _max(m.z, 0.05 * c.rotor_radius)",
-        "ground-effect clamp ten times lower (thrust blows up near the ground)",
-        (T_KNOWN, "-k", "ground_effect or t7"),
+        "        zr = max_of(m.z, 0.5 * c.rotor_radius)",
+        "        zr = max_of(m.z, 0.05 * c.rotor_radius)",
+        "ground-effect clamp ten times lower, agent by agent (thrust blows up near the ground)",
+        ("tests/uav/test_uav_reference.py",),  # mixed modes: every block agent by agent
     ),
     Mutant(
-        UK,
-        "    trial = _min(_max(integral[axis] + ki_dt * error, -i_lim), i_lim)",
-        "    trial = integral[axis] + ki_dt * error",
-        "PID integral without its anti-windup limit",
+        "uav/kernel_block.py",
+        "        ratio = radius / (4.0 * max_of(t[Z + j], 0.5 * radius))",
+        "        ratio = radius / (4.0 * max_of(t[Z + j], 0.05 * radius))",
+        "ground-effect clamp ten times lower on the lanes (thrust blows up near the ground)",
+        (T_KNOWN, "tests/uav/test_kernel_block.py", "-k", "ground_effect or t7 or reference"),
+    ),
+    Mutant(
+        "uav/kernel_block.py",
+        "    trial = min_of(max_of(kept + ki_dt * error, -i_lim), i_lim)",
+        "    trial = kept + ki_dt * error",
+        "PID integral without its anti-windup limit (the one PID axis both flight paths call)",
         ("tests/uav/test_uav_flight.py",),
     ),
     Mutant(
         UK,
-        "    shrink = _min(1.0, c.f_max / _max(hi - lo, 1e-12))",
+        "    shrink = min_of(c.f_max / max_of(hi - lo, 1e-12), 1.0)",
         "    shrink = 1.0",
-        "motor mixer never shrinks a command wider than the motors' range",
-        (T_KNOWN, "-k", "shrunk"),
+        "motor mixer never shrinks a command wider than the motors' range, agent by agent",
+        ("tests/uav/test_uav_reference.py",),
+    ),
+    Mutant(
+        "uav/kernel_block.py",
+        "        shrink = min_of(fm / max_of(hi - lo, 1e-12), 1.0)",
+        "        shrink = 1.0",
+        "motor mixer never shrinks a command wider than the motors' range, on the lanes",
+        (T_KNOWN, "tests/uav/test_kernel_block.py", "-k", "shrunk or reference"),
     ),
     # -- sensors -------------------------------------------------------------------------------
     Mutant(
@@ -178,6 +200,30 @@ MUTANTS: tuple[Mutant, ...] = (
         "neighbour table keeps the older of two beacons sent on the same tick (equivalent: a "
         "sender sends one beacon a tick, so a tie is the same beacon, the same record)",
         (T_BEACONS, "tests/core/test_beacon_kernels.py"),
+    ),
+    Mutant(
+        NT,
+        "                    ib = -1 if vb < 1.0 else (nx - 1 if vb >= nx else int(vb) - 1)",
+        "                    ib = -1 if vb < 1.0 else (nx - 1 if vb >= nx else int(vb))",
+        "the K-nearest table counts the cell the range's edge crosses as wholly in range (by "
+        "population, where some of its points lie beyond the range)",
+        (T_NEAREST,),
+    ),
+    Mutant(
+        NT,
+        "        eps = 1e-9 * (range_m + 3.0 * far + 2.0 * cell)",
+        "        eps = -1e-9 * (range_m + 3.0 * far + 2.0 * cell)",
+        "the K-nearest table's margin turned inwards: cells on the range's edge taken as wholly "
+        "in or out of it",
+        (T_NEAREST,),
+    ),
+    Mutant(
+        NT,
+        "            if near >= k:",
+        "            if near >= k - 1:",
+        "the K-nearest gather stops one sender short of k sure ones (a nearer sender outside "
+        "its block can be missed)",
+        (T_NEAREST,),
     ),
     Mutant(
         CH,
