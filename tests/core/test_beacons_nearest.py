@@ -95,10 +95,11 @@ def test_exactly_at_range_is_kept_and_a_hair_beyond_is_not() -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_points_on_cell_faces_and_at_the_range_match_the_brute_force_table(seed: int) -> None:
-    """The grid's cells are range / 16 wide (doubled while there are too many): points on a
-    lattice of that step sit on cell faces, pairs at exactly the range are many, and a cell
-    counted wholly in range or out of it must never hold a point on the other side; in 3D,
-    flat and far from the origin (where coordinates round the most)."""
+    """The grid's cells are range / 16 wide where receivers are crowded, range / 4 where not
+    (doubled while there are too many): points on a lattice of range / 16 steps sit on
+    either's cell faces, pairs at exactly the range are many, and a cell counted wholly in
+    range or out of it must never hold a point on the other side; in 3D, flat and far from
+    the origin (where coordinates round the most)."""
     rng = np.random.default_rng(seed)
     range_m = float(rng.choice([3.0, 12.5, 30.0, 100.0]))
     n = int(rng.integers(40, 140))
